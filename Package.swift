@@ -1,0 +1,50 @@
+// swift-tools-version:6.0
+// ServerTrust: HTTPS server trust for Swift on Linux.
+// Dependencies point strictly downward (see DEVELOPERS.md / README "Layout"):
+// C layer <- CertificateParsing <- TrustEvaluation <- ServerTrust <- ServerTrustHTTP <- servertrust.
+// ServerTrustLab (test PKI, TLS servers) stands beside them on CertificateParsing and OpenSSL only,
+// so test fixtures never come from the code they test.
+import PackageDescription
+
+let package = Package(
+    name: "ServerTrust",
+    products: [
+        .library(name: "CertificateParsing", targets: ["CertificateParsing"]),
+        .library(name: "TrustEvaluation", targets: ["TrustEvaluation"]),
+        .library(name: "ServerTrust", targets: ["ServerTrust"]),
+        .library(name: "ServerTrustHTTP", targets: ["ServerTrustHTTP"]),
+        .library(name: "ServerTrustLab", targets: ["ServerTrustLab"]),
+        .executable(name: "servertrust", targets: ["servertrust"]),
+    ],
+    targets: [
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "CServerTrustShims", dependencies: ["COpenSSL", "CCurl"]),
+        .target(name: "CertificateParsing"),
+        .target(name: "TrustEvaluation", dependencies: ["CertificateParsing", "COpenSSL", "CServerTrustShims"]),
+        .target(name: "ServerTrust", dependencies: ["TrustEvaluation", "CertificateParsing"]),
+        .target(
+            name: "ServerTrustHTTP",
+            dependencies: ["ServerTrust", "TrustEvaluation", "CertificateParsing", "CCurl", "COpenSSL", "CServerTrustShims"]
+        ),
+        .target(name: "ServerTrustLab", dependencies: ["COpenSSL", "CServerTrustShims"]),
+        .executableTarget(
+            name: "servertrust",
+            dependencies: ["ServerTrustHTTP", "ServerTrust", "TrustEvaluation", "CertificateParsing", "ServerTrustLab"]
+        ),
+        .testTarget(name: "CertificateParsingTests", dependencies: ["CertificateParsing", "ServerTrustLab"]),
+        .testTarget(name: "TrustEvaluationTests", dependencies: ["TrustEvaluation", "CertificateParsing", "ServerTrustLab"]),
+        .testTarget(name: "ServerTrustLabTests", dependencies: ["ServerTrustLab"]),
+        .testTarget(name: "CLITests", dependencies: ["CertificateParsing", "ServerTrustLab"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// Upcoming features for every Swift target (swift-certificates' "standard settings").
+for target in package.targets where target.type != .system && target.type != .plugin {
+    guard !["CServerTrustShims"].contains(target.name) else { continue }
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    target.swiftSettings = settings
+}

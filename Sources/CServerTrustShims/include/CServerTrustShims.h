@@ -1,0 +1,45 @@
+#ifndef SERVERTRUST_SHIMS_H
+#define SERVERTRUST_SHIMS_H
+// One-line wrappers for OpenSSL macros the Clang importer cannot see and for libcurl's
+// variadic setters, which Swift cannot call. No logic lives here.
+#include <stdint.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <curl/curl.h>
+
+void CServerTrustShims_OPENSSL_free(void *p);
+long CServerTrustShims_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
+long CServerTrustShims_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version);
+long CServerTrustShims_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version);
+long CServerTrustShims_SSL_CTX_set_mode(SSL_CTX *ctx, long mode);
+long CServerTrustShims_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode);
+long CServerTrustShims_SSL_set_retry_verify(SSL *ssl);
+long CServerTrustShims_SSL_CTX_add_extra_chain_cert(SSL_CTX *ctx, X509 *x509);
+uint64_t CServerTrustShims_SSL_OP_NO_COMPRESSION(void);
+uint64_t CServerTrustShims_SSL_OP_NO_TICKET(void);
+int CServerTrustShims_sk_X509_num(const STACK_OF(X509) *sk);
+X509 *CServerTrustShims_sk_X509_value(const STACK_OF(X509) *sk, int i);
+void CServerTrustShims_sk_X509_pop_free(STACK_OF(X509) *sk);
+STACK_OF(X509) *CServerTrustShims_sk_X509_new_null(void);
+int CServerTrustShims_sk_X509_push(STACK_OF(X509) *sk, X509 *x);
+long CServerTrustShims_BIO_get_mem_data(BIO *bio, char **pp);
+
+CURLcode CServerTrustShims_curl_easy_setopt_long(CURL *h, CURLoption o, long v);
+CURLcode CServerTrustShims_curl_easy_setopt_off_t(CURL *h, CURLoption o, curl_off_t v);
+CURLcode CServerTrustShims_curl_easy_setopt_string(CURL *h, CURLoption o, const char *v);
+CURLcode CServerTrustShims_curl_easy_setopt_pointer(CURL *h, CURLoption o, void *v);
+CURLcode CServerTrustShims_curl_easy_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v);
+CURLcode CServerTrustShims_curl_easy_setopt_ssl_ctx_function(CURL *h, curl_ssl_ctx_callback f);
+CURLcode CServerTrustShims_curl_easy_setopt_write_function(CURL *h, curl_write_callback f);
+CURLcode CServerTrustShims_curl_easy_setopt_header_function(CURL *h, curl_write_callback f);
+CURLcode CServerTrustShims_curl_easy_setopt_read_function(CURL *h, curl_read_callback f);
+CURLcode CServerTrustShims_curl_easy_setopt_xferinfo_function(CURL *h, curl_xferinfo_callback f);
+CURLcode CServerTrustShims_curl_easy_getinfo_long(CURL *h, CURLINFO i, long *v);
+CURLcode CServerTrustShims_curl_easy_getinfo_off_t(CURL *h, CURLINFO i, curl_off_t *v);
+CURLcode CServerTrustShims_curl_easy_getinfo_double(CURL *h, CURLINFO i, double *v);
+CURLcode CServerTrustShims_curl_easy_getinfo_string(CURL *h, CURLINFO i, char **v);
+CURLMcode CServerTrustShims_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v);
+CURLSHcode CServerTrustShims_curl_share_setopt_long(CURLSH *s, CURLSHoption o, long v);
+
+#endif

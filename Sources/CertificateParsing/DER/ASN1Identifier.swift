@@ -1,0 +1,91 @@
+/// An ASN.1 tag: class and number (X.690 §8.1.2). The constructed bit is not part of the
+/// identifier; it is checked against the type by the parser and the decoders.
+public struct ASN1Identifier: Hashable, Sendable, CustomStringConvertible {
+    /// The four tag classes.
+    public enum TagClass: UInt8, Hashable, Sendable {
+        case universal = 0
+        case application = 1
+        case contextSpecific = 2
+        case `private` = 3
+    }
+
+    /// The tag class.
+    public let tagClass: TagClass
+    /// The tag number.
+    public let tagNumber: UInt32
+
+    /// Creates an identifier.
+    
+    public init(tagNumber: UInt32, tagClass: TagClass) {
+        self.tagNumber = tagNumber
+        self.tagClass = tagClass
+    }
+
+    /// A context-specific tag `[n]`.
+    
+    public static func context(_ n: UInt32) -> ASN1Identifier { ASN1Identifier(tagNumber: n, tagClass: .contextSpecific) }
+
+    public static let boolean = ASN1Identifier(tagNumber: 1, tagClass: .universal)
+    public static let integer = ASN1Identifier(tagNumber: 2, tagClass: .universal)
+    public static let bitString = ASN1Identifier(tagNumber: 3, tagClass: .universal)
+    public static let octetString = ASN1Identifier(tagNumber: 4, tagClass: .universal)
+    public static let null = ASN1Identifier(tagNumber: 5, tagClass: .universal)
+    public static let objectIdentifier = ASN1Identifier(tagNumber: 6, tagClass: .universal)
+    public static let enumerated = ASN1Identifier(tagNumber: 10, tagClass: .universal)
+    public static let utf8String = ASN1Identifier(tagNumber: 12, tagClass: .universal)
+    public static let sequence = ASN1Identifier(tagNumber: 16, tagClass: .universal)
+    public static let set = ASN1Identifier(tagNumber: 17, tagClass: .universal)
+    public static let numericString = ASN1Identifier(tagNumber: 18, tagClass: .universal)
+    public static let printableString = ASN1Identifier(tagNumber: 19, tagClass: .universal)
+    public static let teletexString = ASN1Identifier(tagNumber: 20, tagClass: .universal)
+    public static let ia5String = ASN1Identifier(tagNumber: 22, tagClass: .universal)
+    public static let utcTime = ASN1Identifier(tagNumber: 23, tagClass: .universal)
+    public static let generalizedTime = ASN1Identifier(tagNumber: 24, tagClass: .universal)
+    public static let visibleString = ASN1Identifier(tagNumber: 26, tagClass: .universal)
+    public static let universalString = ASN1Identifier(tagNumber: 28, tagClass: .universal)
+    public static let bmpString = ASN1Identifier(tagNumber: 30, tagClass: .universal)
+
+    /// Whether DER fixes the constructed bit for this universal type (X.690 §10.2: strings are
+    /// always primitive in DER; SEQUENCE and SET are always constructed). `nil` when the type
+    /// leaves it open (non-universal tags, or universal types this reader does not know).
+    
+    var requiredConstruction: Bool? {
+        guard tagClass == .universal else { return nil }
+        switch tagNumber {
+        case 16, 17: return true
+        case 1, 2, 3, 4, 5, 6, 9, 10, 12, 13, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 30: return false
+        default: return nil
+        }
+    }
+
+    public var description: String {
+        switch tagClass {
+        case .universal:
+            switch tagNumber {
+            case 1: return "BOOLEAN"
+            case 2: return "INTEGER"
+            case 3: return "BIT STRING"
+            case 4: return "OCTET STRING"
+            case 5: return "NULL"
+            case 6: return "OBJECT IDENTIFIER"
+            case 10: return "ENUMERATED"
+            case 12: return "UTF8String"
+            case 16: return "SEQUENCE"
+            case 17: return "SET"
+            case 18: return "NumericString"
+            case 19: return "PrintableString"
+            case 20: return "TeletexString"
+            case 22: return "IA5String"
+            case 23: return "UTCTime"
+            case 24: return "GeneralizedTime"
+            case 26: return "VisibleString"
+            case 28: return "UniversalString"
+            case 30: return "BMPString"
+            default: return "UNIVERSAL \(tagNumber)"
+            }
+        case .application: return "[APPLICATION \(tagNumber)]"
+        case .contextSpecific: return "[\(tagNumber)]"
+        case .private: return "[PRIVATE \(tagNumber)]"
+        }
+    }
+}

@@ -1,0 +1,188 @@
+/// A point in time from a UTCTime or GeneralizedTime, in the strict forms RFC 5280 §4.1.2.5
+/// requires: `YYMMDDHHMMSSZ` and `YYYYMMDDHHMMSSZ`, seconds present, no fraction, `Z` only.
+public struct ASN1Time: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// Which ASN.1 type carried the time.
+    public enum Encoding: Hashable, Sendable {
+        case utcTime
+        case generalizedTime
+    }
+
+    public let year: Int
+    public let month: Int
+    public let day: Int
+    public let hour: Int
+    public let minute: Int
+    public let second: Int
+    /// The encoding it was read from.
+    public let encoding: Encoding
+    /// Seconds since 1970-01-01T00:00:00Z.
+    public let secondsSince1970: Int64
+
+    /// Creates a time from components (validated); `nil` if they name no real instant.
+    public init?(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, encoding: Encoding = .generalizedTime) {
+        guard (0...9999).contains(year), (1...12).contains(month), (0...23).contains(hour), (0...59).contains(minute),
+            (0...59).contains(second), day >= 1, day <= ASN1Time.daysInMonth(year, month)
+        else { return nil }
+        self.year = year
+        self.month = month
+        self.day = day
+        self.hour = hour
+        self.minute = minute
+        self.second = second
+        self.encoding = encoding
+        self.secondsSince1970 =
+            ASN1Time.daysFromCivil(year, month, day) * 86_400 + Int64(hour * 3600 + minute * 60 + second)
+    }
+
+    /// Creates a time from seconds since 1970 (UTC).
+    public init(secondsSince1970 seconds: Int64) {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let rest = Int(seconds - days * 86_400)
+        let (y, m, d) = ASN1Time.civilFromDays(days)
+        self.year = y
+        self.month = m
+        self.day = d
+        self.hour = rest / 3600
+        self.minute = rest % 3600 / 60
+        self.second = rest % 60
+        self.encoding = (1950...2049).contains(y) ? .utcTime : .generalizedTime
+        self.secondsSince1970 = seconds
+    }
+
+    public static func < (lhs: ASN1Time, rhs: ASN1Time) -> Bool { lhs.secondsSince1970 < rhs.secondsSince1970 }
+    public static func == (lhs: ASN1Time, rhs: ASN1Time) -> Bool { lhs.secondsSince1970 == rhs.secondsSince1970 }
+    public func hash(into hasher: inout Hasher) { hasher.combine(secondsSince1970) }
+
+    /// RFC 3339 in UTC, e.g. `2026-01-01T00:00:00Z`.
+    public var rfc3339: String {
+        func pad(_ v: Int, _ width: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, width - s.count)) + s
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2))Z"
+    }
+
+    public var description: String { rfc3339 }
+
+    /// Parses an RFC 3339 timestamp (`2024-01-01T00:00:00Z`, `+hh:mm` offsets and fractional
+    /// seconds accepted; fractions are truncated). Returns `nil` for anything else.
+    public init?(rfc3339 text: String) {
+        let b = Array(text.utf8)
+        guard b.count >= 20, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
+            b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: "t") || b[10] == UInt8(ascii: " "),
+            b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
+            let y = ASN1Time.digits(b[0..<4]), let mo = ASN1Time.digits(b[5..<7]), let d = ASN1Time.digits(b[8..<10]),
+            let h = ASN1Time.digits(b[11..<13]), let mi = ASN1Time.digits(b[14..<16]), let s = ASN1Time.digits(b[17..<19])
+        else { return nil }
+        var i = 19
+        if i < b.count, b[i] == UInt8(ascii: ".") {
+            i += 1
+            let start = i
+            while i < b.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b[i]) { i += 1 }
+            guard i > start else { return nil }
+        }
+        guard i < b.count else { return nil }
+        var offset = 0
+        if b[i] == UInt8(ascii: "Z") || b[i] == UInt8(ascii: "z") {
+            i += 1
+        } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
+            guard b.count - i == 6, b[i + 3] == UInt8(ascii: ":"), let oh = ASN1Time.digits(b[(i + 1)..<(i + 3)]),
+                let om = ASN1Time.digits(b[(i + 4)..<(i + 6)]), oh < 24, om < 60
+            else { return nil }
+            offset = (oh * 60 + om) * 60 * (b[i] == UInt8(ascii: "+") ? 1 : -1)
+            i += 6
+        } else {
+            return nil
+        }
+        guard i == b.count, let local = ASN1Time(year: y, month: mo, day: d, hour: h, minute: mi, second: s) else { return nil }
+        self.init(secondsSince1970: local.secondsSince1970 - Int64(offset))
+    }
+    
+    static func digits(_ bytes: ArraySlice<UInt8>) -> Int? {
+        var value = 0
+        for byte in bytes {
+            guard byte >= 0x30, byte <= 0x39 else { return nil }
+            value = value * 10 + Int(byte - 0x30)
+        }
+        return value
+    }
+
+    static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
+
+    static func daysInMonth(_ y: Int, _ m: Int) -> Int {
+        switch m {
+        case 2: return isLeap(y) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    // Howard Hinnant's days_from_civil / civil_from_days: exact proleptic Gregorian arithmetic.
+    static func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int64 {
+        let y = Int64(month <= 2 ? year - 1 : year)
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let m = Int64(month)
+        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civilFromDays(_ days: Int64) -> (Int, Int, Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+        return (Int(y), Int(m), Int(d))
+    }
+}
+
+extension ASN1Node {
+    /// A UTCTime or GeneralizedTime in RFC 5280's strict DER form.
+    ///
+    /// UTCTime years 50–99 mean 1950–1999 and 00–49 mean 2000–2049 (RFC 5280 §4.1.2.5.1).
+    public func time(_ name: @autoclosure () -> String) throws(DERError) -> ASN1Time {
+        guard !isConstructed else { throw DERError(.invalidConstruction, at: offset, "\(name()) must be primitive") }
+        let b = content
+        let s = b.startIndex
+        let year: Int
+        let rest: Int
+        let encoding: ASN1Time.Encoding
+        switch identifier {
+        case .utcTime:
+            guard b.count == 13, b[s + 12] == UInt8(ascii: "Z") else {
+                throw DERError(.invalidValue, at: offset, "\(name()): UTCTime must be YYMMDDHHMMSSZ")
+            }
+            guard let yy = ASN1Time.digits(b[s..<(s + 2)]) else {
+                throw DERError(.invalidValue, at: offset, "\(name()): UTCTime has a non-digit")
+            }
+            year = yy >= 50 ? 1900 + yy : 2000 + yy
+            rest = s + 2
+            encoding = .utcTime
+        case .generalizedTime:
+            guard b.count == 15, b[s + 14] == UInt8(ascii: "Z") else {
+                throw DERError(.invalidValue, at: offset, "\(name()): GeneralizedTime must be YYYYMMDDHHMMSSZ")
+            }
+            guard let yyyy = ASN1Time.digits(b[s..<(s + 4)]) else {
+                throw DERError(.invalidValue, at: offset, "\(name()): GeneralizedTime has a non-digit")
+            }
+            year = yyyy
+            rest = s + 4
+            encoding = .generalizedTime
+        default:
+            throw DERError(.unexpectedTag, at: offset, "\(name()): expected UTCTime or GeneralizedTime, found \(identifier)")
+        }
+        guard let month = ASN1Time.digits(b[rest..<(rest + 2)]), let day = ASN1Time.digits(b[(rest + 2)..<(rest + 4)]),
+            let hour = ASN1Time.digits(b[(rest + 4)..<(rest + 6)]), let minute = ASN1Time.digits(b[(rest + 6)..<(rest + 8)]),
+            let second = ASN1Time.digits(b[(rest + 8)..<(rest + 10)])
+        else { throw DERError(.invalidValue, at: offset, "\(name()): time has a non-digit") }
+        guard let time = ASN1Time(year: year, month: month, day: day, hour: hour, minute: minute, second: second, encoding: encoding)
+        else { throw DERError(.invalidValue, at: offset, "\(name()): time names no real instant") }
+        return time
+    }
+}

@@ -1,0 +1,239 @@
+/// One DER element: its tag, whether it is constructed, and zero-copy slices of the caller's
+/// buffer for the whole encoding and for the content octets.
+///
+/// Slices keep the indices of the buffer they came from, so ``offset`` is the element's byte
+/// offset in that buffer, which every error reports.
+public struct ASN1Node: Hashable, Sendable {
+    /// The element's tag.
+    public let identifier: ASN1Identifier
+    /// Whether the constructed bit is set.
+    public let isConstructed: Bool
+    /// Identifier, length and content octets.
+    public let encodedBytes: ArraySlice<UInt8>
+    /// Content octets only.
+    public let content: ArraySlice<UInt8>
+
+    /// Byte offset of the element in the parsed buffer.
+    public var offset: Int { encodedBytes.startIndex }
+
+    /// The children of a constructed element, read lazily in order.
+    ///
+    /// The tree was fully validated by ``DER/parse(_:)-(ArraySlice<UInt8>)``, so iterating cannot meet malformed
+    /// bytes; the iterator still checks rather than trusting that.
+    
+    public func children() -> ASN1NodeIterator { ASN1NodeIterator(content) }
+}
+
+/// Reads the elements of a constructed node one at a time.
+public struct ASN1NodeIterator: Sendable {
+    var remaining: ArraySlice<UInt8>
+    
+    init(_ bytes: ArraySlice<UInt8>) { self.remaining = bytes }
+
+    /// Whether every child has been read.
+    public var isAtEnd: Bool { remaining.isEmpty }
+
+    /// Byte offset of the next child (or of the end of the parent).
+    public var offset: Int { remaining.startIndex }
+
+    /// The next child, or `nil` at the end.
+    
+    public mutating func next() throws(DERError) -> ASN1Node? {
+        guard !remaining.isEmpty else { return nil }
+        return try DER.readElement(&remaining)
+    }
+
+    /// The identifier of the next child without consuming it.
+    
+    public func peekIdentifier() -> ASN1Identifier? {
+        guard let first = remaining.first else { return nil }
+        if first & 0x1F != 0x1F {
+            return ASN1Identifier(tagNumber: UInt32(first & 0x1F), tagClass: ASN1Identifier.TagClass(rawValue: first >> 6)!)
+        }
+        var copy = remaining
+        return try? DER.readElement(&copy).identifier
+    }
+
+    /// The next child, which must be present and carry `identifier`.
+    
+    public mutating func next(_ identifier: ASN1Identifier, _ field: @autoclosure () -> String) throws(DERError) -> ASN1Node {
+        guard let node = try next() else {
+            throw DERError(.missingField, at: offset, "missing \(field()) (\(identifier))")
+        }
+        guard node.identifier == identifier else {
+            throw DERError(.unexpectedTag, at: node.offset, "\(field()): expected \(identifier), found \(node.identifier)")
+        }
+        return node
+    }
+
+    /// The next child if it carries `identifier`; otherwise `nil` and nothing is consumed.
+    
+    public mutating func optional(_ identifier: ASN1Identifier) throws(DERError) -> ASN1Node? {
+        guard peekIdentifier() == identifier else { return nil }
+        return try next()
+    }
+
+    /// Throws ``DERError/Code/trailingData`` if children remain.
+    
+    public func finish(_ structure: @autoclosure () -> String) throws(DERError) {
+        guard remaining.isEmpty else {
+            throw DERError(.trailingData, at: offset, "unexpected extra element at the end of \(structure())")
+        }
+    }
+}
+
+/// Strict DER (X.690 §10) reading: definite minimal lengths, minimal tags, the constructed bit
+/// DER requires, no trailing bytes, bounded nesting.
+public enum DER {
+    /// The deepest nesting ``parse(_:)-(ArraySlice<UInt8>)`` accepts. X.509 certificates nest about 12 levels
+    /// (extension values are parsed separately, from their OCTET STRING); 32 leaves room and stops
+    /// a stack of nested SEQUENCEs crafted to exhaust the reader (swift-asn1 uses 50).
+    public static let maximumDepth = 32
+
+    /// Parses exactly one DER element that spans all of `bytes`, validating every nested element.
+    
+    public static func parse(_ bytes: [UInt8]) throws(DERError) -> ASN1Node {
+        try parse(bytes[...])
+    }
+
+    /// Parses exactly one DER element that spans all of `bytes`, validating every nested element.
+    public static func parse(_ bytes: ArraySlice<UInt8>) throws(DERError) -> ASN1Node {
+        var input = bytes
+        guard !input.isEmpty else { throw DERError(.truncated, at: bytes.startIndex, "empty input") }
+        let root = try readElement(&input)
+        guard input.isEmpty else {
+            throw DERError(.trailingData, at: input.startIndex, "\(input.count) bytes after the end of the outermost element")
+        }
+        try validateTree(root)
+        return root
+    }
+
+    /// Walks every constructed element below `root`, iteratively, so the depth limit is enforced
+    /// without recursion.
+    static func validateTree(_ root: ASN1Node) throws(DERError) {
+        guard root.isConstructed else { return }
+        var stack: [ArraySlice<UInt8>] = [root.content]
+        stack.reserveCapacity(16)
+        while var top = stack.popLast() {
+            while !top.isEmpty {
+                let child = try readElement(&top)
+                if child.isConstructed && !child.content.isEmpty {
+                    stack.append(top)
+                    if stack.count >= maximumDepth {
+                        throw DERError(.tooDeep, at: child.offset, "nesting deeper than \(maximumDepth) levels")
+                    }
+                    top = child.content
+                }
+            }
+        }
+    }
+
+    /// Reads one element's header from the front of `input` and advances past the element.
+    
+    static func readElement(_ input: inout ArraySlice<UInt8>) throws(DERError) -> ASN1Node {
+        let start = input.startIndex
+        var index = start
+        let end = input.endIndex
+        guard index < end else { throw DERError(.truncated, at: start, "expected an element, found end of data") }
+        let first = input[index]
+        index += 1
+        let tagClass = ASN1Identifier.TagClass(rawValue: first >> 6)!
+        let constructed = first & 0x20 != 0
+        var tagNumber = UInt32(first & 0x1F)
+        if tagNumber == 0x1F {
+            // X.690 §8.1.2.4: high tag number form, base 128, no leading 0x80 octet, and only for
+            // numbers that do not fit the low form.
+            tagNumber = 0
+            var count = 0
+            while true {
+                guard index < end else { throw DERError(.truncated, at: start, "tag number runs past the end of data") }
+                let byte = input[index]
+                index += 1
+                if count == 0 && byte == 0x80 {
+                    throw DERError(.invalidTag, at: start, "tag number has a leading zero octet")
+                }
+                count += 1
+                guard count <= 4 else { throw DERError(.invalidTag, at: start, "tag number too large") }
+                tagNumber = (tagNumber << 7) | UInt32(byte & 0x7F)
+                if byte & 0x80 == 0 { break }
+            }
+            guard tagNumber >= 0x1F else {
+                throw DERError(.invalidTag, at: start, "tag number \(tagNumber) must use the low tag form")
+            }
+        }
+        guard index < end else { throw DERError(.truncated, at: start, "length runs past the end of data") }
+        let lengthByte = input[index]
+        index += 1
+        var length: Int
+        if lengthByte < 0x80 {
+            length = Int(lengthByte)
+        } else if lengthByte == 0x80 {
+            throw DERError(.indefiniteLength, at: start, "indefinite length is not DER")
+        } else {
+            let count = Int(lengthByte & 0x7F)
+            guard count <= 4 else {
+                throw DERError(.unsupportedLength, at: start, "length of \(count) octets is larger than this reader accepts")
+            }
+            guard end - index >= count else { throw DERError(.truncated, at: start, "length runs past the end of data") }
+            guard input[index] != 0 else {
+                throw DERError(.nonMinimalLength, at: start, "long-form length with a leading zero octet")
+            }
+            length = 0
+            for _ in 0..<count {
+                length = (length << 8) | Int(input[index])
+                index += 1
+            }
+            guard length >= 0x80 else {
+                throw DERError(.nonMinimalLength, at: start, "length \(length) must use the short form")
+            }
+        }
+        guard end - index >= length else {
+            throw DERError(.truncated, at: start, "element announces \(length) content bytes, \(end - index) remain")
+        }
+        let identifier = ASN1Identifier(tagNumber: tagNumber, tagClass: tagClass)
+        if let required = identifier.requiredConstruction, required != constructed {
+            throw DERError(
+                .invalidConstruction, at: start,
+                "\(identifier) must be \(required ? "constructed" : "primitive") in DER")
+        }
+        let contentEnd = index + length
+        let node = ASN1Node(
+            identifier: identifier, isConstructed: constructed,
+            encodedBytes: input[start..<contentEnd], content: input[index..<contentEnd])
+        input = input[contentEnd...]
+        return node
+    }
+}
+
+extension ASN1Node {
+    /// Decodes a constructed node with `identifier` (SEQUENCE by default) and requires `body`
+    /// to consume every child (swift-asn1's `DER.sequence`).
+    
+    public func sequence<T>(
+        _ identifier: ASN1Identifier = .sequence, _ name: @autoclosure () -> String,
+        _ body: (inout ASN1NodeIterator) throws(DERError) -> T
+    ) throws(DERError) -> T {
+        guard self.identifier == identifier else {
+            throw DERError(.unexpectedTag, at: offset, "\(name()): expected \(identifier), found \(self.identifier)")
+        }
+        guard isConstructed else {
+            throw DERError(.invalidConstruction, at: offset, "\(name()) must be constructed")
+        }
+        var iterator = children()
+        let value = try body(&iterator)
+        try iterator.finish(name())
+        return value
+    }
+
+    /// Requires this node to carry `identifier` and to be primitive; returns its content.
+    
+    public func primitive(_ identifier: ASN1Identifier, _ name: @autoclosure () -> String) throws(DERError) -> ArraySlice<UInt8> {
+        guard self.identifier == identifier else {
+            throw DERError(.unexpectedTag, at: offset, "\(name()): expected \(identifier), found \(self.identifier)")
+        }
+        guard !isConstructed else {
+            throw DERError(.invalidConstruction, at: offset, "\(name()) must be primitive")
+        }
+        return content
+    }
+}

@@ -1,0 +1,222 @@
+/// One PEM block (RFC 7468): its label and the decoded DER bytes.
+public struct PEMDocument: Hashable, Sendable {
+    /// The label between `BEGIN ` and the dashes, e.g. `CERTIFICATE`, `PRIVATE KEY`.
+    public let label: String
+    /// The base64-decoded content.
+    public let derBytes: [UInt8]
+    /// 1-based line number of the `-----BEGIN` line in the input.
+    public let line: Int
+
+    /// Creates a document (for encoding).
+    public init(label: String, derBytes: [UInt8], line: Int = 1) {
+        self.label = label
+        self.derBytes = derBytes
+        self.line = line
+    }
+
+    /// The PEM text: 64-character base64 lines between the encapsulation boundaries.
+    public var pemString: String {
+        let encoded = Base64.encode(derBytes)
+        var out = "-----BEGIN \(label)-----\n"
+        var index = encoded.startIndex
+        while index < encoded.endIndex {
+            let end = encoded.index(index, offsetBy: 64, limitedBy: encoded.endIndex) ?? encoded.endIndex
+            out += encoded[index..<end]
+            out += "\n"
+            index = end
+        }
+        out += "-----END \(label)-----\n"
+        return out
+    }
+
+    /// Parses every PEM block in `text`.
+    ///
+    /// Text outside blocks is ignored, as RFC 7468 §2 allows ("explanatory text", e.g. the
+    /// output of `openssl x509 -text`). Inside a block, RFC 1421 headers (`Proc-Type:`, …) are
+    /// rejected rather than silently dropped, since they mean the content is encrypted; base64
+    /// must be valid with correct padding; the END label must match the BEGIN label.
+    /// - Throws: ``PEMError`` naming the line.
+    public static func parseAll(_ text: String) throws(PEMError) -> [PEMDocument] {
+        var documents: [PEMDocument] = []
+        var lineNumber = 0
+        var open: (label: String, line: Int)?
+        var body: [UInt8] = []
+        let bytes = Array(text.utf8)
+        for rawLine in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            lineNumber += 1
+            var line = rawLine[...]
+            while let last = line.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
+                line = line.dropLast()
+            }
+            if let (label, isBegin) = boundary(line) {
+                if isBegin {
+                    if let current = open {
+                        throw PEMError(.missingEnd, line: current.line, "BEGIN \(current.label) has no END line before line \(lineNumber)")
+                    }
+                    open = (label, lineNumber)
+                    body.removeAll(keepingCapacity: true)
+                } else {
+                    guard let current = open else {
+                        throw PEMError(.unexpectedEnd, line: lineNumber, "END \(label) without a BEGIN line")
+                    }
+                    guard current.label == label else {
+                        throw PEMError(.labelMismatch, line: lineNumber, "END \(label) closes BEGIN \(current.label) (line \(current.line))")
+                    }
+                    guard let der = Base64.decode(body) else {
+                        throw PEMError(.invalidBase64, line: current.line, "the \(label) block's base64 is invalid")
+                    }
+                    guard !der.isEmpty else {
+                        throw PEMError(.invalidBase64, line: current.line, "the \(label) block is empty")
+                    }
+                    documents.append(PEMDocument(label: label, derBytes: der, line: current.line))
+                    open = nil
+                }
+                continue
+            }
+            guard let current = open else { continue }
+            var content = line
+            while let first = content.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
+                content = content.dropFirst()
+            }
+            if content.contains(UInt8(ascii: ":")) {
+                throw PEMError(.unsupportedHeaders, line: lineNumber, "the \(current.label) block has RFC 1421 headers (encrypted PEM is not supported)")
+            }
+            body.append(contentsOf: content)
+        }
+        if let current = open {
+            throw PEMError(.missingEnd, line: current.line, "BEGIN \(current.label) has no END line")
+        }
+        return documents
+    }
+
+    /// Parses `text`, which must hold exactly one block.
+    public init(pemEncoded text: String) throws(PEMError) {
+        let all = try PEMDocument.parseAll(text)
+        guard all.count == 1 else {
+            throw PEMError(.noBlock, line: 1, all.isEmpty ? "no PEM block found" : "expected one PEM block, found \(all.count)")
+        }
+        self = all[0]
+    }
+
+    /// Whether `bytes` looks like PEM text (contains a BEGIN line) rather than DER.
+    public static func looksLikePEM(_ bytes: [UInt8]) -> Bool {
+        let marker = Array("-----BEGIN ".utf8)
+        guard bytes.count >= marker.count else { return false }
+        for start in 0...(bytes.count - marker.count) where bytes[start] == marker[0] {
+            if bytes[start..<(start + marker.count)].elementsEqual(marker) { return true }
+        }
+        return false
+    }
+
+    /// Returns (label, isBegin) when `line` is an encapsulation boundary.
+    private static func boundary(_ line: ArraySlice<UInt8>) -> (String, Bool)? {
+        let dashes = Array("-----".utf8)
+        guard line.count >= 10, line.prefix(5).elementsEqual(dashes), line.suffix(5).elementsEqual(dashes) else { return nil }
+        let inner = line.dropFirst(5).dropLast(5)
+        let begin = Array("BEGIN ".utf8)
+        let end = Array("END ".utf8)
+        if inner.starts(with: begin) {
+            return (String(decoding: inner.dropFirst(begin.count), as: UTF8.self), true)
+        }
+        if inner.starts(with: end) {
+            return (String(decoding: inner.dropFirst(end.count), as: UTF8.self), false)
+        }
+        return nil
+    }
+}
+
+/// A malformed PEM file, with the 1-based line where the problem is.
+public struct PEMError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What is wrong.
+    public enum Code: String, Hashable, Sendable {
+        case missingEnd
+        case unexpectedEnd
+        case labelMismatch
+        case invalidBase64
+        case unsupportedHeaders
+        case noBlock
+        case unexpectedLabel
+    }
+
+    public let code: Code
+    public let line: Int
+    public let reason: String
+
+    /// Creates an error.
+    public init(_ code: Code, line: Int, _ reason: String) {
+        self.code = code
+        self.line = line
+        self.reason = reason
+    }
+
+    public static func == (lhs: PEMError, rhs: PEMError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    public var description: String { "PEM \(code.rawValue) at line \(line): \(reason)" }
+}
+
+/// Standard base64 (RFC 4648 §4) without line length rules; strict padding.
+public enum Base64 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    private static let decodeTable: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (i, c) in alphabet.enumerated() { table[Int(c)] = UInt8(i) }
+        return table
+    }()
+
+    /// Encodes bytes as standard base64 with padding.
+    public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var iterator = bytes.makeIterator()
+        while let b0 = iterator.next() {
+            let b1 = iterator.next()
+            let b2 = iterator.next()
+            out.append(alphabet[Int(b0 >> 2)])
+            out.append(alphabet[Int((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)])
+            out.append(b1 == nil ? UInt8(ascii: "=") : alphabet[Int(((b1 ?? 0) & 0x0F) << 2 | (b2 ?? 0) >> 6)])
+            out.append(b2 == nil ? UInt8(ascii: "=") : alphabet[Int((b2 ?? 0) & 0x3F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes base64, ignoring ASCII whitespace. Returns `nil` on any other non-alphabet
+    /// character, a bad length, misplaced padding, or non-zero padding bits.
+    public static func decode<C: Collection>(_ text: C) -> [UInt8]? where C.Element == UInt8 {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count * 3 / 4)
+        var quad: UInt32 = 0
+        var count = 0
+        var padding = 0
+        for c in text {
+            if c == UInt8(ascii: " ") || c == UInt8(ascii: "\n") || c == UInt8(ascii: "\r") || c == UInt8(ascii: "\t") { continue }
+            if c == UInt8(ascii: "=") {
+                padding += 1
+                guard padding <= 2 else { return nil }
+                quad <<= 6
+                count += 1
+            } else {
+                guard padding == 0 else { return nil }
+                let v = decodeTable[Int(c)]
+                guard v != 0xFF else { return nil }
+                quad = quad << 6 | UInt32(v)
+                count += 1
+            }
+            if count == 4 {
+                out.append(UInt8(truncatingIfNeeded: quad >> 16))
+                if padding < 2 { out.append(UInt8(truncatingIfNeeded: quad >> 8)) }
+                if padding < 1 { out.append(UInt8(truncatingIfNeeded: quad)) }
+                // Padding bits must be zero (RFC 4648 §3.5), so each text has one decoding.
+                if padding == 1 && quad & 0xFF != 0 { return nil }
+                if padding == 2 && quad & 0xFFFF != 0 { return nil }
+                quad = 0
+                count = 0
+                if padding > 0 { padding = 3 }  // nothing may follow a padded quad
+            } else if padding == 3 {
+                return nil
+            }
+        }
+        guard count == 0 else { return nil }
+        return out
+    }
+}

@@ -1,0 +1,256 @@
+/// An X.509 v1–v3 certificate (RFC 5280 §4.1), parsed strictly from DER, with the original
+/// bytes kept beside the model: the whole certificate (equality, hashing, fingerprints), the
+/// TBSCertificate (what the signature covers), the names and the SubjectPublicKeyInfo (pins).
+public struct Certificate: Hashable, Sendable, CustomStringConvertible {
+    /// The certificate version (RFC 5280 §4.1.2.1).
+    public enum Version: Int, Hashable, Sendable {
+        case v1 = 0
+        case v2 = 1
+        case v3 = 2
+    }
+
+    /// The complete DER encoding, as given.
+    public let derBytes: [UInt8]
+    /// The TBSCertificate element: the bytes the issuer signed.
+    public let tbsBytes: ArraySlice<UInt8>
+    /// The version.
+    public let version: Version
+    /// The serial number.
+    public let serialNumber: SerialNumber
+    /// The outer signatureAlgorithm, decoded.
+    public let signatureAlgorithm: SignatureAlgorithm
+    /// The outer signatureAlgorithm as encoded (byte-identical to the TBS one; checked at parse).
+    public let signatureAlgorithmIdentifier: AlgorithmIdentifier
+    /// The signature BIT STRING content (whole bytes; a signature with unused bits is malformed).
+    public let signature: ArraySlice<UInt8>
+    /// The issuer name.
+    public let issuer: DistinguishedName
+    /// The subject name.
+    public let subject: DistinguishedName
+    /// Validity period start (inclusive, RFC 5280 §4.1.2.5).
+    public let notBefore: ASN1Time
+    /// Validity period end (inclusive).
+    public let notAfter: ASN1Time
+    /// The subject's public key.
+    public let subjectPublicKeyInfo: SubjectPublicKeyInfo
+    /// issuerUniqueID (v2/v3 only; RFC 5280 says CAs must not generate it).
+    public let issuerUniqueID: ASN1BitString?
+    /// subjectUniqueID.
+    public let subjectUniqueID: ASN1BitString?
+    /// The extensions (v3 only).
+    public let extensions: Extensions
+
+    /// Parses a DER certificate.
+    /// - Throws: ``DERError`` naming the field and byte offset of the first problem.
+    public init(derEncoded bytes: [UInt8]) throws(DERError) {
+        let root = try DER.parse(bytes)
+        derBytes = bytes
+        var parsed: (ASN1Node, AlgorithmIdentifier, ASN1BitString)!
+        parsed = try root.sequence(.sequence, "Certificate") { nodes throws(DERError) in
+            let tbs = try nodes.next(.sequence, "tbsCertificate")
+            let algorithm = try AlgorithmIdentifier(nodes.next(.sequence, "signatureAlgorithm"), "signatureAlgorithm")
+            let signature = try nodes.next(.bitString, "signatureValue").bitString("signatureValue")
+            return (tbs, algorithm, signature)
+        }
+        let (tbs, outerAlgorithm, signatureBits) = parsed
+        guard signatureBits.unusedBits == 0 else {
+            throw DERError(.invalidValue, at: tbs.endOffset, "signatureValue has unused bits")
+        }
+        tbsBytes = tbs.encodedBytes
+        signatureAlgorithmIdentifier = outerAlgorithm
+        signatureAlgorithm = SignatureAlgorithm(outerAlgorithm)
+        signature = signatureBits.bytes
+
+        var fields = tbs.children()
+        // version [0] EXPLICIT Version DEFAULT v1
+        if let explicit = try fields.optional(.context(0)) {
+            let raw = try explicit.sequence(.context(0), "version") { n throws(DERError) in
+                try n.next(.integer, "version").integer("version", in: 0...Int.max)
+            }
+            guard let version = Version(rawValue: raw) else {
+                throw DERError(.invalidValue, at: explicit.offset, "unknown certificate version \(raw + 1)")
+            }
+            // X.690 §11.5: DER never encodes a DEFAULT value, so an explicit v1 is not DER.
+            guard version != .v1 else {
+                throw DERError(.invalidValue, at: explicit.offset, "version v1 is encoded explicitly, which DER forbids")
+            }
+            self.version = version
+        } else {
+            version = .v1
+        }
+        let serialNode = try fields.next(.integer, "serialNumber")
+        serialNumber = SerialNumber(try serialNode.integerBytes("serialNumber"))
+        let innerAlgorithm = try AlgorithmIdentifier(fields.next(.sequence, "signature"), "tbsCertificate signature")
+        // RFC 5280 §4.1.1.2: signatureAlgorithm "MUST contain the same algorithm identifier as
+        // the signature field in the sequence tbsCertificate".
+        guard innerAlgorithm == outerAlgorithm else {
+            throw DERError(.invalidValue, at: innerAlgorithm.derBytes.startIndex, "tbsCertificate signature algorithm differs from signatureAlgorithm")
+        }
+        issuer = try DistinguishedName(fields.next(.sequence, "issuer"), "issuer")
+        (notBefore, notAfter) = try fields.next(.sequence, "validity").sequence(.sequence, "validity") { v throws(DERError) in
+            guard let before = try v.next() else { throw DERError(.missingField, at: v.offset, "validity has no notBefore") }
+            guard let after = try v.next() else { throw DERError(.missingField, at: v.offset, "validity has no notAfter") }
+            let notBefore = try before.time("notBefore")
+            let notAfter = try after.time("notAfter")
+            // RFC 5280 §4.1.2.5's rule (UTCTime through 2049, GeneralizedTime from 2050) is a
+            // profile rule, not DER: it is checked by the validation policy, so that inspecting
+            // an old certificate that breaks it still works. `ASN1Time.encoding` keeps the form.
+            return (notBefore, notAfter)
+        }
+        subject = try DistinguishedName(fields.next(.sequence, "subject"), "subject")
+        subjectPublicKeyInfo = try SubjectPublicKeyInfo(fields.next(.sequence, "subjectPublicKeyInfo"))
+        var issuerUID: ASN1BitString?
+        var subjectUID: ASN1BitString?
+        var extensions = Extensions.none
+        if let node = try fields.optional(.context(1)) {
+            guard version != .v1 else { throw DERError(.invalidValue, at: node.offset, "issuerUniqueID in a v1 certificate") }
+            issuerUID = try node.bitString("issuerUniqueID", identifier: .context(1))
+        }
+        if let node = try fields.optional(.context(2)) {
+            guard version != .v1 else { throw DERError(.invalidValue, at: node.offset, "subjectUniqueID in a v1 certificate") }
+            subjectUID = try node.bitString("subjectUniqueID", identifier: .context(2))
+        }
+        if let node = try fields.optional(.context(3)) {
+            guard version == .v3 else { throw DERError(.invalidValue, at: node.offset, "extensions in a \(version) certificate") }
+            extensions = try Extensions(node)
+        }
+        try fields.finish("tbsCertificate")
+        issuerUniqueID = issuerUID
+        subjectUniqueID = subjectUID
+        self.extensions = extensions
+    }
+
+    /// Parses every `CERTIFICATE` block of a PEM text, or a single DER certificate.
+    /// - Throws: ``CertificateLoadingError`` naming the block that failed.
+    public static func load(_ bytes: [UInt8]) throws(CertificateLoadingError) -> [Certificate] {
+        guard PEMDocument.looksLikePEM(bytes) else {
+            do { return [try Certificate(derEncoded: bytes)] } catch { throw .der(error, block: nil) }
+        }
+        let documents: [PEMDocument]
+        do { documents = try PEMDocument.parseAll(String(decoding: bytes, as: UTF8.self)) } catch { throw .pem(error) }
+        let certificates = documents.filter { $0.label == "CERTIFICATE" || $0.label == "TRUSTED CERTIFICATE" || $0.label == "X509 CERTIFICATE" }
+        guard !certificates.isEmpty else {
+            throw .pem(PEMError(.noBlock, line: documents.first?.line ?? 1, "no CERTIFICATE block (found \(documents.map(\.label)))"))
+        }
+        var result: [Certificate] = []
+        result.reserveCapacity(certificates.count)
+        for (index, document) in certificates.enumerated() {
+            do { result.append(try Certificate(derEncoded: document.derBytes)) } catch {
+                throw .der(error, block: (index: index + 1, line: document.line))
+            }
+        }
+        return result
+    }
+
+    /// Parses a PEM text holding exactly one certificate.
+    public init(pemEncoded text: String) throws(CertificateLoadingError) {
+        let all = try Certificate.load(Array(text.utf8))
+        guard all.count == 1 else {
+            throw .pem(PEMError(.noBlock, line: 1, "expected one certificate, found \(all.count)"))
+        }
+        self = all[0]
+    }
+
+    /// The certificate as a PEM block.
+    public var pemString: String { PEMDocument(label: "CERTIFICATE", derBytes: derBytes).pemString }
+
+    /// SHA-256 over the DER: the fingerprint browsers and `openssl x509 -fingerprint -sha256` show.
+    public var sha256Fingerprint: [UInt8] { SHA256.hash(derBytes) }
+    /// SHA-1 over the DER (legacy displays only).
+    public var sha1Fingerprint: [UInt8] { SHA1.hash(derBytes) }
+    /// SHA-256 over the SubjectPublicKeyInfo DER (RFC 7469 §2.4).
+    public var spkiSHA256: [UInt8] { SHA256.hash(subjectPublicKeyInfo.derBytes) }
+    /// The SPKI pin in standard base64, as HPKP, TrustKit and OkHttp write it after `sha256/`.
+    public var spkiSHA256Base64: String { Base64.encode(spkiSHA256) }
+
+    /// The subjectAltName entries, or an empty list.
+    public var subjectAlternativeNames: [GeneralName] { extensions.subjectAlternativeNames ?? [] }
+
+    /// Whether issuer and subject are the same name (RFC 5280 §6.1 "self-issued").
+    public var isSelfIssued: Bool { issuer == subject }
+
+    /// Whether basicConstraints says this is a CA.
+    public var isCertificateAuthority: Bool { extensions.basicConstraints?.isCertificateAuthority ?? false }
+
+    public var description: String { "Certificate(subject: \(subject.rfc4514), issuer: \(issuer.rfc4514), serial: \(serialNumber))" }
+
+    public static func == (lhs: Certificate, rhs: Certificate) -> Bool { lhs.derBytes == rhs.derBytes }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(derBytes.count)
+        for byte in signature.suffix(16) { hasher.combine(byte) }
+    }
+}
+
+/// A certificate serial number (RFC 5280 §4.1.2.2): the INTEGER's content bytes, with the
+/// conditions conforming CAs must avoid flagged rather than rejected, so a policy decides.
+public struct SerialNumber: Hashable, Sendable, CustomStringConvertible {
+    /// Two's-complement content bytes as encoded (minimal).
+    public let bytes: ArraySlice<UInt8>
+
+    init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+
+    /// Whether the serial is negative (forbidden by RFC 5280 §4.1.2.2, seen in old certificates).
+    public var isNegative: Bool { bytes.first! & 0x80 != 0 }
+    /// Whether the serial is zero (forbidden for conforming CAs).
+    public var isZero: Bool { bytes.count == 1 && bytes.first == 0 }
+    /// Whether the encoding exceeds the 20 octets RFC 5280 §4.1.2.2 allows.
+    public var isOverlong: Bool { bytes.count > 20 }
+
+    /// Lowercase hex of the magnitude, no separators, as `openssl x509 -serial` prints it
+    /// (leading zero octet dropped; negative values with a leading `-`).
+    public var hex: String {
+        if isNegative {
+            // Two's-complement negate to print the magnitude.
+            var magnitude = bytes.map { ~$0 }
+            var carry = true
+            for i in magnitude.indices.reversed() where carry {
+                let (v, overflow) = magnitude[i].addingReportingOverflow(1)
+                magnitude[i] = v
+                carry = overflow
+            }
+            let trimmed = magnitude.drop(while: { $0 == 0 })
+            return "-" + Hex.encode(trimmed.isEmpty ? [0] : Array(trimmed))
+        }
+        let trimmed = bytes.count > 1 && bytes.first == 0 ? bytes.dropFirst() : bytes
+        return Hex.encode(trimmed)
+    }
+
+    public var description: String { hex }
+}
+
+/// A failure to load certificates from a file's bytes.
+public enum CertificateLoadingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The PEM structure is broken.
+    case pem(PEMError)
+    /// A certificate's DER is malformed; `block` is its 1-based index and line in a PEM file.
+    case der(DERError, block: (index: Int, line: Int)?)
+
+    public static func == (lhs: CertificateLoadingError, rhs: CertificateLoadingError) -> Bool {
+        switch (lhs, rhs) {
+        case (.pem(let a), .pem(let b)): return a == b
+        case (.der(let a, _), .der(let b, _)): return a == b
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .pem(let e): hasher.combine(e)
+        case .der(let e, _): hasher.combine(e)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .pem(let error): return error.description
+        case .der(let error, let block?): return "certificate \(block.index) (PEM line \(block.line)): \(error)"
+        case .der(let error, nil): return error.description
+        }
+    }
+}
+
+extension ASN1Node {
+    /// Offset just past this element.
+    var endOffset: Int { encodedBytes.endIndex }
+}

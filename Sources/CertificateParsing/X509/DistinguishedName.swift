@@ -1,0 +1,191 @@
+/// An X.501 Name (RFC 5280 §4.1.2.4): a sequence of relative distinguished names, with the
+/// original DER kept, because issuer/subject chaining compares names (RFC 5280 §7.1).
+public struct DistinguishedName: Hashable, Sendable, CustomStringConvertible {
+    /// The RDNs in encoded order (most significant first).
+    public let rdns: [RelativeDistinguishedName]
+    /// The complete Name DER.
+    public let derBytes: ArraySlice<UInt8>
+
+    init(_ node: ASN1Node, _ name: @autoclosure () -> String) throws(DERError) {
+        rdns = try node.sequence(.sequence, name()) { nodes throws(DERError) in
+            var rdns: [RelativeDistinguishedName] = []
+            while let rdn = try nodes.next() {
+                rdns.append(try RelativeDistinguishedName(rdn, name()))
+            }
+            return rdns
+        }
+        derBytes = node.encodedBytes
+    }
+
+    /// Parses a standalone Name.
+    public init(derEncoded bytes: [UInt8]) throws(DERError) {
+        try self.init(DER.parse(bytes), "Name")
+    }
+
+    /// Whether the name has no RDN.
+    public var isEmpty: Bool { rdns.isEmpty }
+
+    /// Every attribute, in order.
+    public var attributes: [AttributeTypeAndValue] { rdns.flatMap(\.attributes) }
+
+    /// Values of the attributes of `type`, in order (e.g. every commonName).
+    public func values(of type: ASN1ObjectIdentifier) -> [String] {
+        attributes.filter { $0.type == type }.map(\.stringValue)
+    }
+
+    /// The last commonName, if any (the one OpenSSL and browsers display).
+    public var commonName: String? { values(of: AttributeTypeAndValue.commonName).last }
+
+    /// RFC 4514 string: RDNs in reverse order separated by `,`, multi-valued RDNs joined with
+    /// `+`, attribute names as short names where known, values escaped per §2.4.
+    public var rfc4514: String {
+        rdns.reversed().map { rdn in rdn.attributes.map(\.rfc4514).joined(separator: "+") }.joined(separator: ",")
+    }
+
+    public var description: String { rfc4514 }
+
+    /// Byte equality of the encodings.
+    public static func == (lhs: DistinguishedName, rhs: DistinguishedName) -> Bool {
+        lhs.derBytes.elementsEqual(rhs.derBytes)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(derBytes.count)
+        for byte in derBytes.suffix(16) { hasher.combine(byte) }
+    }
+}
+
+/// A set of attributes at one level of a name.
+public struct RelativeDistinguishedName: Hashable, Sendable {
+    /// The attributes (usually one).
+    public let attributes: [AttributeTypeAndValue]
+
+    init(_ node: ASN1Node, _ name: @autoclosure () -> String) throws(DERError) {
+        attributes = try node.sequence(.set, "\(name()) RDN") { nodes throws(DERError) in
+            var attributes: [AttributeTypeAndValue] = []
+            while let atv = try nodes.next() {
+                attributes.append(try AttributeTypeAndValue(atv, name()))
+            }
+            guard !attributes.isEmpty else {
+                throw DERError(.invalidValue, at: node.offset, "\(name()): an RDN must have at least one attribute")
+            }
+            return attributes
+        }
+    }
+}
+
+/// One attribute of a name: its type OID and its value.
+public struct AttributeTypeAndValue: Hashable, Sendable, CustomStringConvertible {
+    /// The attribute type.
+    public let type: ASN1ObjectIdentifier
+    /// The value when it is a string type (nearly always).
+    public let value: ASN1String?
+    /// The value element as encoded.
+    public let valueNode: ASN1Node
+
+    init(_ node: ASN1Node, _ name: @autoclosure () -> String) throws(DERError) {
+        (type, valueNode) = try node.sequence(.sequence, "\(name()) attribute") { nodes throws(DERError) in
+            let type = try nodes.next(.objectIdentifier, "\(name()) attribute type").objectIdentifier("\(name()) attribute type")
+            guard let value = try nodes.next() else {
+                throw DERError(.missingField, at: node.offset, "\(name()) attribute has no value")
+            }
+            return (type, value)
+        }
+        if ASN1String.kind(of: valueNode.identifier) != nil {
+            value = try ASN1String(valueNode, "\(name()) \(AttributeTypeAndValue.shortName(type) ?? type.dotted)")
+        } else {
+            value = nil
+        }
+    }
+
+    /// The value as text: the string, or `#` and the hex of the encoding (RFC 4514 §2.4).
+    public var stringValue: String {
+        if let value { return value.value }
+        return "#" + Hex.encode(valueNode.encodedBytes)
+    }
+
+    /// `type=value` in RFC 4514 form.
+    public var rfc4514: String {
+        let name = AttributeTypeAndValue.shortName(type) ?? type.dotted
+        guard let value else { return "\(name)=#\(Hex.encode(valueNode.encodedBytes))" }
+        return "\(name)=\(AttributeTypeAndValue.escape(value.value))"
+    }
+
+    public var description: String { rfc4514 }
+
+    /// RFC 4514 §2.4 escaping: `"+,;<>\` always, `#` and space at the start, space at the end, NUL as `\00`.
+    static func escape(_ value: String) -> String {
+        var out = ""
+        let scalars = Array(value.unicodeScalars)
+        for (i, scalar) in scalars.enumerated() {
+            switch scalar {
+            case "\"", "+", ",", ";", "<", ">", "\\":
+                out += "\\"
+                out.unicodeScalars.append(scalar)
+            case "#" where i == 0, " " where i == 0 || i == scalars.count - 1:
+                out += "\\"
+                out.unicodeScalars.append(scalar)
+            case "\0":
+                out += "\\00"
+            default:
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    public static let commonName: ASN1ObjectIdentifier = "2.5.4.3"
+
+    /// Short names: RFC 4514 §3's table, then the names OpenSSL prints for other common attributes.
+    static let shortNames: [ASN1ObjectIdentifier: String] = [
+        "2.5.4.3": "CN", "2.5.4.7": "L", "2.5.4.8": "ST", "2.5.4.10": "O", "2.5.4.11": "OU", "2.5.4.6": "C",
+        "2.5.4.9": "street", "0.9.2342.19200300.100.1.25": "DC", "0.9.2342.19200300.100.1.1": "UID",
+        "2.5.4.5": "serialNumber", "2.5.4.4": "SN", "2.5.4.42": "GN", "2.5.4.12": "title", "2.5.4.43": "initials",
+        "2.5.4.44": "generationQualifier", "2.5.4.46": "dnQualifier", "2.5.4.65": "pseudonym", "2.5.4.17": "postalCode",
+        "2.5.4.15": "businessCategory", "2.5.4.97": "organizationIdentifier", "2.5.4.13": "description",
+        "2.5.4.41": "name", "2.5.4.16": "postalAddress", "2.5.4.18": "postOfficeBox",
+        "1.2.840.113549.1.9.1": "emailAddress", "1.3.6.1.4.1.311.60.2.1.1": "jurisdictionL",
+        "1.3.6.1.4.1.311.60.2.1.2": "jurisdictionST", "1.3.6.1.4.1.311.60.2.1.3": "jurisdictionC",
+    ]
+
+    /// The short name of `type`, if known.
+    public static func shortName(_ type: ASN1ObjectIdentifier) -> String? { shortNames[type] }
+}
+
+/// Lowercase hexadecimal.
+public enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// Lowercase hex, no separators.
+    public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes hex (either case, optional `:` separators); `nil` if malformed.
+    public static func decode(_ text: String) -> [UInt8]? {
+        var out: [UInt8] = []
+        var high: UInt8?
+        for c in text.utf8 where c != UInt8(ascii: ":") {
+            let v: UInt8
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): v = c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): v = c - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            if let h = high {
+                out.append(h << 4 | v)
+                high = nil
+            } else {
+                high = v
+            }
+        }
+        return high == nil ? out : nil
+    }
+}

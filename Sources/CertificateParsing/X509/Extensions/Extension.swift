@@ -1,0 +1,266 @@
+/// One certificate extension as encoded (RFC 5280 §4.1.2.9): OID, criticality, and the
+/// content of its extnValue OCTET STRING.
+public struct Extension: Hashable, Sendable {
+    /// The extension OID.
+    public let oid: ASN1ObjectIdentifier
+    /// Whether the extension is marked critical.
+    public let critical: Bool
+    /// The DER inside extnValue.
+    public let value: ArraySlice<UInt8>
+    /// The whole Extension element.
+    public let derBytes: ArraySlice<UInt8>
+
+    init(_ node: ASN1Node) throws(DERError) {
+        (oid, critical, value) = try node.sequence(.sequence, "Extension") { nodes throws(DERError) in
+            let oid = try nodes.next(.objectIdentifier, "extnID").objectIdentifier("extnID")
+            var critical = false
+            if let flag = try nodes.optional(.boolean) {
+                critical = try flag.boolean("critical")
+                // X.690 §11.5: a DEFAULT value is never encoded in DER.
+                guard critical else {
+                    throw DERError(.invalidValue, at: flag.offset, "extension \(oid) encodes critical FALSE, which DER omits")
+                }
+            }
+            let value = try nodes.next(.octetString, "extnValue of \(oid)").octetString("extnValue")
+            return (oid, critical, value)
+        }
+        derBytes = node.encodedBytes
+    }
+}
+
+/// The extensions of a certificate, in order, with the typed forms of those this library
+/// knows. A known extension that is malformed makes the whole certificate malformed (as in Go
+/// and pyca/cryptography): a verifier must not guess what a broken constraint meant.
+public struct Extensions: Hashable, Sendable {
+    /// Every extension in encoded order, known or not.
+    public let all: [Extension]
+
+    public let basicConstraints: BasicConstraints?
+    public let keyUsage: KeyUsage?
+    public let extendedKeyUsage: ExtendedKeyUsage?
+    public let subjectAlternativeNames: [GeneralName]?
+    public let issuerAlternativeNames: [GeneralName]?
+    public let nameConstraints: NameConstraints?
+    public let authorityKeyIdentifier: AuthorityKeyIdentifier?
+    public let subjectKeyIdentifier: ArraySlice<UInt8>?
+    public let certificatePolicies: [PolicyInformation]?
+    public let policyMappings: [PolicyMapping]?
+    public let policyConstraints: PolicyConstraints?
+    public let inhibitAnyPolicy: Int?
+    public let authorityInformationAccess: [AccessDescription]?
+    public let crlDistributionPoints: [DistributionPoint]?
+    /// The RFC 6962 SCT list, raw (the TLS-encoded list inside its OCTET STRING).
+    public let signedCertificateTimestamps: ArraySlice<UInt8>?
+
+    /// No extensions (v1 and v2 certificates).
+    public static let none = Extensions()
+
+    private init() {
+        all = []
+        basicConstraints = nil
+        keyUsage = nil
+        extendedKeyUsage = nil
+        subjectAlternativeNames = nil
+        issuerAlternativeNames = nil
+        nameConstraints = nil
+        authorityKeyIdentifier = nil
+        subjectKeyIdentifier = nil
+        certificatePolicies = nil
+        policyMappings = nil
+        policyConstraints = nil
+        inhibitAnyPolicy = nil
+        authorityInformationAccess = nil
+        crlDistributionPoints = nil
+        signedCertificateTimestamps = nil
+    }
+
+    /// The OIDs this model decodes; the others stay raw in ``all``.
+    public static let decodedOIDs: Set<ASN1ObjectIdentifier> = [
+        OID.basicConstraints, OID.keyUsage, OID.extendedKeyUsage, OID.subjectAltName, OID.issuerAltName,
+        OID.nameConstraints, OID.authorityKeyIdentifier, OID.subjectKeyIdentifier, OID.certificatePolicies,
+        OID.policyMappings, OID.policyConstraints, OID.inhibitAnyPolicy, OID.authorityInfoAccess,
+        OID.crlDistributionPoints, OID.signedCertificateTimestampList,
+    ]
+
+    init(_ node: ASN1Node) throws(DERError) {
+        // extensions [3] EXPLICIT SEQUENCE SIZE (1..MAX) OF Extension
+        let list = try node.sequence(.context(3), "extensions") { outer throws(DERError) in
+            try outer.next(.sequence, "Extensions").sequence(.sequence, "Extensions") { nodes throws(DERError) in
+                var list: [Extension] = []
+                while let child = try nodes.next() { list.append(try Extension(child)) }
+                return list
+            }
+        }
+        guard !list.isEmpty else {
+            throw DERError(.invalidValue, at: node.offset, "extensions must contain at least one extension (RFC 5280 §4.1)")
+        }
+        all = list
+        var basicConstraints: BasicConstraints?
+        var keyUsage: KeyUsage?
+        var extendedKeyUsage: ExtendedKeyUsage?
+        var san: [GeneralName]?
+        var ian: [GeneralName]?
+        var nameConstraints: NameConstraints?
+        var aki: AuthorityKeyIdentifier?
+        var ski: ArraySlice<UInt8>?
+        var policies: [PolicyInformation]?
+        var mappings: [PolicyMapping]?
+        var policyConstraints: PolicyConstraints?
+        var inhibitAnyPolicy: Int?
+        var aia: [AccessDescription]?
+        var crldp: [DistributionPoint]?
+        var scts: ArraySlice<UInt8>?
+        var seen = Set<ASN1ObjectIdentifier>()
+        seen.reserveCapacity(list.count)
+        for ext in list {
+            // RFC 5280 §4.2: "A certificate MUST NOT include more than one instance of a
+            // particular extension."
+            guard seen.insert(ext.oid).inserted else {
+                throw DERError(.invalidValue, at: ext.derBytes.startIndex, "duplicate extension \(ext.oid)")
+            }
+            let offset = ext.derBytes.startIndex
+            switch ext.oid {
+            case OID.basicConstraints: basicConstraints = try BasicConstraints(DER.parse(ext.value))
+            case OID.keyUsage: keyUsage = try KeyUsage(DER.parse(ext.value))
+            case OID.extendedKeyUsage: extendedKeyUsage = try ExtendedKeyUsage(DER.parse(ext.value))
+            case OID.subjectAltName: san = try GeneralName.sequence(DER.parse(ext.value), "subjectAltName")
+            case OID.issuerAltName: ian = try GeneralName.sequence(DER.parse(ext.value), "issuerAltName")
+            case OID.nameConstraints: nameConstraints = try NameConstraints(DER.parse(ext.value))
+            case OID.authorityKeyIdentifier: aki = try AuthorityKeyIdentifier(DER.parse(ext.value))
+            case OID.subjectKeyIdentifier: ski = try DER.parse(ext.value).octetString("subjectKeyIdentifier")
+            case OID.certificatePolicies: policies = try PolicyInformation.list(DER.parse(ext.value))
+            case OID.policyMappings: mappings = try PolicyMapping.list(DER.parse(ext.value))
+            case OID.policyConstraints: policyConstraints = try PolicyConstraints(DER.parse(ext.value))
+            case OID.inhibitAnyPolicy:
+                inhibitAnyPolicy = try DER.parse(ext.value).integer("inhibitAnyPolicy", in: 0...Int(Int32.max))
+            case OID.authorityInfoAccess: aia = try AccessDescription.list(DER.parse(ext.value), "authorityInfoAccess")
+            case OID.crlDistributionPoints: crldp = try DistributionPoint.list(DER.parse(ext.value))
+            case OID.signedCertificateTimestampList: scts = try DER.parse(ext.value).octetString("SCT list")
+            default: _ = offset
+            }
+        }
+        self.basicConstraints = basicConstraints
+        self.keyUsage = keyUsage
+        self.extendedKeyUsage = extendedKeyUsage
+        self.subjectAlternativeNames = san
+        self.issuerAlternativeNames = ian
+        self.nameConstraints = nameConstraints
+        self.authorityKeyIdentifier = aki
+        self.subjectKeyIdentifier = ski
+        self.certificatePolicies = policies
+        self.policyMappings = mappings
+        self.policyConstraints = policyConstraints
+        self.inhibitAnyPolicy = inhibitAnyPolicy
+        self.authorityInformationAccess = aia
+        self.crlDistributionPoints = crldp
+        self.signedCertificateTimestamps = scts
+    }
+
+    /// The extension with `oid`, if present.
+    public subscript(oid: ASN1ObjectIdentifier) -> Extension? { all.first { $0.oid == oid } }
+
+    /// Whether the extension with `oid` is present and critical.
+    public func isCritical(_ oid: ASN1ObjectIdentifier) -> Bool { self[oid]?.critical ?? false }
+
+    /// Extensions marked critical that this model does not decode.
+    public var unknownCritical: [Extension] { all.filter { $0.critical && !Extensions.decodedOIDs.contains($0.oid) } }
+}
+
+/// basicConstraints (RFC 5280 §4.2.1.9).
+public struct BasicConstraints: Hashable, Sendable {
+    /// Whether the subject is a CA.
+    public let isCertificateAuthority: Bool
+    /// The maximum number of non-self-issued intermediates below this CA, if limited.
+    public let pathLengthConstraint: Int?
+
+    init(_ node: ASN1Node) throws(DERError) {
+        (isCertificateAuthority, pathLengthConstraint) = try node.sequence(.sequence, "basicConstraints") { nodes throws(DERError) in
+            var ca = false
+            if let flag = try nodes.optional(.boolean) {
+                // An explicit FALSE violates DER's DEFAULT rule but is common in deployed
+                // certificates; Go and OpenSSL accept it, and it grants nothing, so it is read.
+                ca = try flag.boolean("cA")
+            }
+            let pathLength = try nodes.optional(.integer).map { n throws(DERError) in try n.integer("pathLenConstraint", in: 0...Int(Int32.max)) }
+            return (ca, pathLength)
+        }
+    }
+}
+
+/// keyUsage (RFC 5280 §4.2.1.3).
+public struct KeyUsage: Hashable, Sendable, CustomStringConvertible {
+    /// The raw bit string.
+    public let bits: ASN1BitString
+
+    public var digitalSignature: Bool { bits.bit(0) }
+    public var nonRepudiation: Bool { bits.bit(1) }
+    public var keyEncipherment: Bool { bits.bit(2) }
+    public var dataEncipherment: Bool { bits.bit(3) }
+    public var keyAgreement: Bool { bits.bit(4) }
+    public var keyCertSign: Bool { bits.bit(5) }
+    public var cRLSign: Bool { bits.bit(6) }
+    public var encipherOnly: Bool { bits.bit(7) }
+    public var decipherOnly: Bool { bits.bit(8) }
+
+    static let names = [
+        "digitalSignature", "nonRepudiation", "keyEncipherment", "dataEncipherment", "keyAgreement", "keyCertSign",
+        "cRLSign", "encipherOnly", "decipherOnly",
+    ]
+
+    /// Names of the bits that are set.
+    public var setNames: [String] { KeyUsage.names.indices.filter { bits.bit($0) }.map { KeyUsage.names[$0] } }
+
+    /// Whether the bit called `name` (RFC 5280 spelling) is set.
+    public func contains(named name: String) -> Bool {
+        guard let index = KeyUsage.names.firstIndex(of: name) else { return false }
+        return bits.bit(index)
+    }
+
+    public var description: String { setNames.joined(separator: ", ") }
+
+    init(_ node: ASN1Node) throws(DERError) {
+        bits = try node.bitString("keyUsage")
+        // RFC 5280 §4.2.1.3: "When the keyUsage extension appears in a certificate, at least
+        // one of the bits MUST be set to 1."
+        guard bits.bytes.contains(where: { $0 != 0 }) else {
+            throw DERError(.invalidValue, at: node.offset, "keyUsage has no bit set")
+        }
+    }
+}
+
+/// extendedKeyUsage (RFC 5280 §4.2.1.12).
+public struct ExtendedKeyUsage: Hashable, Sendable {
+    /// The purposes, in order.
+    public let usages: [ASN1ObjectIdentifier]
+
+    /// Whether `usage` is listed.
+    public func contains(_ usage: ASN1ObjectIdentifier) -> Bool { usages.contains(usage) }
+
+    init(_ node: ASN1Node) throws(DERError) {
+        usages = try node.sequence(.sequence, "extendedKeyUsage") { nodes throws(DERError) in
+            var usages: [ASN1ObjectIdentifier] = []
+            while let child = try nodes.next() {
+                guard child.identifier == .objectIdentifier else {
+                    throw DERError(.unexpectedTag, at: child.offset, "extendedKeyUsage: expected OBJECT IDENTIFIER")
+                }
+                usages.append(try child.objectIdentifier("KeyPurposeId"))
+            }
+            return usages
+        }
+        guard !usages.isEmpty else { throw DERError(.invalidValue, at: node.offset, "extendedKeyUsage is empty") }
+    }
+
+    /// Short names as OpenSSL prints them.
+    public static func name(of usage: ASN1ObjectIdentifier) -> String {
+        switch usage {
+        case OID.serverAuth: return "serverAuth"
+        case OID.clientAuth: return "clientAuth"
+        case OID.codeSigning: return "codeSigning"
+        case OID.emailProtection: return "emailProtection"
+        case OID.timeStamping: return "timeStamping"
+        case OID.ocspSigning: return "OCSPSigning"
+        case OID.anyExtendedKeyUsage: return "anyExtendedKeyUsage"
+        default: return usage.dotted
+        }
+    }
+}

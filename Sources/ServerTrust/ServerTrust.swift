@@ -1,0 +1,1 @@
+// ServerTrust: see README for the layout.

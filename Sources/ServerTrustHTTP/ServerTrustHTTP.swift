@@ -1,0 +1,1 @@
+// ServerTrustHTTP: see README for the layout.

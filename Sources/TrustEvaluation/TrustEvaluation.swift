@@ -1,0 +1,1 @@
+// TrustEvaluation: see README for the layout.

@@ -1,0 +1,139 @@
+import CertificateParsing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Exit codes shared by every subcommand.
+enum ExitCode {
+    static let success: Int32 = 0
+    /// A trust decision said no (evaluate, get).
+    static let rejected: Int32 = 1
+    /// Bad input: unreadable file, malformed certificate, unknown option.
+    static let badInput: Int32 = 2
+}
+
+/// A usage or input error: printed as one line `servertrust: <command>: <message>`.
+struct CLIError: Error {
+    let message: String
+    let code: Int32
+    init(_ message: String, code: Int32 = ExitCode.badInput) {
+        self.message = message
+        self.code = code
+    }
+}
+
+enum CLI {
+    static let usage = """
+        usage: servertrust <command> [options]
+
+        commands:
+          inspect FILE... [--json]     show the certificates in PEM/DER files and bundles
+          demo                         the main job (until the policy demo lands: inspect the system bundle)
+          bench evaluate --chain DIR --mode parse [--iterations N] [--warmup W]
+                                       benchmark plug-in for ../shared/bench (see README)
+          limbo-serve                  x509-limbo conformance server (limbo-jsonl/1 on stdin/stdout)
+          help                         this text
+
+        exit codes: 0 success, 1 trust rejected, 2 bad input
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        guard let command = arguments.first else {
+            writeStderr(usage)
+            return ExitCode.badInput
+        }
+        let rest = Array(arguments.dropFirst())
+        do {
+            switch command {
+            case "inspect": return try InspectCommand.run(rest)
+            case "demo": return try DemoCommand.run(rest)
+            case "bench": return try BenchCommand.run(rest)
+            case "help", "--help", "-h":
+                print(usage)
+                return ExitCode.success
+            default:
+                throw CLIError("unknown command '\(command)' (try 'servertrust help')")
+            }
+        } catch let error as CLIError {
+            writeStderr("servertrust: \(command): \(error.message)")
+            return error.code
+        } catch {
+            writeStderr("servertrust: \(command): \(error)")
+            return ExitCode.badInput
+        }
+    }
+
+    static func writeStderr(_ text: String) {
+        var line = text
+        if !line.hasSuffix("\n") { line += "\n" }
+        // stderr is a C global that Swift 6 cannot prove safe; writing to fd 2 avoids it.
+        _ = line.utf8CString.withUnsafeBufferPointer { buffer in write(2, buffer.baseAddress, buffer.count - 1) }
+    }
+
+    /// Reads a whole file; a missing or unreadable file is a one-line error naming it.
+    static func readFile(_ path: String) throws -> [UInt8] {
+        guard let file = fopen(path, "rb") else {
+            throw CLIError("\(path): \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, file)
+            if n > 0 { bytes.append(contentsOf: buffer[0..<n]) }
+            if n < buffer.count {
+                if ferror(file) != 0 { throw CLIError("\(path): read error") }
+                break
+            }
+        }
+        return bytes
+    }
+}
+
+/// Minimal option parsing: `--flag`, `--key value`, positionals.
+struct Options {
+    var positionals: [String] = []
+    var flags: Set<String> = []
+    var values: [String: [String]] = [:]
+
+    init(_ arguments: [String], flags allowedFlags: Set<String>, values allowedValues: Set<String>) throws {
+        var i = 0
+        while i < arguments.count {
+            let arg = arguments[i]
+            if arg.hasPrefix("--") && arg.count > 2 {
+                var name = arg
+                var inline: String?
+                if let eq = arg.firstIndex(of: "=") {
+                    name = String(arg[..<eq])
+                    inline = String(arg[arg.index(after: eq)...])
+                }
+                if allowedFlags.contains(name) && inline == nil {
+                    flags.insert(name)
+                } else if allowedValues.contains(name) {
+                    let value: String
+                    if let inline {
+                        value = inline
+                    } else {
+                        i += 1
+                        guard i < arguments.count else { throw CLIError("\(name) needs a value") }
+                        value = arguments[i]
+                    }
+                    values[name, default: []].append(value)
+                } else {
+                    throw CLIError("unknown option \(name)")
+                }
+            } else {
+                positionals.append(arg)
+            }
+            i += 1
+        }
+    }
+
+    func value(_ name: String) -> String? { values[name]?.last }
+
+    func int(_ name: String, default fallback: Int) throws -> Int {
+        guard let text = value(name) else { return fallback }
+        guard let v = Int(text), v >= 0 else { throw CLIError("\(name) must be a non-negative integer, got '\(text)'") }
+        return v
+    }
+}
