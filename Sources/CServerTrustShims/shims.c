@@ -33,3 +33,4 @@ CURLcode CServerTrustShims_curl_easy_getinfo_double(CURL *h, CURLINFO i, double 
 CURLcode CServerTrustShims_curl_easy_getinfo_string(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
 CURLMcode CServerTrustShims_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
 CURLSHcode CServerTrustShims_curl_share_setopt_long(CURLSH *s, CURLSHoption o, long v) { return curl_share_setopt(s, o, v); }
+int CServerTrustShims_EVP_PKEY_PUBLIC_KEY(void) { return EVP_PKEY_PUBLIC_KEY; }

@@ -48,6 +48,7 @@ enum CLI {
             case "inspect": return try InspectCommand.run(rest)
             case "demo": return try DemoCommand.run(rest)
             case "bench": return try BenchCommand.run(rest)
+            case "limbo-serve": return try LimboServeCommand.run(rest)
             case "help", "--help", "-h":
                 print(usage)
                 return ExitCode.success
@@ -68,6 +69,16 @@ enum CLI {
         if !line.hasSuffix("\n") { line += "\n" }
         // stderr is a C global that Swift 6 cannot prove safe; writing to fd 2 avoids it.
         _ = line.utf8CString.withUnsafeBufferPointer { buffer in write(2, buffer.baseAddress, buffer.count - 1) }
+    }
+
+    /// Writes to fd 1 unbuffered, retrying short writes.
+    static func writeStdout(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let n = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+            if n <= 0 { return }
+            bytes = bytes.dropFirst(n)
+        }
     }
 
     /// Reads a whole file; a missing or unreadable file is a one-line error naming it.

@@ -41,5 +41,6 @@ CURLcode CServerTrustShims_curl_easy_getinfo_double(CURL *h, CURLINFO i, double 
 CURLcode CServerTrustShims_curl_easy_getinfo_string(CURL *h, CURLINFO i, char **v);
 CURLMcode CServerTrustShims_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v);
 CURLSHcode CServerTrustShims_curl_share_setopt_long(CURLSH *s, CURLSHoption o, long v);
+int CServerTrustShims_EVP_PKEY_PUBLIC_KEY(void);
 
 #endif

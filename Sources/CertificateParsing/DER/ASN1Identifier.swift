@@ -15,14 +15,14 @@ public struct ASN1Identifier: Hashable, Sendable, CustomStringConvertible {
     public let tagNumber: UInt32
 
     /// Creates an identifier.
-    
+
     public init(tagNumber: UInt32, tagClass: TagClass) {
         self.tagNumber = tagNumber
         self.tagClass = tagClass
     }
 
     /// A context-specific tag `[n]`.
-    
+
     public static func context(_ n: UInt32) -> ASN1Identifier { ASN1Identifier(tagNumber: n, tagClass: .contextSpecific) }
 
     public static let boolean = ASN1Identifier(tagNumber: 1, tagClass: .universal)
@@ -48,7 +48,7 @@ public struct ASN1Identifier: Hashable, Sendable, CustomStringConvertible {
     /// Whether DER fixes the constructed bit for this universal type (X.690 §10.2: strings are
     /// always primitive in DER; SEQUENCE and SET are always constructed). `nil` when the type
     /// leaves it open (non-universal tags, or universal types this reader does not know).
-    
+
     var requiredConstruction: Bool? {
         guard tagClass == .universal else { return nil }
         switch tagNumber {

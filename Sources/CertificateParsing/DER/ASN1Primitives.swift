@@ -1,7 +1,7 @@
 /// Decoders for the universal primitive types, each enforcing its DER rule (X.690 §10–11).
 extension ASN1Node {
     /// BOOLEAN: one octet, `0x00` or `0xFF` (X.690 §11.1).
-    
+
     public func boolean(_ name: @autoclosure () -> String) throws(DERError) -> Bool {
         let bytes = try primitive(.boolean, name())
         guard bytes.count == 1 else {
@@ -15,13 +15,13 @@ extension ASN1Node {
     }
 
     /// INTEGER content octets after the minimal-encoding check (X.690 §8.3.2), two's complement.
-    
+
     public func integerBytes(_ name: @autoclosure () -> String, identifier: ASN1Identifier = .integer) throws(DERError) -> ArraySlice<UInt8> {
         let bytes = try primitive(identifier, name())
         try ASN1Node.checkMinimalInteger(bytes, at: offset, name())
         return bytes
     }
-    
+
     static func checkMinimalInteger(_ bytes: ArraySlice<UInt8>, at offset: Int, _ name: @autoclosure () -> String) throws(DERError) {
         guard let first = bytes.first else {
             throw DERError(.invalidValue, at: offset, "\(name()): INTEGER has no content octets")
@@ -35,7 +35,7 @@ extension ASN1Node {
     }
 
     /// A small INTEGER as `Int`: only values in `range` are accepted.
-    
+
     public func integer(
         _ name: @autoclosure () -> String, in range: ClosedRange<Int> = 0...Int(Int32.max),
         identifier: ASN1Identifier = .integer
@@ -53,21 +53,21 @@ extension ASN1Node {
     }
 
     /// NULL: empty content (X.690 §8.8).
-    
+
     public func null(_ name: @autoclosure () -> String) throws(DERError) {
         let bytes = try primitive(.null, name())
         guard bytes.isEmpty else { throw DERError(.invalidValue, at: offset, "\(name()): NULL must be empty") }
     }
 
     /// OCTET STRING content.
-    
+
     public func octetString(_ name: @autoclosure () -> String, identifier: ASN1Identifier = .octetString) throws(DERError) -> ArraySlice<UInt8> {
         try primitive(identifier, name())
     }
 
     /// BIT STRING: the unused-bits octet must be 0–7, 0 for an empty string, and the unused
     /// bits themselves zero (X.690 §11.2.1).
-    
+
     public func bitString(_ name: @autoclosure () -> String, identifier: ASN1Identifier = .bitString) throws(DERError) -> ASN1BitString {
         let bytes = try primitive(identifier, name())
         guard let unused = bytes.first else {
@@ -91,7 +91,7 @@ extension ASN1Node {
     }
 
     /// OBJECT IDENTIFIER.
-    
+
     public func objectIdentifier(_ name: @autoclosure () -> String) throws(DERError) -> ASN1ObjectIdentifier {
         let bytes = try primitive(.objectIdentifier, name())
         return try ASN1ObjectIdentifier(validating: bytes, at: offset, name())
@@ -106,7 +106,7 @@ public struct ASN1BitString: Hashable, Sendable {
     public let unusedBits: Int
 
     /// Creates a bit string.
-    
+
     public init(bytes: ArraySlice<UInt8>, unusedBits: Int) {
         self.bytes = bytes
         self.unusedBits = unusedBits
@@ -116,7 +116,7 @@ public struct ASN1BitString: Hashable, Sendable {
     public var bitCount: Int { bytes.count * 8 - unusedBits }
 
     /// Bit `n` in ASN.1 named-bit numbering (bit 0 is the most significant bit of the first byte).
-    
+
     public func bit(_ n: Int) -> Bool {
         guard n >= 0, n < bitCount else { return false }
         return bytes[bytes.startIndex + n / 8] & (0x80 >> UInt8(n % 8)) != 0
@@ -127,7 +127,7 @@ public struct ASN1BitString: Hashable, Sendable {
 public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible {
     /// The content octets (X.690 §8.19).
     public let bytes: ArraySlice<UInt8>
-    
+
     init(validating bytes: ArraySlice<UInt8>, at offset: Int, _ name: @autoclosure () -> String) throws(DERError) {
         guard !bytes.isEmpty else {
             throw DERError(.invalidValue, at: offset, "\(name()): OBJECT IDENTIFIER is empty")
@@ -136,19 +136,19 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
             throw DERError(.invalidValue, at: offset, "\(name()): OBJECT IDENTIFIER ends inside an arc")
         }
         // X.690 §8.19.2: each subidentifier is minimal, so no arc starts with 0x80. Arcs are
-        // limited to 64 bits so rendering never overflows.
+        // limited to 64 bits (as the dotted-text initialiser is) so rendering never overflows.
         var arcStart = true
-        var arcLength = 0
+        var value: UInt64 = 0
         for byte in bytes {
             if arcStart && byte == 0x80 {
                 throw DERError(.invalidValue, at: offset, "\(name()): OBJECT IDENTIFIER arc is not minimally encoded")
             }
-            arcLength += 1
-            if arcLength > 9 {
+            guard value >> 57 == 0 else {
                 throw DERError(.invalidValue, at: offset, "\(name()): OBJECT IDENTIFIER arc exceeds 64 bits")
             }
+            value = value << 7 | UInt64(byte & 0x7F)
             arcStart = byte & 0x80 == 0
-            if arcStart { arcLength = 0 }
+            if arcStart { value = 0 }
         }
         self.bytes = bytes
     }

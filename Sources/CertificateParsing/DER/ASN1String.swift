@@ -39,7 +39,7 @@ public struct ASN1String: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// X.680 §41.4 PrintableString characters.
-    
+
     static func isPrintable(_ b: UInt8) -> Bool {
         switch b {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):

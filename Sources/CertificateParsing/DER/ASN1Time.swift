@@ -97,7 +97,7 @@ public struct ASN1Time: Hashable, Comparable, Sendable, CustomStringConvertible 
         guard i == b.count, let local = ASN1Time(year: y, month: mo, day: d, hour: h, minute: mi, second: s) else { return nil }
         self.init(secondsSince1970: local.secondsSince1970 - Int64(offset))
     }
-    
+
     static func digits(_ bytes: ArraySlice<UInt8>) -> Int? {
         var value = 0
         for byte in bytes {

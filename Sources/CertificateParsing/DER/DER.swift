@@ -20,15 +20,21 @@ public struct ASN1Node: Hashable, Sendable {
     ///
     /// The tree was fully validated by ``DER/parse(_:)-(ArraySlice<UInt8>)``, so iterating cannot meet malformed
     /// bytes; the iterator still checks rather than trusting that.
-    
-    public func children() -> ASN1NodeIterator { ASN1NodeIterator(content) }
+
+    public func children() -> ASN1NodeIterator { ASN1NodeIterator(content, parentOffset: offset) }
 }
 
 /// Reads the elements of a constructed node one at a time.
 public struct ASN1NodeIterator: Sendable {
     var remaining: ArraySlice<UInt8>
-    
-    init(_ bytes: ArraySlice<UInt8>) { self.remaining = bytes }
+    /// Offset of the constructed element being read, reported for missing fields (the end of
+    /// the content may lie one past the input).
+    let parentOffset: Int
+
+    init(_ bytes: ArraySlice<UInt8>, parentOffset: Int) {
+        self.remaining = bytes
+        self.parentOffset = parentOffset
+    }
 
     /// Whether every child has been read.
     public var isAtEnd: Bool { remaining.isEmpty }
@@ -37,14 +43,14 @@ public struct ASN1NodeIterator: Sendable {
     public var offset: Int { remaining.startIndex }
 
     /// The next child, or `nil` at the end.
-    
+
     public mutating func next() throws(DERError) -> ASN1Node? {
         guard !remaining.isEmpty else { return nil }
         return try DER.readElement(&remaining)
     }
 
     /// The identifier of the next child without consuming it.
-    
+
     public func peekIdentifier() -> ASN1Identifier? {
         guard let first = remaining.first else { return nil }
         if first & 0x1F != 0x1F {
@@ -55,10 +61,10 @@ public struct ASN1NodeIterator: Sendable {
     }
 
     /// The next child, which must be present and carry `identifier`.
-    
+
     public mutating func next(_ identifier: ASN1Identifier, _ field: @autoclosure () -> String) throws(DERError) -> ASN1Node {
         guard let node = try next() else {
-            throw DERError(.missingField, at: offset, "missing \(field()) (\(identifier))")
+            throw DERError(.missingField, at: parentOffset, "missing \(field()) (\(identifier))")
         }
         guard node.identifier == identifier else {
             throw DERError(.unexpectedTag, at: node.offset, "\(field()): expected \(identifier), found \(node.identifier)")
@@ -67,14 +73,14 @@ public struct ASN1NodeIterator: Sendable {
     }
 
     /// The next child if it carries `identifier`; otherwise `nil` and nothing is consumed.
-    
+
     public mutating func optional(_ identifier: ASN1Identifier) throws(DERError) -> ASN1Node? {
         guard peekIdentifier() == identifier else { return nil }
         return try next()
     }
 
     /// Throws ``DERError/Code/trailingData`` if children remain.
-    
+
     public func finish(_ structure: @autoclosure () -> String) throws(DERError) {
         guard remaining.isEmpty else {
             throw DERError(.trailingData, at: offset, "unexpected extra element at the end of \(structure())")
@@ -91,7 +97,7 @@ public enum DER {
     public static let maximumDepth = 32
 
     /// Parses exactly one DER element that spans all of `bytes`, validating every nested element.
-    
+
     public static func parse(_ bytes: [UInt8]) throws(DERError) -> ASN1Node {
         try parse(bytes[...])
     }
@@ -129,7 +135,7 @@ public enum DER {
     }
 
     /// Reads one element's header from the front of `input` and advances past the element.
-    
+
     static func readElement(_ input: inout ArraySlice<UInt8>) throws(DERError) -> ASN1Node {
         let start = input.startIndex
         var index = start
@@ -208,7 +214,7 @@ public enum DER {
 extension ASN1Node {
     /// Decodes a constructed node with `identifier` (SEQUENCE by default) and requires `body`
     /// to consume every child (swift-asn1's `DER.sequence`).
-    
+
     public func sequence<T>(
         _ identifier: ASN1Identifier = .sequence, _ name: @autoclosure () -> String,
         _ body: (inout ASN1NodeIterator) throws(DERError) -> T
@@ -226,7 +232,7 @@ extension ASN1Node {
     }
 
     /// Requires this node to carry `identifier` and to be primitive; returns its content.
-    
+
     public func primitive(_ identifier: ASN1Identifier, _ name: @autoclosure () -> String) throws(DERError) -> ArraySlice<UInt8> {
         guard self.identifier == identifier else {
             throw DERError(.unexpectedTag, at: offset, "\(name()): expected \(identifier), found \(self.identifier)")

@@ -13,7 +13,8 @@ enum MerkleDamgard {
     ///   - compress: Processes `count` consecutive blocks starting at the pointer.
     @inline(__always)
     static func process(
-        _ input: UnsafeRawBufferPointer, blockSize: Int,
+        _ input: UnsafeRawBufferPointer,
+        blockSize: Int,
         _ compress: (_ blocks: UnsafeRawPointer, _ count: Int) -> Void
     ) {
         let fullBlocks = input.count / blockSize

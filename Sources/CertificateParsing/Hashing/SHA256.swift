@@ -65,13 +65,32 @@ struct SHA256State {
             @inline(__always) func load(_ i: Int) -> UInt32 {
                 UInt32(bigEndian: block.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self))
             }
-            var a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7
+            var a = h0
+            var b = h1
+            var c = h2
+            var d = h3
+            var e = h4
+            var f = h5
+            var g = h6
+            var h = h7
             // Step 1: W0…W15 are the block; W16…W63 are computed in a 16-word ring just before
             // the round that needs them.
-            var w0 = load(0), w1 = load(1), w2 = load(2), w3 = load(3)
-            var w4 = load(4), w5 = load(5), w6 = load(6), w7 = load(7)
-            var w8 = load(8), w9 = load(9), w10 = load(10), w11 = load(11)
-            var w12 = load(12), w13 = load(13), w14 = load(14), w15 = load(15)
+            var w0 = load(0)
+            var w1 = load(1)
+            var w2 = load(2)
+            var w3 = load(3)
+            var w4 = load(4)
+            var w5 = load(5)
+            var w6 = load(6)
+            var w7 = load(7)
+            var w8 = load(8)
+            var w9 = load(9)
+            var w10 = load(10)
+            var w11 = load(11)
+            var w12 = load(12)
+            var w13 = load(13)
+            var w14 = load(14)
+            var w15 = load(15)
             // Maj(a, b, c) = b ^ ((a ^ b) & (b ^ c)), and this round's b ^ c is the previous
             // round's a ^ b, so it is carried over instead of recomputed.
             var bc = b ^ c
@@ -190,8 +209,14 @@ struct SHA256State {
             w15 = w15 &+ sigma1(w13) &+ w8 &+ sigma0(w0)
             round(b, c, d, &e, f, g, h, &a, 0xc671_78f2 &+ w15, &bc)
             // Step 4.
-            h0 = h0 &+ a; h1 = h1 &+ b; h2 = h2 &+ c; h3 = h3 &+ d
-            h4 = h4 &+ e; h5 = h5 &+ f; h6 = h6 &+ g; h7 = h7 &+ h
+            h0 = h0 &+ a
+            h1 = h1 &+ b
+            h2 = h2 &+ c
+            h3 = h3 &+ d
+            h4 = h4 &+ e
+            h5 = h5 &+ f
+            h6 = h6 &+ g
+            h7 = h7 &+ h
             block += 64
         }
     }
@@ -209,8 +234,16 @@ private func sigma1(_ x: UInt32) -> UInt32 { x.rotatedRight(17) ^ x.rotatedRight
 /// receives T1 + T2.
 @inline(__always)
 private func round(
-    _ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: inout UInt32,
-    _ e: UInt32, _ f: UInt32, _ g: UInt32, _ h: inout UInt32, _ kw: UInt32, _ bc: inout UInt32
+    _ a: UInt32,
+    _ b: UInt32,
+    _ c: UInt32,
+    _ d: inout UInt32,
+    _ e: UInt32,
+    _ f: UInt32,
+    _ g: UInt32,
+    _ h: inout UInt32,
+    _ kw: UInt32,
+    _ bc: inout UInt32
 ) {
     // Σ1(e) = ROTR6 ^ ROTR11 ^ ROTR25 and Σ0(a) = ROTR2 ^ ROTR13 ^ ROTR22 (FIPS 180-4 (4.4),
     // (4.5)), written as nested rotations so each needs one register copy instead of three.

@@ -119,8 +119,14 @@ struct SHA512State {
             guard let base = buffer.baseAddress else { return }
             let raw = UnsafeMutableRawPointer(base)
             withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 8) { words in
-                words[0] = h0.bigEndian; words[1] = h1.bigEndian; words[2] = h2.bigEndian; words[3] = h3.bigEndian
-                words[4] = h4.bigEndian; words[5] = h5.bigEndian; words[6] = h6.bigEndian; words[7] = h7.bigEndian
+                words[0] = h0.bigEndian
+                words[1] = h1.bigEndian
+                words[2] = h2.bigEndian
+                words[3] = h3.bigEndian
+                words[4] = h4.bigEndian
+                words[5] = h5.bigEndian
+                words[6] = h6.bigEndian
+                words[7] = h7.bigEndian
                 if let source = words.baseAddress {
                     raw.copyMemory(from: source, byteCount: byteCount)
                 }
@@ -132,9 +138,19 @@ struct SHA512State {
     /// FIPS 180-4 §6.4.2 steps 1–4 for `count` consecutive 128-byte blocks.
     @inline(__always)
     mutating func compress(
-        _ blocks: UnsafeRawPointer, _ count: Int, _ w: UnsafeMutablePointer<UInt64>, _ k: UnsafePointer<UInt64>
+        _ blocks: UnsafeRawPointer,
+        _ count: Int,
+        _ w: UnsafeMutablePointer<UInt64>,
+        _ k: UnsafePointer<UInt64>
     ) {
-        var a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7
+        var a = h0
+        var b = h1
+        var c = h2
+        var d = h3
+        var e = h4
+        var f = h5
+        var g = h6
+        var h = h7
         var block = blocks
         for _ in 0..<count {
             for t in 0..<16 {
@@ -142,7 +158,8 @@ struct SHA512State {
             }
             var t = 16
             while t < 80 {
-                let w15 = w[t &- 15], w2 = w[t &- 2]
+                let w15 = w[t &- 15]
+                let w2 = w[t &- 2]
                 let s0 = w15.rotatedRight(1) ^ w15.rotatedRight(8) ^ (w15 &>> 7)
                 let s1 = w2.rotatedRight(19) ^ w2.rotatedRight(61) ^ (w2 &>> 6)
                 w[t] = s1 &+ w[t &- 7] &+ s0 &+ w[t &- 16]
@@ -160,9 +177,22 @@ struct SHA512State {
                 Self.round(b, c, d, &e, f, g, h, &a, k[t &+ 7], w[t &+ 7])
                 t &+= 8
             }
-            a = a &+ h0; b = b &+ h1; c = c &+ h2; d = d &+ h3
-            e = e &+ h4; f = f &+ h5; g = g &+ h6; h = h &+ h7
-            h0 = a; h1 = b; h2 = c; h3 = d; h4 = e; h5 = f; h6 = g; h7 = h
+            a = a &+ h0
+            b = b &+ h1
+            c = c &+ h2
+            d = d &+ h3
+            e = e &+ h4
+            f = f &+ h5
+            g = g &+ h6
+            h = h &+ h7
+            h0 = a
+            h1 = b
+            h2 = c
+            h3 = d
+            h4 = e
+            h5 = f
+            h6 = g
+            h7 = h
             block += 128
         }
     }
@@ -170,8 +200,16 @@ struct SHA512State {
     /// One round (FIPS 180-4 §6.4.2 step 3), with the same renaming scheme as SHA-256.
     @inline(__always)
     static func round(
-        _ a: UInt64, _ b: UInt64, _ c: UInt64, _ d: inout UInt64,
-        _ e: UInt64, _ f: UInt64, _ g: UInt64, _ h: inout UInt64, _ k: UInt64, _ w: UInt64
+        _ a: UInt64,
+        _ b: UInt64,
+        _ c: UInt64,
+        _ d: inout UInt64,
+        _ e: UInt64,
+        _ f: UInt64,
+        _ g: UInt64,
+        _ h: inout UInt64,
+        _ k: UInt64,
+        _ w: UInt64
     ) {
         let sigma1 = e.rotatedRight(14) ^ e.rotatedRight(18) ^ e.rotatedRight(41)
         let choose = g ^ (e & (f ^ g))

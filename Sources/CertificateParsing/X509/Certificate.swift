@@ -128,7 +128,16 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
         }
         let documents: [PEMDocument]
         do { documents = try PEMDocument.parseAll(String(decoding: bytes, as: UTF8.self)) } catch { throw .pem(error) }
-        let certificates = documents.filter { $0.label == "CERTIFICATE" || $0.label == "TRUSTED CERTIFICATE" || $0.label == "X509 CERTIFICATE" }
+        // OpenSSL's "TRUSTED CERTIFICATE" blocks append trust settings that may restrict or
+        // reject the certificate; ignoring them could trust more than the file says, so they
+        // are refused with an explanation rather than read as plain certificates.
+        if let trusted = documents.first(where: { $0.label == "TRUSTED CERTIFICATE" }) {
+            throw .pem(
+                PEMError(
+                    .unexpectedLabel, line: trusted.line,
+                    "TRUSTED CERTIFICATE blocks carry OpenSSL trust settings, which are not supported (convert with 'openssl x509 -in FILE -out PLAIN.pem')"))
+        }
+        let certificates = documents.filter { $0.label == "CERTIFICATE" || $0.label == "X509 CERTIFICATE" }
         guard !certificates.isEmpty else {
             throw .pem(PEMError(.noBlock, line: documents.first?.line ?? 1, "no CERTIFICATE block (found \(documents.map(\.label)))"))
         }

@@ -183,7 +183,9 @@ public enum IPAddressText {
                     result.append(UInt16(v4[0]) << 8 | UInt16(v4[1]))
                     result.append(UInt16(v4[2]) << 8 | UInt16(v4[3]))
                 } else {
-                    guard !piece.isEmpty, piece.count <= 4, let v = UInt16(piece, radix: 16) else { return nil }
+                    guard !piece.isEmpty, piece.count <= 4, piece.allSatisfy(\.isHexDigit), let v = UInt16(piece, radix: 16) else {
+                        return nil
+                    }
                     result.append(v)
                 }
             }

@@ -49,6 +49,7 @@ public enum OID {
     public static let inhibitAnyPolicy: ASN1ObjectIdentifier = "2.5.29.54"
     public static let authorityInfoAccess: ASN1ObjectIdentifier = "1.3.6.1.5.5.7.1.1"
     public static let signedCertificateTimestampList: ASN1ObjectIdentifier = "1.3.6.1.4.1.11129.2.4.2"
+    public static let crlNumber: ASN1ObjectIdentifier = "2.5.29.20"
     public static let anyPolicy: ASN1ObjectIdentifier = "2.5.29.32.0"
 
     // Extended key usages (RFC 5280 §4.2.1.12).

@@ -70,3 +70,31 @@ public struct OpenSSLError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension OpenSSLError.Entry {
+    /// `ERR_GET_LIB` of the code.
+    var library: Int32 { ERR_GET_LIB(code) }
+    /// `ERR_GET_REASON` of the code (common reasons keep their `ERR_RFLAG_COMMON` bit).
+    var reason: Int32 { ERR_GET_REASON(code) }
+}
+
+extension OpenSSLError {
+    /// Whether the queue says an algorithm is missing rather than the input being wrong:
+    /// `ERR_R_UNSUPPORTED` / `ERR_R_FETCH_FAILED` (no provider offers it, e.g. RC2 without the
+    /// legacy provider) or EVP's unsupported-cipher, -algorithm and -KDF reasons.
+    var reportsUnsupportedAlgorithm: Bool {
+        let common: Set<Int32> = [
+            Int32(truncatingIfNeeded: ERR_R_UNSUPPORTED), Int32(truncatingIfNeeded: ERR_R_FETCH_FAILED),
+        ]
+        let evp: Set<Int32> = [
+            EVP_R_UNSUPPORTED_ALGORITHM, EVP_R_UNSUPPORTED_CIPHER, EVP_R_UNSUPPORTED_KEY_DERIVATION_FUNCTION,
+            EVP_R_UNSUPPORTED_PRF, EVP_R_UNKNOWN_CIPHER,
+        ]
+        // OpenSSL 3's decoders also say "unsupported" when no decoder accepts malformed input;
+        // ASN.1 errors in the same queue mean the input, not the algorithm, is at fault.
+        guard !stack.contains(where: { $0.library == ERR_LIB_ASN1 }) else { return false }
+        return stack.contains { entry in
+            common.contains(entry.reason) || (entry.library == ERR_LIB_EVP && evp.contains(entry.reason))
+        }
+    }
+}

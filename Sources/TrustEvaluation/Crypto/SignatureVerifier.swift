@@ -30,7 +30,10 @@ public protocol SignatureVerifier: Sendable {
     ///   - key: The signer's key from ``makeKey(_:)``.
     /// - Returns: ``SignatureCheckResult/valid`` or the reason it is not.
     func check(
-        signature: ArraySlice<UInt8>, over data: ArraySlice<UInt8>, algorithm: SignatureAlgorithm, key: Key
+        signature: ArraySlice<UInt8>,
+        over data: ArraySlice<UInt8>,
+        algorithm: SignatureAlgorithm,
+        key: Key
     ) -> SignatureCheckResult
 }
 
@@ -46,7 +49,10 @@ extension SignatureVerifier {
     /// - Returns: `true` only when the signature is valid.
     @inlinable
     public func verify(
-        signature: ArraySlice<UInt8>, over data: ArraySlice<UInt8>, algorithm: SignatureAlgorithm, key: Key
+        signature: ArraySlice<UInt8>,
+        over data: ArraySlice<UInt8>,
+        algorithm: SignatureAlgorithm,
+        key: Key
     ) -> Bool {
         check(signature: signature, over: data, algorithm: algorithm, key: key).isValid
     }
@@ -61,8 +67,11 @@ extension SignatureVerifier {
     @inlinable
     public func check(_ certificate: Certificate, signedBy issuerKey: Key) -> SignatureCheckResult {
         check(
-            signature: certificate.signature, over: certificate.tbsBytes,
-            algorithm: certificate.signatureAlgorithm, key: issuerKey)
+            signature: certificate.signature,
+            over: certificate.tbsBytes,
+            algorithm: certificate.signatureAlgorithm,
+            key: issuerKey
+        )
     }
 }
 

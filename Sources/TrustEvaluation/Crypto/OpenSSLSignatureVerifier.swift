@@ -1,0 +1,161 @@
+internal import COpenSSL
+public import CertificateParsing
+
+/// Signature verification with OpenSSL's libcrypto (and, for RSASSA-PKCS1-v1_5, libcrypto's
+/// big-number arithmetic plus an exact encoded-message comparison in Swift).
+///
+/// Supported, each only with the matching key type:
+///
+/// | algorithm | key | notes |
+/// |---|---|---|
+/// | RSASSA-PKCS1-v1_5 with MD5, SHA-1, SHA-224, SHA-256, SHA-384, SHA-512 | RSA | RFC 8017 §8.2 |
+/// | RSASSA-PSS with its parsed parameters | RSA (`rsaEncryption`) | RFC 4055 §3.1, parameters enforced |
+/// | ECDSA with SHA-1, SHA-224, SHA-256, SHA-384, SHA-512 | P-256, P-384, P-521 | RFC 5758 §3.2, DER `ECDSA-Sig-Value` |
+/// | Ed25519, Ed448 | Ed25519, Ed448 | RFC 8410 §6 |
+///
+/// This layer checks cryptography only: whether MD5 or SHA-1 signatures are acceptable is the
+/// validation policy's decision. ECDSA accepts any digest with any of the three curves (a
+/// P-384 key with ecdsa-with-SHA256 verifies), as RFC 5480 §4, OpenSSL and Go do; the digest
+/// is truncated to the curve order as FIPS 186-4 §6.4 specifies. The CA/Browser Forum's
+/// matching requirement (BR §7.1.3.2.2) belongs to policy as well.
+public struct OpenSSLSignatureVerifier: SignatureVerifier {
+    /// The key type: libcrypto-backed public keys.
+    public typealias Key = VerificationKey
+
+    /// The smallest RSA modulus a key may have before any check is attempted (512 bits).
+    /// Policy normally demands far more (2048); this floor only keeps nonsense out of libcrypto.
+    public static let minimumRSAModulusBits = 512
+
+    /// The largest RSA modulus accepted (16384 bits, OpenSSL's `OPENSSL_RSA_MAX_MODULUS_BITS`):
+    /// the cost of a check grows with the square of the modulus size, so an absurd key in a
+    /// hostile chain must not be able to stall the verifier.
+    public static let maximumRSAModulusBits = 16384
+
+    /// Creates a verifier.
+    public init() {}
+
+    /// Builds a ``VerificationKey`` (see there for how each type is imported and what it costs).
+    ///
+    /// - Parameter publicKeyInfo: The SubjectPublicKeyInfo.
+    /// - Returns: The key.
+    /// - Throws: ``SignatureError`` if the key is unsupported, invalid or of an unacceptable size.
+    public func makeKey(_ publicKeyInfo: SubjectPublicKeyInfo) throws(SignatureError) -> VerificationKey {
+        try VerificationKey(publicKeyInfo)
+    }
+
+    /// Checks `signature` over `data`.
+    ///
+    /// - Parameters:
+    ///   - signature: The signature value.
+    ///   - data: The signed bytes.
+    ///   - algorithm: The signature algorithm; ``CertificateParsing/SignatureAlgorithm/other(_:)``
+    ///     never verifies.
+    ///   - key: The signer's key.
+    /// - Returns: ``SignatureCheckResult/valid``, or why not.
+    public func check(
+        signature: ArraySlice<UInt8>,
+        over data: ArraySlice<UInt8>,
+        algorithm: SignatureAlgorithm,
+        key: VerificationKey
+    ) -> SignatureCheckResult {
+        switch (algorithm, key.storage) {
+        case (.rsaPKCS1(let digest), .rsa(let rsa)):
+            return rsa.verifyPKCS1(signature: signature, data: data, digest: digest)
+        case (.rsaPSS(let parameters), .rsa(let rsa)):
+            return rsa.verifyPSS(signature: signature, data: data, parameters: parameters)
+        case (.ecdsa(let digest), .ec(let pkey, let curve)):
+            return Self.verifyECDSA(signature: signature, data: data, digest: digest, key: pkey, curve: curve)
+        case (.ed25519, .ed25519(let pkey)), (.ed448, .ed448(let pkey)):
+            return Self.verifyEdDSA(signature: signature, data: data, key: pkey, name: key.algorithmName)
+        case (.other(let identifier), _):
+            return .invalid(
+                SignatureError(.unsupportedAlgorithm, "signature algorithm \(identifier.algorithm) is not supported")
+            )
+        default:
+            return .invalid(
+                SignatureError(.algorithmMismatch, "a \(algorithm) signature cannot be made by a \(key.description)")
+            )
+        }
+    }
+
+    /// ECDSA verification (RFC 5758 §3.2, SEC 1 §4.1.4): the message is hashed here and the
+    /// DER `ECDSA-Sig-Value` handed to libcrypto, which rejects non-DER encodings and trailing
+    /// bytes (it re-encodes the parsed value and compares).
+    static func verifyECDSA(
+        signature: ArraySlice<UInt8>,
+        data: ArraySlice<UInt8>,
+        digest: DigestAlgorithm,
+        key: OwnedEVPKey,
+        curve: NamedCurve
+    ) -> SignatureCheckResult {
+        guard !signature.isEmpty else { return .invalid(SignatureError(.malformedSignature, "empty ECDSA signature")) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { hashBuffer -> SignatureCheckResult in
+            guard let hash = hashBuffer.baseAddress, data.withUnsafeBytes({ Digest.hash(digest, $0, into: hash) })
+            else {
+                return .invalid(
+                    SignatureError(
+                        .unsupportedAlgorithm,
+                        OpenSSLError.drain("EVP_Digest(\(digest.rawValue))").description
+                    )
+                )
+            }
+            guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
+                return .invalid(.openSSL(OpenSSLError.drain("EVP_PKEY_CTX_new_from_pkey")))
+            }
+            defer { EVP_PKEY_CTX_free(context) }
+            guard EVP_PKEY_verify_init(context) == 1 else {
+                return .invalid(.openSSL(OpenSSLError.drain("EVP_PKEY_verify_init(ECDSA)")))
+            }
+            let result = signature.withUnsafeBufferPointer { sig in
+                EVP_PKEY_verify(context, sig.baseAddress, sig.count, hash, digest.outputSize)
+            }
+            guard result == 1 else {
+                OpenSSLError.clear()
+                return .invalid(
+                    SignatureError(
+                        .badSignature,
+                        "ECDSA \(curve.rawValue) \(digest.rawValue) signature does not verify"
+                    )
+                )
+            }
+            return .valid
+        }
+    }
+
+    /// Pure EdDSA (RFC 8032 §5.1.7 / §5.2.7, RFC 8410): no pre-hash, one-shot
+    /// `EVP_DigestVerify` with a NULL digest as OpenSSL requires.
+    static func verifyEdDSA(
+        signature: ArraySlice<UInt8>,
+        data: ArraySlice<UInt8>,
+        key: OwnedEVPKey,
+        name: String
+    ) -> SignatureCheckResult {
+        guard !signature.isEmpty else {
+            return .invalid(SignatureError(.malformedSignature, "empty \(name) signature"))
+        }
+        guard let context = EVP_MD_CTX_new() else { return .invalid(.openSSL(OpenSSLError.drain("EVP_MD_CTX_new"))) }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestVerifyInit_ex(context, nil, nil, nil, nil, key.pointer, nil) == 1 else {
+            return .invalid(.openSSL(OpenSSLError.drain("EVP_DigestVerifyInit_ex(\(name))")))
+        }
+        let result = signature.withUnsafeBufferPointer { sig in
+            data.withUnsafeBufferPointer { message in
+                // A zero-length message may have a nil base address; libcrypto wants a valid pointer.
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1) { empty in
+                    EVP_DigestVerify(
+                        context,
+                        sig.baseAddress,
+                        sig.count,
+                        message.baseAddress ?? UnsafePointer(empty.baseAddress),
+                        message.count
+                    )
+                }
+            }
+        }
+        guard result == 1 else {
+            OpenSSLError.clear()
+            return .invalid(SignatureError(.badSignature, "\(name) signature does not verify"))
+        }
+        return .valid
+    }
+}

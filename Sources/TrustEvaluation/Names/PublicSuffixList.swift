@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The Public Suffix List (publicsuffix.org), used to refuse wildcards over a public suffix
+/// (CA/B BR §3.2.2.6: a wildcard whose FQDN portion is "registry-controlled" or a "public
+/// suffix" must not be issued, so a client should not honour one: `*.co.uk`,
+/// `*.s3.amazonaws.com`).
+///
+/// The list comes from the system's copy (Debian's `publicsuffix` package,
+/// `/usr/share/publicsuffix/public_suffix_list.dat`), or the file named by
+/// `SERVERTRUST_PUBLIC_SUFFIX_LIST`; both the ICANN and the PRIVATE sections are used. Without a
+/// list, every single-label name counts as a public suffix, which still refuses `*.com`.
+struct PublicSuffixList: Sendable {
+    private let exact: Set<String>
+    private let wildcards: Set<String>
+    private let exceptions: Set<String>
+    let isLoaded: Bool
+
+    static let shared: PublicSuffixList = {
+        let path = getenv("SERVERTRUST_PUBLIC_SUFFIX_LIST").map { String(cString: $0) }
+            ?? "/usr/share/publicsuffix/public_suffix_list.dat"
+        return PublicSuffixList(path: path)
+    }()
+
+    init(path: String) {
+        var exact = Set<String>()
+        var wildcards = Set<String>()
+        var exceptions = Set<String>()
+        var loaded = false
+        if let file = fopen(path, "r") {
+            defer { fclose(file) }
+            var line: UnsafeMutablePointer<CChar>?
+            var capacity = 0
+            while getline(&line, &capacity, file) > 0, let line {
+                var rule = String(cString: line)
+                // A rule ends at the first whitespace; comments start with "//".
+                if let end = rule.firstIndex(where: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }) {
+                    rule = String(rule[..<end])
+                }
+                if rule.isEmpty || rule.hasPrefix("//") { continue }
+                rule = rule.lowercased()
+                if rule.hasPrefix("!") {
+                    exceptions.insert(String(rule.dropFirst()))
+                } else if rule.hasPrefix("*.") {
+                    wildcards.insert(String(rule.dropFirst(2)))
+                } else {
+                    exact.insert(rule)
+                }
+                loaded = true
+            }
+            free(line)
+        }
+        self.exact = exact
+        self.wildcards = wildcards
+        self.exceptions = exceptions
+        self.isLoaded = loaded
+    }
+
+    /// Whether `name` (lowercase, no trailing dot) is itself a public suffix.
+    func isPublicSuffix(_ name: DNSName) -> Bool {
+        guard isLoaded else { return name.labels.count == 1 }
+        let value = name.value
+        if exceptions.contains(value) { return false }
+        if exact.contains(value) { return true }
+        if let parent = name.parent, wildcards.contains(parent.value) { return true }
+        // The implicit "*" rule: an unlisted top-level label is a public suffix.
+        return name.labels.count == 1
+    }
+}

@@ -1,0 +1,183 @@
+public import CertificateParsing
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A set of trust anchors, indexed by subject name bytes and by subject key identifier.
+///
+/// Anchors are parsed with the project's own DER reader (about 3 µs each), and their public
+/// keys are built lazily, once, the first time an anchor is used to check a signature, so that
+/// loading a 140-root system bundle costs parsing only (OpenSSL's `X509_STORE_load_file` takes
+/// about 20 ms because it decodes every key up front).
+public final class TrustStore: Sendable {
+    /// The anchors, in load order, without duplicates.
+    public let certificates: [Certificate]
+    /// Where the anchors came from (file paths or a description), for decision records.
+    public let sources: [String]
+    private let bySubject: [ArraySlice<UInt8>: [Int]]
+    private let derSet: Set<[UInt8]>
+    let keys: KeyCache
+
+    /// Creates a store from certificates; exact duplicates are dropped.
+    public init(_ certificates: [Certificate], sources: [String] = []) {
+        var unique: [Certificate] = []
+        var seen = Set<[UInt8]>()
+        var bySubject: [ArraySlice<UInt8>: [Int]] = [:]
+        unique.reserveCapacity(certificates.count)
+        for certificate in certificates where seen.insert(certificate.derBytes).inserted {
+            bySubject[certificate.subject.derBytes, default: []].append(unique.count)
+            unique.append(certificate)
+        }
+        self.certificates = unique
+        self.sources = sources
+        self.bySubject = bySubject
+        self.derSet = seen
+        self.keys = KeyCache(count: unique.count)
+    }
+
+    /// An empty store (trusts nothing).
+    public static let empty = TrustStore([])
+
+    /// Anchors whose subject is exactly `name` (byte comparison of the encodings, as Go and
+    /// pyca do; RFC 5280 §7.1's case-folding comparison is not applied).
+    func candidates(issuedTo name: DistinguishedName) -> [Int] { bySubject[name.derBytes] ?? [] }
+
+    /// Whether this exact certificate is an anchor.
+    public func contains(_ certificate: Certificate) -> Bool { derSet.contains(certificate.derBytes) }
+
+    /// The number of anchors.
+    public var count: Int { certificates.count }
+
+    /// Loads anchors from PEM or DER files, bundles, or every certificate file in a directory.
+    /// - Throws: ``TrustStoreError`` naming the file and what is wrong with it.
+    public convenience init(contentsOf paths: [String]) throws(TrustStoreError) {
+        var all: [Certificate] = []
+        for path in paths {
+            all += try TrustStore.load(path: path)
+        }
+        self.init(all, sources: paths)
+    }
+
+    /// Merges stores (custom anchors plus system roots, for example).
+    public static func + (lhs: TrustStore, rhs: TrustStore) -> TrustStore {
+        TrustStore(lhs.certificates + rhs.certificates, sources: lhs.sources + rhs.sources)
+    }
+
+    static func load(path: String) throws(TrustStoreError) -> [Certificate] {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw TrustStoreError(path: path, reason: String(cString: strerror(errno)))
+        }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            return try loadDirectory(path)
+        }
+        let bytes = try readFile(path)
+        do {
+            return try Certificate.load(bytes)
+        } catch {
+            throw TrustStoreError(path: path, reason: error.description)
+        }
+    }
+
+    /// A directory as OpenSSL's `SSL_CERT_DIR` uses it: every regular file that holds
+    /// certificates (hash-named links included); files that are not certificates are skipped,
+    /// since such directories commonly hold other files too.
+    static func loadDirectory(_ path: String) throws(TrustStoreError) -> [Certificate] {
+        guard let dir = opendir(path) else { throw TrustStoreError(path: path, reason: String(cString: strerror(errno))) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name.hasPrefix(".") { continue }
+            names.append(name)
+        }
+        var result: [Certificate] = []
+        for name in names.sorted() {
+            let file = path + "/" + name
+            var info = stat()
+            guard stat(file, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            guard let bytes = try? readFile(file), let certificates = try? Certificate.load(bytes) else { continue }
+            result += certificates
+        }
+        return result
+    }
+
+    static func readFile(_ path: String) throws(TrustStoreError) -> [UInt8] {
+        guard let file = fopen(path, "rb") else { throw TrustStoreError(path: path, reason: String(cString: strerror(errno))) }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, file)
+            if n > 0 { bytes.append(contentsOf: buffer[0..<n]) }
+            if n < buffer.count { break }
+        }
+        return bytes
+    }
+
+    /// The system trust store, as OpenSSL finds it: `SSL_CERT_FILE` (default
+    /// `/etc/ssl/certs/ca-certificates.crt`) and, if set, `SSL_CERT_DIR`. Loaded once per process
+    /// for the default locations.
+    public static func system() throws(TrustStoreError) -> TrustStore {
+        let file = getenv("SSL_CERT_FILE").map { String(cString: $0) }
+        let dir = getenv("SSL_CERT_DIR").map { String(cString: $0) }
+        if file == nil && dir == nil {
+            return try SystemStoreCache.shared.defaultStore()
+        }
+        return try makeSystem(file: file, directory: dir)
+    }
+
+    static let defaultBundlePath = "/etc/ssl/certs/ca-certificates.crt"
+
+    static func makeSystem(file: String?, directory: String?) throws(TrustStoreError) -> TrustStore {
+        var certificates: [Certificate] = []
+        var sources: [String] = []
+        let bundle = file ?? defaultBundlePath
+        if file != nil || access(bundle, R_OK) == 0 {
+            certificates += try load(path: bundle)
+            sources.append(bundle)
+        }
+        if let directory {
+            for part in directory.split(separator: ":") where access(String(part), R_OK) == 0 {
+                certificates += try loadDirectory(String(part))
+                sources.append(String(part))
+            }
+        }
+        return TrustStore(certificates, sources: sources)
+    }
+}
+
+/// Loads the default system store once per process.
+final class SystemStoreCache: Sendable {
+    static let shared = SystemStoreCache()
+    private let state = Mutex<TrustStore?>(nil)
+
+    func defaultStore() throws(TrustStoreError) -> TrustStore {
+        if let cached = state.withLock({ $0 }) { return cached }
+        let store = try TrustStore.makeSystem(file: nil, directory: nil)
+        state.withLock { $0 = store }
+        return store
+    }
+}
+
+/// A trust store file or directory that could not be read.
+public struct TrustStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The file or directory.
+    public let path: String
+    /// What went wrong.
+    public let reason: String
+    public var description: String { "\(path): \(reason)" }
+}
+
+/// Which anchors an evaluation trusts, as SecTrust offers them.
+public enum AnchorMode: String, Hashable, Sendable {
+    /// The system roots only (SecTrust's default).
+    case systemOnly
+    /// The custom anchors only (`SecTrustSetAnchorCertificates`).
+    case customOnly
+    /// Custom anchors and the system roots (`SecTrustSetAnchorCertificatesOnly(false)`).
+    case customAndSystem
+}

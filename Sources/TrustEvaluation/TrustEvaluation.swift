@@ -1,1 +1,0 @@
-// TrustEvaluation: see README for the layout.

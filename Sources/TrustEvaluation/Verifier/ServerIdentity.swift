@@ -1,0 +1,52 @@
+public import CertificateParsing
+
+/// RFC 6125 identity checks against the subjectAltName only.
+///
+/// The Common Name is never consulted (Apple since iOS 13, Go since 1.15, OkHttp, and CA/B BR
+/// 7.1.4.3 which makes it a copy of a SAN entry): a certificate without a matching SAN entry
+/// does not match. DNS names are compared ASCII case-insensitively, one trailing dot on the
+/// reference name is ignored, wildcards only as the whole left-most label, IP literals only
+/// against iPAddress entries (RFC 6125 Appendix B.2) and never against dNSName.
+public enum ServerIdentity {
+    /// Whether `certificate` is valid for `name`.
+    public static func matches(_ certificate: Certificate, name: PeerName) -> Bool {
+        matches(certificate.subjectAlternativeNames, name: name)
+    }
+
+    /// Whether any of `sans` matches `name`.
+    public static func matches(_ sans: [GeneralName], name: PeerName) -> Bool {
+        switch name {
+        case .dns(let host):
+            // An IP literal given as a host name is treated as an IP (it must not match a
+            // dNSName "127.0.0.1").
+            if IPAddressText.parse(host) != nil { return matches(sans, name: .ip(host)) }
+            guard let reference = DNSName(host, allowTrailingDot: true) else { return false }
+            for case .dnsName(let san) in sans {
+                if let pattern = DNSPattern(san), pattern.matches(reference) { return true }
+            }
+            return false
+        case .ip(let text):
+            guard let reference = IPAddress(text) else { return false }
+            for case .ipAddress(let bytes) in sans where bytes.elementsEqual(reference.bytes) { return true }
+            return false
+        case .email(let text):
+            guard let reference = RFC822Name(text) else { return false }
+            for case .rfc822Name(let san) in sans {
+                if let name = RFC822Name(san), name.localPart == reference.localPart, name.domain == reference.domain { return true }
+            }
+            return false
+        }
+    }
+
+    /// The names a certificate is valid for, for messages ("valid for a, b, not c").
+    public static func names(of certificate: Certificate) -> [String] {
+        certificate.subjectAlternativeNames.compactMap { name in
+            switch name {
+            case .dnsName(let s): return s
+            case .ipAddress(let bytes): return IPAddressText.format(bytes)
+            case .rfc822Name(let s): return s
+            default: return nil
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+public import CertificateParsing
+
+/// The name a server certificate must be valid for.
+public enum PeerName: Hashable, Sendable, CustomStringConvertible {
+    /// A DNS host name, matched against SAN dNSName entries only.
+    case dns(String)
+    /// An IP address, matched against SAN iPAddress entries only (RFC 6125 Appendix B.2).
+    case ip(String)
+    /// An email address, matched against SAN rfc822Name entries (client validation).
+    case email(String)
+
+    /// Classifies a host as a URL would carry it: an IPv4 or (bracketed) IPv6 literal becomes
+    /// `.ip`, anything else `.dns`.
+    public static func host(_ host: String) -> PeerName {
+        IPAddressText.parse(host) != nil ? .ip(host) : .dns(host)
+    }
+
+    public var description: String {
+        switch self {
+        case .dns(let s): return s
+        case .ip(let s): return s
+        case .email(let s): return s
+        }
+    }
+}
+
+/// What a validation checks (SecPolicy in spirit): the purpose, the name, the time and the
+/// algorithm rules.
+public struct ValidationPolicy: Sendable {
+    /// The three policies SecTrust users know.
+    public enum Kind: Hashable, Sendable {
+        /// A TLS server's chain: EKU serverAuth and (when a name is given) the name (SecPolicyCreateSSL(true, host)).
+        case sslServer
+        /// A TLS client's chain: EKU clientAuth (SecPolicyCreateSSL(false, …)).
+        case sslClient
+        /// Path validation only: no name and no EKU requirement (SecPolicyCreateBasicX509).
+        case basicX509
+    }
+
+    /// The policy kind.
+    public var kind: Kind
+    /// For `.sslServer`: the name the leaf must be valid for; `nil` skips the name check.
+    public var peerName: PeerName?
+    /// For `.sslClient`: names that must all appear in the leaf's SAN.
+    public var expectedClientNames: [PeerName] = []
+    /// The validation instant in seconds since 1970; `nil` means now.
+    public var validationTime: Int64?
+    /// The most intermediates a path may have (pyca's default; OpenSSL's 100 is far beyond any
+    /// real Web PKI chain, and a small bound limits path-building work).
+    public var maximumIntermediates: Int = 8
+    /// EKUs the leaf must allow; empty means the kind's default (serverAuth / clientAuth / none).
+    public var requiredExtendedKeyUsages: [ASN1ObjectIdentifier] = []
+    /// keyUsage bits the leaf must assert (RFC 5280 names), e.g. `digitalSignature`.
+    public var requiredKeyUsages: [String] = []
+    /// The smallest RSA modulus accepted, in bits (CA/B BR §6.1.5; Apple's TLS rules).
+    public var minimumRSAKeyBits: Int = 2048
+    /// Whether SHA-1 (and MD5) signatures are accepted. Never by default: Apple, Go and the
+    /// CA/B Forum reject them. A trust anchor's own self-signature is never checked anyway.
+    public var allowsSHA1Signatures: Bool = false
+    /// CRLs to check every non-anchor certificate against (nil: no revocation checking).
+    public var revocationLists: [CertificateRevocationList]?
+
+    /// Creates a policy.
+    public init(kind: Kind, peerName: PeerName? = nil, validationTime: Int64? = nil) {
+        self.kind = kind
+        self.peerName = peerName
+        self.validationTime = validationTime
+    }
+
+    /// SSL server policy for `host` (SecPolicyCreateSSL(true, host)).
+    public static func sslServer(host: String?, at time: Int64? = nil) -> ValidationPolicy {
+        ValidationPolicy(kind: .sslServer, peerName: host.map(PeerName.host), validationTime: time)
+    }
+
+    /// SSL client policy.
+    public static func sslClient(at time: Int64? = nil) -> ValidationPolicy {
+        ValidationPolicy(kind: .sslClient, validationTime: time)
+    }
+
+    /// Basic X.509 policy (SecPolicyCreateBasicX509).
+    public static func basicX509(at time: Int64? = nil) -> ValidationPolicy {
+        ValidationPolicy(kind: .basicX509, validationTime: time)
+    }
+
+    /// The EKUs in force.
+    var effectiveExtendedKeyUsages: [ASN1ObjectIdentifier] {
+        if !requiredExtendedKeyUsages.isEmpty { return requiredExtendedKeyUsages }
+        switch kind {
+        case .sslServer: return [OID.serverAuth]
+        case .sslClient: return [OID.clientAuth]
+        case .basicX509: return []
+        }
+    }
+
+    /// Whether `algorithm` may sign a certificate in a path.
+    ///
+    /// CA/B BR §7.1.3.2 lists RSASSA-PKCS1-v1_5 and RSASSA-PSS with SHA-256/384/512 and ECDSA
+    /// with SHA-256/384/512; Ed25519 and Ed448 are added since RFC 8410 defines them for X.509
+    /// and they are stronger than the listed ones. PSS must use MGF1 with the same digest and a
+    /// salt as long as the digest (the only PSS forms §7.1.3.2 allows).
+    func permits(_ algorithm: SignatureAlgorithm) -> Bool {
+        switch algorithm {
+        case .rsaPKCS1(let digest), .ecdsa(let digest):
+            switch digest {
+            case .sha256, .sha384, .sha512: return true
+            case .sha1: return allowsSHA1Signatures
+            case .md5, .sha224: return false
+            }
+        case .rsaPSS(let p):
+            guard p.digest == p.mgf1Digest, p.saltLength == p.digest.outputSize else { return false }
+            return [.sha256, .sha384, .sha512].contains(p.digest) || (p.digest == .sha1 && allowsSHA1Signatures)
+        case .ed25519, .ed448: return true
+        case .other: return false
+        }
+    }
+}

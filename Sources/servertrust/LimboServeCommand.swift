@@ -1,0 +1,131 @@
+import CertificateParsing
+import Foundation
+import TrustEvaluation
+
+/// `servertrust limbo-serve`: the `limbo-jsonl/1` protocol of ../shared/conformance (one JSON
+/// request per stdin line, one response line per request, in order, flushed).
+enum LimboServeCommand {
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let options = try Options(arguments, flags: ["--help"], values: [])
+        if options.flags.contains("--help") {
+            print("usage: servertrust limbo-serve\n\nSpeaks limbo-jsonl/1 on stdin/stdout (see ../shared/conformance/README.md).")
+            return ExitCode.success
+        }
+        while let line = readLine(strippingNewline: true) {
+            if line.isEmpty { continue }
+            // Written straight to fd 1: each response must reach the runner before it sends the
+            // next request (lock-step), so nothing may sit in a stdio buffer.
+            CLI.writeStdout(answer(line).rendered + "\n")
+        }
+        return ExitCode.success
+    }
+
+    static func answer(_ line: String) -> JSON {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let id = object["id"] as? String
+        else {
+            return .object([("id", .null), ("result", .string("FAILURE")), ("reason", .string("unreadable request"))])
+        }
+        func reply(_ result: String, _ reason: String) -> JSON {
+            .object([("id", .string(id)), ("result", .string(result)), ("reason", .string(reason))])
+        }
+        do {
+            let (result, reason) = try evaluate(object)
+            return reply(result, reason)
+        } catch let error as LimboError {
+            return reply(error.result, error.reason)
+        } catch {
+            return reply("FAILURE", "\(error)")
+        }
+    }
+
+    struct LimboError: Error {
+        let result: String
+        let reason: String
+    }
+
+    static func certificate(_ pem: Any?, _ what: String) throws -> Certificate {
+        guard let text = pem as? String else { throw LimboError(result: "FAILURE", reason: "\(what): missing") }
+        do { return try Certificate(pemEncoded: text) } catch {
+            throw LimboError(result: "FAILURE", reason: "malformed \(what): \(error)")
+        }
+    }
+
+    static func evaluate(_ request: [String: Any]) throws -> (String, String) {
+        let leaf = try certificate(request["peer_certificate"], "peer certificate")
+        let trusted = try (request["trusted_certs"] as? [Any] ?? []).map { try certificate($0, "trusted certificate") }
+        let intermediates = try (request["untrusted_intermediates"] as? [Any] ?? []).map {
+            try certificate($0, "intermediate")
+        }
+        guard let timeText = request["validation_time"] as? String, let time = ASN1Time(rfc3339: timeText) else {
+            throw LimboError(result: "FAILURE", reason: "bad validation_time")
+        }
+        let kind = request["validation_kind"] as? String ?? "SERVER"
+        var policy: ValidationPolicy
+        if kind == "CLIENT" {
+            policy = .sslClient(at: time.secondsSince1970)
+            for name in request["expected_peer_names"] as? [[String: Any]] ?? [] {
+                policy.expectedClientNames.append(try peerName(name))
+            }
+        } else {
+            policy = ValidationPolicy(kind: .sslServer, validationTime: time.secondsSince1970)
+            if let name = request["expected_peer_name"] as? [String: Any] {
+                policy.peerName = try peerName(name)
+            }
+        }
+        // Optional limbo features this verifier deliberately does not implement answer SKIP, as
+        // the protocol allows: a root's EKU is not forbidden (CA/B BR 7.1.2.1.2), because
+        // private and enterprise roots use EKUs as constraints and rejecting them would break
+        // deployments for no security gain.
+        let features = request["features"] as? [String] ?? []
+        if features.contains("pedantic-webpki-eku") {
+            return ("SKIP", "pedantic-webpki-eku: root extendedKeyUsage is not prohibited")
+        }
+        let ekus = request["extended_key_usage"] as? [String] ?? []
+        policy.requiredExtendedKeyUsages = try ekus.map { name in
+            switch name {
+            case "serverAuth": return OID.serverAuth
+            case "clientAuth": return OID.clientAuth
+            case "codeSigning": return OID.codeSigning
+            case "emailProtection": return OID.emailProtection
+            case "timeStamping": return OID.timeStamping
+            case "OCSPSigning": return OID.ocspSigning
+            case "anyExtendedKeyUsage": return OID.anyExtendedKeyUsage
+            default: throw LimboError(result: "SKIP", reason: "unknown extended key usage \(name)")
+            }
+        }
+        policy.requiredKeyUsages = request["key_usage"] as? [String] ?? []
+        if let depth = request["max_chain_depth"] as? Int { policy.maximumIntermediates = depth }
+        if let algorithms = request["signature_algorithms"] as? [String], !algorithms.isEmpty {
+            return ("SKIP", "custom signature algorithm sets are not supported")
+        }
+        let crlTexts = request["crls"] as? [String] ?? []
+        if !crlTexts.isEmpty {
+            var crls: [CertificateRevocationList] = []
+            for text in crlTexts {
+                do { crls += try CertificateRevocationList.load(Array(text.utf8)) } catch {
+                    return ("FAILURE", "malformed CRL: \(error)")
+                }
+            }
+            policy.revocationLists = crls
+        }
+        let verifier = Verifier(anchors: TrustStore(trusted), policy: policy)
+        let outcome = verifier.validate(leaf: leaf, intermediates: intermediates)
+        switch outcome.result {
+        case .success(let chain): return ("SUCCESS", "chain of \(chain.certificates.count)")
+        case .failure(let failure): return ("FAILURE", failure.description)
+        }
+    }
+
+    static func peerName(_ object: [String: Any]) throws -> PeerName {
+        guard let kind = object["kind"] as? String, let value = object["value"] as? String else {
+            throw LimboError(result: "FAILURE", reason: "bad peer name")
+        }
+        switch kind {
+        case "DNS": return .dns(value)
+        case "IP": return .ip(value)
+        case "RFC822": return .email(value)
+        default: throw LimboError(result: "SKIP", reason: "unsupported peer name kind \(kind)")
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import ServerTrustLab
+import Testing
+
+@Suite("servertrust inspect")
+struct InspectCommandTests {
+    static let pki: LabPKI = {
+        do { return try LabPKI.webChain(host: "www.example.test", algorithm: .p256, keySlot: 40) } catch {
+            fatalError("test PKI generation failed: \(error)")
+        }
+    }()
+
+    @Test("prints the JSON schema for each certificate of a PEM bundle")
+    func jsonForBundle() throws {
+        let dir = try CLIRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/chain.pem"
+        try LabPEM.bundle([Self.pki.leaf, Self.pki.intermediate]).write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try CLIRunner.run(["inspect", path, "--json"])
+        #expect(result.status == 0)
+        let items = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        #expect(items.count == 2)
+        let leaf = items[0]
+        for key in ["subject", "issuer", "serial", "notBefore", "notAfter", "sha256", "spkiSHA256", "keyAlgorithm", "keySize", "san"] {
+            #expect(leaf[key] != nil, "missing \(key)")
+        }
+        #expect(leaf["keyAlgorithm"] as? String == "EC")
+        #expect(leaf["keySize"] as? Int == 256)
+        #expect((leaf["san"] as? [String])?.contains("DNS:www.example.test") == true)
+        #expect((leaf["notAfter"] as? String)?.hasSuffix("Z") == true)
+        let serial = try #require(leaf["serial"] as? String)
+        #expect(serial == serial.lowercased() && !serial.contains(":"))
+        #expect((leaf["sha256"] as? String)?.count == 64)
+    }
+
+    @Test("reads DER files and prints a human block")
+    func humanForDER() throws {
+        let dir = try CLIRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/leaf.der"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(Self.pki.leaf.der)))
+        let result = try CLIRunner.run(["inspect", path])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("Subject"))
+        #expect(result.stdout.contains("DNS:www.example.test"))
+        #expect(result.stdout.contains("SPKI pin   sha256/") || result.stdout.contains("sha256/"))
+    }
+
+    @Test("bad input gives a one-line error naming the file and exit 2", arguments: [
+        ("missing", nil as [UInt8]?),
+        ("garbage", Array("hello, not a certificate".utf8)),
+        ("truncated-der", [0x30, 0x82, 0x01, 0x00, 0x30]),
+        ("pem-without-end", Array("-----BEGIN CERTIFICATE-----\nMIIB\n".utf8)),
+    ])
+    func badInput(name: String, bytes: [UInt8]?) throws {
+        let dir = try CLIRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/" + name
+        if let bytes { #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes))) }
+        let result = try CLIRunner.run(["inspect", path])
+        #expect(result.status == 2)
+        #expect(result.stdout.isEmpty)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(result.stderr.contains(path))
+    }
+
+    @Test("usage errors exit 2")
+    func usageErrors() throws {
+        #expect(try CLIRunner.run(["inspect"]).status == 2)
+        #expect(try CLIRunner.run(["inspect", "--bogus", "x"]).status == 2)
+        #expect(try CLIRunner.run(["no-such-command"]).status == 2)
+        #expect(try CLIRunner.run(["inspect", "--help"]).status == 0)
+    }
+}
