@@ -7,35 +7,38 @@ import CertificateParsing
 public struct DNSName: Hashable, Sendable, CustomStringConvertible {
     /// The lowercased name without a trailing dot.
     public let value: String
-    /// The labels, most specific first.
-    let labels: [Substring]
+    /// The number of labels.
+    let labelCount: Int
 
     /// Validates `text`; `nil` when it is not a DNS name. One trailing dot (a fully qualified
     /// reference name) is removed when `allowTrailingDot` is set (RFC 6125 §6.4.1 treats the
     /// absolute and relative forms as the same name).
     public init?(_ text: String, allowTrailingDot: Bool = false) {
-        var name = Substring(text)
-        if allowTrailingDot, name.hasSuffix("."), name.count > 1 { name = name.dropLast() }
-        guard !name.isEmpty, name.utf8.count <= 253 else { return nil }
-        var lowered = [UInt8]()
-        lowered.reserveCapacity(name.utf8.count)
-        for byte in name.utf8 {
+        var bytes = Array(text.utf8)
+        if allowTrailingDot, bytes.count > 1, bytes.last == UInt8(ascii: ".") { bytes.removeLast() }
+        guard !bytes.isEmpty, bytes.count <= 253 else { return nil }
+        // One pass: lowercase, check the alphabet, and check each label: 1–63 characters,
+        // neither starting nor ending with a hyphen. Consecutive hyphens are allowed: IDNA
+        // A-labels start with "xn--".
+        var labelStart = 0
+        var labels = 1
+        for i in 0..<bytes.count {
+            let byte = bytes[i]
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): lowered.append(byte + 32)
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."):
-                lowered.append(byte)
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): bytes[i] = byte + 32
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): break
+            case UInt8(ascii: "-"):
+                guard i != labelStart, i + 1 < bytes.count, bytes[i + 1] != UInt8(ascii: ".") else { return nil }
+            case UInt8(ascii: "."):
+                guard i > labelStart, i - labelStart <= 63, i + 1 < bytes.count else { return nil }
+                labelStart = i + 1
+                labels += 1
             default: return nil
             }
         }
-        let value = String(decoding: lowered, as: UTF8.self)
-        let labels = value.split(separator: ".", omittingEmptySubsequences: false)
-        for label in labels {
-            // Labels are 1–63 characters and neither start nor end with a hyphen. Consecutive
-            // hyphens are allowed: IDNA A-labels start with "xn--".
-            guard !label.isEmpty, label.utf8.count <= 63, label.first != "-", label.last != "-" else { return nil }
-        }
-        self.value = value
-        self.labels = labels
+        guard bytes.count - labelStart <= 63 else { return nil }
+        self.value = String(decoding: bytes, as: UTF8.self)
+        self.labelCount = labels
     }
 
     /// The parent domain (`b.c` for `a.b.c`), if any.
@@ -197,7 +200,7 @@ enum RFC822Constraint: Hashable, Sendable {
         // The local part is case-sensitive (RFC 5321 §2.4); the domain is not.
         case .mailbox(let m): return m.localPart == name.localPart && m.domain == name.domain
         case .host(let host): return name.domain == host
-        case .subdomainsOf(let domain): return name.domain.labels.count > domain.labels.count && name.domain.isWithin(domain)
+        case .subdomainsOf(let domain): return name.domain.labelCount > domain.labelCount && name.domain.isWithin(domain)
         }
     }
 }

@@ -59,12 +59,12 @@ struct PublicSuffixList: Sendable {
 
     /// Whether `name` (lowercase, no trailing dot) is itself a public suffix.
     func isPublicSuffix(_ name: DNSName) -> Bool {
-        guard isLoaded else { return name.labels.count == 1 }
+        guard isLoaded else { return name.labelCount == 1 }
         let value = name.value
         if exceptions.contains(value) { return false }
         if exact.contains(value) { return true }
         if let parent = name.parent, wildcards.contains(parent.value) { return true }
         // The implicit "*" rule: an unlisted top-level label is a public suffix.
-        return name.labels.count == 1
+        return name.labelCount == 1
     }
 }

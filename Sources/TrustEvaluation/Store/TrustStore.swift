@@ -16,23 +16,25 @@ public final class TrustStore: Sendable {
     /// Where the anchors came from (file paths or a description), for decision records.
     public let sources: [String]
     private let bySubject: [ArraySlice<UInt8>: [Int]]
-    private let derSet: Set<[UInt8]>
+    /// Certificate hashing looks at a few signature bytes and equality compares the DER, so
+    /// membership costs a short hash and at most one byte comparison.
+    private let members: Set<Certificate>
     let keys: KeyCache
 
     /// Creates a store from certificates; exact duplicates are dropped.
     public init(_ certificates: [Certificate], sources: [String] = []) {
         var unique: [Certificate] = []
-        var seen = Set<[UInt8]>()
+        var seen = Set<Certificate>()
         var bySubject: [ArraySlice<UInt8>: [Int]] = [:]
         unique.reserveCapacity(certificates.count)
-        for certificate in certificates where seen.insert(certificate.derBytes).inserted {
+        for certificate in certificates where seen.insert(certificate).inserted {
             bySubject[certificate.subject.derBytes, default: []].append(unique.count)
             unique.append(certificate)
         }
         self.certificates = unique
         self.sources = sources
         self.bySubject = bySubject
-        self.derSet = seen
+        self.members = seen
         self.keys = KeyCache(count: unique.count)
     }
 
@@ -44,7 +46,7 @@ public final class TrustStore: Sendable {
     func candidates(issuedTo name: DistinguishedName) -> [Int] { bySubject[name.derBytes] ?? [] }
 
     /// Whether this exact certificate is an anchor.
-    public func contains(_ certificate: Certificate) -> Bool { derSet.contains(certificate.derBytes) }
+    public func contains(_ certificate: Certificate) -> Bool { members.contains(certificate) }
 
     /// The number of anchors.
     public var count: Int { certificates.count }

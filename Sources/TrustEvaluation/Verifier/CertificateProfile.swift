@@ -8,7 +8,7 @@ import CertificateParsing
 /// may have, and which further check applies. One pass over the extensions runs them; an
 /// unknown critical extension fails (RFC 5280 §4.2: "A certificate-using system MUST reject the
 /// certificate if it encounters a critical extension it does not recognize").
-struct CertificateProfile {
+struct CertificateProfile: Sendable {
     enum Presence {
         case required
         case optional
@@ -29,11 +29,11 @@ struct CertificateProfile {
         }
     }
 
-    struct Rule {
+    struct Rule: Sendable {
         let presence: Presence
         let criticality: Criticality
         /// Runs whether or not the extension is present (for rules about absence too).
-        let check: ((Certificate, Extension?) -> ValidationFailure?)?
+        let check: (@Sendable (Certificate, Extension?) -> ValidationFailure?)?
     }
 
     let rules: [ASN1ObjectIdentifier: Rule]

@@ -201,7 +201,7 @@ struct NameConstraintChecker {
             // period, every host below a domain; it is matched against the URI's host part.
             guard let host else { return .failure("malformed URI constraint \"\(raw)\"") }
             guard let nameHost else { return .failure("SAN URI \"\(nameRaw)\" has no host name to check against name constraints") }
-            if subdomainsOnly { return nameHost.labels.count > host.labels.count && nameHost.isWithin(host) ? .match : .noMatch }
+            if subdomainsOnly { return nameHost.labelCount > host.labelCount && nameHost.isWithin(host) ? .match : .noMatch }
             return nameHost == host ? .match : .noMatch
         case (.unsupported(let c), .other(let n)) where sameKind(c, n):
             // No defined matching rule: fail closed rather than guess either way.

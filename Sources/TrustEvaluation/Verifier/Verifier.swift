@@ -18,16 +18,22 @@ public struct Verifier<SignatureCheck: SignatureVerifier>: Sendable {
     public let policy: ValidationPolicy
     /// The crypto backend.
     public let signatureVerifier: SignatureCheck
+    /// The extension rule tables, built once per verifier rather than per validation.
+    let caProfile: CertificateProfile
+    let eeProfile: CertificateProfile
 
     /// Creates a verifier.
     public init(anchors: TrustStore, policy: ValidationPolicy, signatureVerifier: SignatureCheck) {
         self.anchors = anchors
         self.policy = policy
         self.signatureVerifier = signatureVerifier
+        self.caProfile = CertificateProfile.certificateAuthority(policy)
+        self.eeProfile = CertificateProfile.endEntity(policy)
     }
 
     /// Validates `leaf` using `intermediates` (the rest of what the peer sent).
     /// - Parameter trace: record every path tried, for explanations.
+    @_specialize(where SignatureCheck == OpenSSLSignatureVerifier)
     public func validate(leaf: Certificate, intermediates: [Certificate], trace: Bool = false) -> ValidationOutcome {
         var search = Search(verifier: self, intermediates: intermediates, tracing: trace)
         let result = search.run(leaf: leaf)
@@ -58,12 +64,12 @@ struct Search<SignatureCheck: SignatureVerifier> {
     init(verifier: Verifier<SignatureCheck>, intermediates: [Certificate], tracing: Bool) {
         self.verifier = verifier
         // Exact duplicates can only waste budget.
-        var seen = Set<[UInt8]>()
-        self.intermediates = intermediates.filter { seen.insert($0.derBytes).inserted }
+        var seen = Set<Certificate>()
+        self.intermediates = intermediates.filter { seen.insert($0).inserted }
         self.tracing = tracing
         self.time = verifier.policy.validationTime ?? currentTime()
-        self.caProfile = CertificateProfile.certificateAuthority(verifier.policy)
-        self.eeProfile = CertificateProfile.endEntity(verifier.policy)
+        self.caProfile = verifier.caProfile
+        self.eeProfile = verifier.eeProfile
     }
 
     /// A candidate issuer: an anchor (index into the store) or a peer-sent intermediate.
