@@ -7,6 +7,16 @@ public struct ASN1Identifier: Hashable, Sendable, CustomStringConvertible {
         case application = 1
         case contextSpecific = 2
         case `private` = 3
+
+        /// The class in the top two bits of an identifier octet.
+        static func from(_ identifierOctet: UInt8) -> TagClass {
+            switch identifierOctet >> 6 {
+            case 0: return .universal
+            case 1: return .application
+            case 2: return .contextSpecific
+            default: return .private
+            }
+        }
     }
 
     /// The tag class.
@@ -50,13 +60,19 @@ public struct ASN1Identifier: Hashable, Sendable, CustomStringConvertible {
     /// leaves it open (non-universal tags, or universal types this reader does not know).
 
     var requiredConstruction: Bool? {
-        guard tagClass == .universal else { return nil }
-        switch tagNumber {
-        case 16, 17: return true
-        case 1, 2, 3, 4, 5, 6, 9, 10, 12, 13, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 30: return false
-        default: return nil
-        }
+        guard tagClass == .universal, tagNumber < 32 else { return nil }
+        let bit: UInt32 = 1 << tagNumber
+        if bit & ASN1Identifier.constructedTypes != 0 { return true }
+        if bit & ASN1Identifier.primitiveTypes != 0 { return false }
+        return nil
     }
+
+    /// SEQUENCE and SET.
+    private static let constructedTypes: UInt32 = 1 << 16 | 1 << 17
+    /// BOOLEAN, INTEGER, BIT STRING, OCTET STRING, NULL, OID, REAL, ENUMERATED, the string
+    /// types and the time types: always primitive in DER.
+    /// (Tags 1–6, 9, 10, 12, 13, 18–28 and 30.)
+    private static let primitiveTypes: UInt32 = 0x5FFC_367E
 
     public var description: String {
         switch tagClass {

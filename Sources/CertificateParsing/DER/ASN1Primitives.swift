@@ -153,6 +153,9 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
         self.bytes = bytes
     }
 
+    /// Wraps content octets already validated by the raw reader.
+    init(unchecked bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+
     /// Creates an identifier from dotted decimal notation, e.g. `"2.5.29.19"`. Returns `nil`
     /// for malformed text.
     public init?(_ dotted: String) {
@@ -207,8 +210,7 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
         lhs.bytes.elementsEqual(rhs.bytes)
     }
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(bytes.count)
-        for byte in bytes { hasher.combine(byte) }
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
 

@@ -52,52 +52,102 @@ public struct ASN1String: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Why `bytes` are not valid content for `kind`, or `nil` if they are (X.680 §41).
+    static func characterSetProblem(_ kind: Kind, _ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        switch kind {
+        case .utf8String:
+            return isValidUTF8(bytes) ? nil : "is not valid UTF-8"
+        case .printableString:
+            return bytes.allSatisfy(ASN1String.isPrintable) ? nil : "has a character outside its set"
+        case .ia5String:
+            return bytes.allSatisfy({ $0 < 0x80 }) ? nil : "has a non-ASCII byte"
+        case .visibleString:
+            return bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) ? nil : "has a character outside its set"
+        case .numericString:
+            return bytes.allSatisfy({ $0 == 0x20 || ($0 >= 0x30 && $0 <= 0x39) }) ? nil : "has a non-digit"
+        case .teletexString:
+            return nil
+        case .bmpString:
+            guard bytes.count % 2 == 0 else { return "has an odd length" }
+            var i = 0
+            while i < bytes.count {
+                // BMPString is UCS-2: surrogates are not characters.
+                if (0xD8...0xDF).contains(bytes[i]) { return "has a surrogate code unit" }
+                i += 2
+            }
+            return nil
+        case .universalString:
+            guard bytes.count % 4 == 0 else { return "length is not a multiple of 4" }
+            var i = 0
+            while i < bytes.count {
+                let unit = UInt32(bytes[i]) << 24 | UInt32(bytes[i + 1]) << 16 | UInt32(bytes[i + 2]) << 8 | UInt32(bytes[i + 3])
+                if Unicode.Scalar(unit) == nil { return "has an invalid code point" }
+                i += 4
+            }
+            return nil
+        }
+    }
+
+    /// Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF.
+    static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        let n = bytes.count
+        while i < n {
+            let b0 = bytes[i]
+            if b0 < 0x80 {
+                i += 1
+                continue
+            }
+            let length: Int
+            var lower: UInt8 = 0x80
+            var upper: UInt8 = 0xBF
+            switch b0 {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; lower = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: length = 3; upper = 0x9F
+            case 0xF0: length = 4; lower = 0x90
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; upper = 0x8F
+            default: return false
+            }
+            guard i + length <= n else { return false }
+            guard bytes[i + 1] >= lower, bytes[i + 1] <= upper else { return false }
+            for k in 2..<length where bytes[i + k] & 0xC0 != 0x80 { return false }
+            i += length
+        }
+        return true
+    }
+
     /// Decodes `node` as one of the string types.
     public init(_ node: ASN1Node, _ name: @autoclosure () -> String) throws(DERError) {
         guard let kind = ASN1String.kind(of: node.identifier) else {
             throw DERError(.unexpectedTag, at: node.offset, "\(name()): expected a string type, found \(node.identifier)")
         }
         let bytes = node.content
-        func bad(_ why: String) -> DERError { DERError(.invalidValue, at: node.offset, "\(name()): \(kind.rawValue) \(why)") }
+        if let problem = bytes.withUnsafeBufferPointer({ ASN1String.characterSetProblem(kind, $0) }) {
+            throw DERError(.invalidValue, at: node.offset, "\(name()): \(kind.rawValue) \(problem)")
+        }
         let value: String
         switch kind {
-        case .utf8String:
-            guard let text = String(validating: bytes, as: UTF8.self) else { throw bad("is not valid UTF-8") }
-            value = text
-        case .printableString:
-            guard bytes.allSatisfy(ASN1String.isPrintable) else { throw bad("has a character outside its set") }
-            value = String(decoding: bytes, as: UTF8.self)
-        case .ia5String:
-            guard bytes.allSatisfy({ $0 < 0x80 }) else { throw bad("has a non-ASCII byte") }
-            value = String(decoding: bytes, as: UTF8.self)
-        case .visibleString:
-            guard bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { throw bad("has a character outside its set") }
-            value = String(decoding: bytes, as: UTF8.self)
-        case .numericString:
-            guard bytes.allSatisfy({ $0 == 0x20 || ($0 >= 0x30 && $0 <= 0x39) }) else { throw bad("has a non-digit") }
+        case .utf8String, .printableString, .ia5String, .visibleString, .numericString:
             value = String(decoding: bytes, as: UTF8.self)
         case .teletexString:
             value = String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
         case .bmpString:
-            guard bytes.count % 2 == 0 else { throw bad("has an odd length") }
             var scalars = String.UnicodeScalarView()
             var i = bytes.startIndex
             while i < bytes.endIndex {
-                let unit = UInt32(bytes[i]) << 8 | UInt32(bytes[i + 1])
-                // BMPString is UCS-2: surrogates are not characters.
-                guard let scalar = Unicode.Scalar(unit) else { throw bad("has a surrogate code unit") }
-                scalars.append(scalar)
+                scalars.append(Unicode.Scalar(UInt32(bytes[i]) << 8 | UInt32(bytes[i + 1])) ?? "\u{FFFD}")
                 i += 2
             }
             value = String(scalars)
         case .universalString:
-            guard bytes.count % 4 == 0 else { throw bad("length is not a multiple of 4") }
             var scalars = String.UnicodeScalarView()
             var i = bytes.startIndex
             while i < bytes.endIndex {
                 let unit = UInt32(bytes[i]) << 24 | UInt32(bytes[i + 1]) << 16 | UInt32(bytes[i + 2]) << 8 | UInt32(bytes[i + 3])
-                guard let scalar = Unicode.Scalar(unit) else { throw bad("has an invalid code point") }
-                scalars.append(scalar)
+                scalars.append(Unicode.Scalar(unit) ?? "\u{FFFD}")
                 i += 4
             }
             value = String(scalars)

@@ -17,6 +17,15 @@ public struct AlgorithmIdentifier: Hashable, Sendable, CustomStringConvertible {
         derBytes = node.encodedBytes
     }
 
+    init(_ raw: RawNode, _ input: DERInput, _ name: StaticString) throws(DERError) {
+        (algorithm, parameters) = try input.sequence(raw, .sequence, name) { nodes throws(DERError) in
+            let oid = try input.objectIdentifier(nodes.next(.objectIdentifier, name), name)
+            let parameters = try nodes.next().map { input.node($0) }
+            return (oid, parameters)
+        }
+        derBytes = input.slice(raw.range)
+    }
+
     /// Whether the parameters are exactly a DER NULL.
     public var hasNullParameters: Bool {
         guard let parameters else { return false }

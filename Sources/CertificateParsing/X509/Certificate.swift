@@ -9,115 +9,182 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
         case v3 = 2
     }
 
+    /// One reference-counted box holding the parsed fields, so copying a certificate (into
+    /// paths, stores, results) costs one retain instead of one per field.
+    final class Storage: Sendable {
+        let derBytes: [UInt8]
+        let tbsBytes: ArraySlice<UInt8>
+        let version: Version
+        let serialNumber: SerialNumber
+        let signatureAlgorithm: SignatureAlgorithm
+        let signatureAlgorithmIdentifier: AlgorithmIdentifier
+        let signature: ArraySlice<UInt8>
+        let issuer: DistinguishedName
+        let subject: DistinguishedName
+        let notBefore: ASN1Time
+        let notAfter: ASN1Time
+        let subjectPublicKeyInfo: SubjectPublicKeyInfo
+        let issuerUniqueID: ASN1BitString?
+        let subjectUniqueID: ASN1BitString?
+        let extensions: Extensions
+
+        init(
+            derBytes: [UInt8],
+            tbsBytes: ArraySlice<UInt8>,
+            version: Version,
+            serialNumber: SerialNumber,
+            signatureAlgorithm: SignatureAlgorithm,
+            signatureAlgorithmIdentifier: AlgorithmIdentifier,
+            signature: ArraySlice<UInt8>,
+            issuer: DistinguishedName,
+            subject: DistinguishedName,
+            notBefore: ASN1Time,
+            notAfter: ASN1Time,
+            subjectPublicKeyInfo: SubjectPublicKeyInfo,
+            issuerUniqueID: ASN1BitString?,
+            subjectUniqueID: ASN1BitString?,
+            extensions: Extensions
+        ) {
+            self.derBytes = derBytes
+            self.tbsBytes = tbsBytes
+            self.version = version
+            self.serialNumber = serialNumber
+            self.signatureAlgorithm = signatureAlgorithm
+            self.signatureAlgorithmIdentifier = signatureAlgorithmIdentifier
+            self.signature = signature
+            self.issuer = issuer
+            self.subject = subject
+            self.notBefore = notBefore
+            self.notAfter = notAfter
+            self.subjectPublicKeyInfo = subjectPublicKeyInfo
+            self.issuerUniqueID = issuerUniqueID
+            self.subjectUniqueID = subjectUniqueID
+            self.extensions = extensions
+        }
+    }
+
+    let storage: Storage
+
     /// The complete DER encoding, as given.
-    public let derBytes: [UInt8]
+    public var derBytes: [UInt8] { storage.derBytes }
     /// The TBSCertificate element: the bytes the issuer signed.
-    public let tbsBytes: ArraySlice<UInt8>
+    public var tbsBytes: ArraySlice<UInt8> { storage.tbsBytes }
     /// The version.
-    public let version: Version
+    public var version: Version { storage.version }
     /// The serial number.
-    public let serialNumber: SerialNumber
+    public var serialNumber: SerialNumber { storage.serialNumber }
     /// The outer signatureAlgorithm, decoded.
-    public let signatureAlgorithm: SignatureAlgorithm
+    public var signatureAlgorithm: SignatureAlgorithm { storage.signatureAlgorithm }
     /// The outer signatureAlgorithm as encoded (byte-identical to the TBS one; checked at parse).
-    public let signatureAlgorithmIdentifier: AlgorithmIdentifier
+    public var signatureAlgorithmIdentifier: AlgorithmIdentifier { storage.signatureAlgorithmIdentifier }
     /// The signature BIT STRING content (whole bytes; a signature with unused bits is malformed).
-    public let signature: ArraySlice<UInt8>
+    public var signature: ArraySlice<UInt8> { storage.signature }
     /// The issuer name.
-    public let issuer: DistinguishedName
+    public var issuer: DistinguishedName { storage.issuer }
     /// The subject name.
-    public let subject: DistinguishedName
+    public var subject: DistinguishedName { storage.subject }
     /// Validity period start (inclusive, RFC 5280 §4.1.2.5).
-    public let notBefore: ASN1Time
+    public var notBefore: ASN1Time { storage.notBefore }
     /// Validity period end (inclusive).
-    public let notAfter: ASN1Time
+    public var notAfter: ASN1Time { storage.notAfter }
     /// The subject's public key.
-    public let subjectPublicKeyInfo: SubjectPublicKeyInfo
+    public var subjectPublicKeyInfo: SubjectPublicKeyInfo { storage.subjectPublicKeyInfo }
     /// issuerUniqueID (v2/v3 only; RFC 5280 says CAs must not generate it).
-    public let issuerUniqueID: ASN1BitString?
+    public var issuerUniqueID: ASN1BitString? { storage.issuerUniqueID }
     /// subjectUniqueID.
-    public let subjectUniqueID: ASN1BitString?
+    public var subjectUniqueID: ASN1BitString? { storage.subjectUniqueID }
     /// The extensions (v3 only).
-    public let extensions: Extensions
+    public var extensions: Extensions { storage.extensions }
 
     /// Parses a DER certificate.
     /// - Throws: ``DERError`` naming the field and byte offset of the first problem.
     public init(derEncoded bytes: [UInt8]) throws(DERError) {
-        let root = try DER.parse(bytes)
-        derBytes = bytes
-        var parsed: (ASN1Node, AlgorithmIdentifier, ASN1BitString)!
-        parsed = try root.sequence(.sequence, "Certificate") { nodes throws(DERError) in
+        storage = try DERInput.with(bytes) { input throws(DERError) in try Certificate(input).storage }
+    }
+
+    private init(_ input: DERInput) throws(DERError) {
+        let derBytes = input.base
+        let root = try input.single(0..<input.buffer.count)
+        let (tbs, outerAlgorithm, signatureBits) = try input.sequence(root, .sequence, "Certificate") { nodes throws(DERError) in
             let tbs = try nodes.next(.sequence, "tbsCertificate")
-            let algorithm = try AlgorithmIdentifier(nodes.next(.sequence, "signatureAlgorithm"), "signatureAlgorithm")
-            let signature = try nodes.next(.bitString, "signatureValue").bitString("signatureValue")
+            let algorithm = try AlgorithmIdentifier(nodes.next(.sequence, "signatureAlgorithm"), input, "signatureAlgorithm")
+            let signature = try input.bitString(nodes.next(.bitString, "signatureValue"), "signatureValue")
             return (tbs, algorithm, signature)
         }
-        let (tbs, outerAlgorithm, signatureBits) = parsed
         guard signatureBits.unusedBits == 0 else {
-            throw DERError(.invalidValue, at: tbs.endOffset, "signatureValue has unused bits")
+            throw DERError(.invalidValue, at: tbs.end, "signatureValue has unused bits")
         }
-        tbsBytes = tbs.encodedBytes
-        signatureAlgorithmIdentifier = outerAlgorithm
-        signatureAlgorithm = SignatureAlgorithm(outerAlgorithm)
-        signature = signatureBits.bytes
+        let tbsBytes = input.slice(tbs.range)
+        let signatureAlgorithm = SignatureAlgorithm(outerAlgorithm)
 
-        var fields = tbs.children()
+        var fields = input.children(tbs)
         // version [0] EXPLICIT Version DEFAULT v1
+        let version: Version
         if let explicit = try fields.optional(.context(0)) {
-            let raw = try explicit.sequence(.context(0), "version") { n throws(DERError) in
-                try n.next(.integer, "version").integer("version", in: 0...Int.max)
+            let raw = try input.sequence(explicit, .context(0), "version") { n throws(DERError) in
+                try input.integer(n.next(.integer, "version"), "version", in: 0...Int(Int32.max))
             }
-            guard let version = Version(rawValue: raw) else {
-                throw DERError(.invalidValue, at: explicit.offset, "unknown certificate version \(raw + 1)")
+            guard let parsed = Version(rawValue: raw) else {
+                throw DERError(.invalidValue, at: explicit.start, "unknown certificate version \(raw + 1)")
             }
             // X.690 §11.5: DER never encodes a DEFAULT value, so an explicit v1 is not DER.
-            guard version != .v1 else {
-                throw DERError(.invalidValue, at: explicit.offset, "version v1 is encoded explicitly, which DER forbids")
+            guard parsed != .v1 else {
+                throw DERError(.invalidValue, at: explicit.start, "version v1 is encoded explicitly, which DER forbids")
             }
-            self.version = version
+            version = parsed
         } else {
             version = .v1
         }
-        let serialNode = try fields.next(.integer, "serialNumber")
-        serialNumber = SerialNumber(try serialNode.integerBytes("serialNumber"))
-        let innerAlgorithm = try AlgorithmIdentifier(fields.next(.sequence, "signature"), "tbsCertificate signature")
+        let serialNumber = SerialNumber(input.slice(try input.integerRange(fields.next(.integer, "serialNumber"), "serialNumber")))
+        let innerAlgorithm = try AlgorithmIdentifier(fields.next(.sequence, "signature"), input, "tbsCertificate signature")
         // RFC 5280 §4.1.1.2: signatureAlgorithm "MUST contain the same algorithm identifier as
         // the signature field in the sequence tbsCertificate".
         guard innerAlgorithm == outerAlgorithm else {
             throw DERError(.invalidValue, at: innerAlgorithm.derBytes.startIndex, "tbsCertificate signature algorithm differs from signatureAlgorithm")
         }
-        issuer = try DistinguishedName(fields.next(.sequence, "issuer"), "issuer")
-        (notBefore, notAfter) = try fields.next(.sequence, "validity").sequence(.sequence, "validity") { v throws(DERError) in
-            guard let before = try v.next() else { throw DERError(.missingField, at: v.offset, "validity has no notBefore") }
-            guard let after = try v.next() else { throw DERError(.missingField, at: v.offset, "validity has no notAfter") }
-            let notBefore = try before.time("notBefore")
-            let notAfter = try after.time("notAfter")
+        let issuer = try DistinguishedName(fields.next(.sequence, "issuer"), input, "issuer")
+        let (notBefore, notAfter) = try input.sequence(fields.next(.sequence, "validity"), .sequence, "validity") { v throws(DERError) in
+            guard let before = try v.next() else { throw DERError(.missingField, at: v.parentOffset, "validity has no notBefore") }
+            guard let after = try v.next() else { throw DERError(.missingField, at: v.parentOffset, "validity has no notAfter") }
             // RFC 5280 §4.1.2.5's rule (UTCTime through 2049, GeneralizedTime from 2050) is a
             // profile rule, not DER: it is checked by the validation policy, so that inspecting
             // an old certificate that breaks it still works. `ASN1Time.encoding` keeps the form.
-            return (notBefore, notAfter)
+            return (try input.time(before, "notBefore"), try input.time(after, "notAfter"))
         }
-        subject = try DistinguishedName(fields.next(.sequence, "subject"), "subject")
-        subjectPublicKeyInfo = try SubjectPublicKeyInfo(fields.next(.sequence, "subjectPublicKeyInfo"))
+        let subject = try DistinguishedName(fields.next(.sequence, "subject"), input, "subject")
+        let subjectPublicKeyInfo = try SubjectPublicKeyInfo(fields.next(.sequence, "subjectPublicKeyInfo"), input)
         var issuerUID: ASN1BitString?
         var subjectUID: ASN1BitString?
         var extensions = Extensions.none
         if let node = try fields.optional(.context(1)) {
-            guard version != .v1 else { throw DERError(.invalidValue, at: node.offset, "issuerUniqueID in a v1 certificate") }
-            issuerUID = try node.bitString("issuerUniqueID", identifier: .context(1))
+            guard version != .v1 else { throw DERError(.invalidValue, at: node.start, "issuerUniqueID in a v1 certificate") }
+            issuerUID = try input.bitString(node, "issuerUniqueID", identifier: .context(1))
         }
         if let node = try fields.optional(.context(2)) {
-            guard version != .v1 else { throw DERError(.invalidValue, at: node.offset, "subjectUniqueID in a v1 certificate") }
-            subjectUID = try node.bitString("subjectUniqueID", identifier: .context(2))
+            guard version != .v1 else { throw DERError(.invalidValue, at: node.start, "subjectUniqueID in a v1 certificate") }
+            subjectUID = try input.bitString(node, "subjectUniqueID", identifier: .context(2))
         }
         if let node = try fields.optional(.context(3)) {
-            guard version == .v3 else { throw DERError(.invalidValue, at: node.offset, "extensions in a \(version) certificate") }
-            extensions = try Extensions(node)
+            guard version == .v3 else { throw DERError(.invalidValue, at: node.start, "extensions in a \(version) certificate") }
+            extensions = try Extensions(node, input)
         }
         try fields.finish("tbsCertificate")
-        issuerUniqueID = issuerUID
-        subjectUniqueID = subjectUID
-        self.extensions = extensions
+        storage = Storage(
+            derBytes: derBytes,
+            tbsBytes: tbsBytes,
+            version: version,
+            serialNumber: serialNumber,
+            signatureAlgorithm: signatureAlgorithm,
+            signatureAlgorithmIdentifier: outerAlgorithm,
+            signature: signatureBits.bytes,
+            issuer: issuer,
+            subject: subject,
+            notBefore: notBefore,
+            notAfter: notAfter,
+            subjectPublicKeyInfo: subjectPublicKeyInfo,
+            issuerUniqueID: issuerUID,
+            subjectUniqueID: subjectUID,
+            extensions: extensions)
     }
 
     /// Parses every `CERTIFICATE` block of a PEM text, or a single DER certificate.
@@ -259,7 +326,3 @@ public enum CertificateLoadingError: Error, Hashable, Sendable, CustomStringConv
     }
 }
 
-extension ASN1Node {
-    /// Offset just past this element.
-    var endOffset: Int { encodedBytes.endIndex }
-}

@@ -21,45 +21,49 @@ public struct CertificateRevocationList: Hashable, Sendable {
 
     /// Parses a DER CRL.
     public init(derEncoded bytes: [UInt8]) throws(DERError) {
-        derBytes = bytes
-        let root = try DER.parse(bytes)
-        let (tbs, outer, bits) = try root.sequence(.sequence, "CertificateList") { nodes throws(DERError) in
+        self = try DERInput.with(bytes) { input throws(DERError) in try CertificateRevocationList(input) }
+    }
+
+    private init(_ input: DERInput) throws(DERError) {
+        derBytes = input.base
+        let root = try input.single(0..<input.buffer.count)
+        let (tbs, outer, bits) = try input.sequence(root, .sequence, "CertificateList") { nodes throws(DERError) in
             let tbs = try nodes.next(.sequence, "tbsCertList")
-            let algorithm = try AlgorithmIdentifier(nodes.next(.sequence, "signatureAlgorithm"), "signatureAlgorithm")
-            let bits = try nodes.next(.bitString, "signatureValue").bitString("signatureValue")
+            let algorithm = try AlgorithmIdentifier(nodes.next(.sequence, "signatureAlgorithm"), input, "signatureAlgorithm")
+            let bits = try input.bitString(nodes.next(.bitString, "signatureValue"), "signatureValue")
             return (tbs, algorithm, bits)
         }
-        tbsBytes = tbs.encodedBytes
+        tbsBytes = input.slice(tbs.range)
         signature = bits.bytes
         signatureAlgorithm = SignatureAlgorithm(outer)
-        var fields = tbs.children()
+        var fields = input.children(tbs)
         var version = 0
         if fields.peekIdentifier() == .integer {
-            version = try fields.next(.integer, "version").integer("CRL version", in: 1...1)
+            version = try input.integer(fields.next(.integer, "version"), "CRL version", in: 1...1)
         }
-        let inner = try AlgorithmIdentifier(fields.next(.sequence, "signature"), "tbsCertList signature")
+        let inner = try AlgorithmIdentifier(fields.next(.sequence, "signature"), input, "tbsCertList signature")
         guard inner == outer else {
             throw DERError(.invalidValue, at: inner.derBytes.startIndex, "tbsCertList signature algorithm differs from signatureAlgorithm")
         }
-        issuer = try DistinguishedName(fields.next(.sequence, "CRL issuer"), "CRL issuer")
-        guard let thisNode = try fields.next() else { throw DERError(.missingField, at: fields.offset, "CRL has no thisUpdate") }
-        thisUpdate = try thisNode.time("thisUpdate")
-        if let id = fields.peekIdentifier(), id == .utcTime || id == .generalizedTime {
-            nextUpdate = try fields.next()?.time("nextUpdate")
+        issuer = try DistinguishedName(fields.next(.sequence, "CRL issuer"), input, "CRL issuer")
+        guard let thisNode = try fields.next() else { throw DERError(.missingField, at: tbs.start, "CRL has no thisUpdate") }
+        thisUpdate = try input.time(thisNode, "thisUpdate")
+        if let id = fields.peekIdentifier(), id == .utcTime || id == .generalizedTime, let next = try fields.next() {
+            nextUpdate = try input.time(next, "nextUpdate")
         } else {
             nextUpdate = nil
         }
         var revoked: [(ArraySlice<UInt8>, ASN1Time)] = []
         if let list = try fields.optional(.sequence) {
-            revoked = try list.sequence(.sequence, "revokedCertificates") { entries throws(DERError) in
+            revoked = try input.sequence(list, .sequence, "revokedCertificates") { entries throws(DERError) in
                 var out: [(ArraySlice<UInt8>, ASN1Time)] = []
                 while let entry = try entries.next() {
-                    out.append(try entry.sequence(.sequence, "revoked certificate") { f throws(DERError) in
-                        let serial = try f.next(.integer, "userCertificate").integerBytes("userCertificate")
+                    out.append(try input.sequence(entry, .sequence, "revoked certificate") { f throws(DERError) in
+                        let serial = input.slice(try input.integerRange(f.next(.integer, "userCertificate"), "userCertificate"))
                         guard let dateNode = try f.next() else {
-                            throw DERError(.missingField, at: entry.offset, "revoked entry has no revocationDate")
+                            throw DERError(.missingField, at: entry.start, "revoked entry has no revocationDate")
                         }
-                        let date = try dateNode.time("revocationDate")
+                        let date = try input.time(dateNode, "revocationDate")
                         _ = try f.optional(.sequence)  // crlEntryExtensions
                         return (serial, date)
                     })
@@ -69,11 +73,11 @@ public struct CertificateRevocationList: Hashable, Sendable {
         }
         var extensions: [Extension] = []
         if let node = try fields.optional(.context(0)) {
-            guard version == 1 else { throw DERError(.invalidValue, at: node.offset, "crlExtensions in a v1 CRL") }
-            extensions = try node.sequence(.context(0), "crlExtensions") { outer throws(DERError) in
-                try outer.next(.sequence, "Extensions").sequence(.sequence, "Extensions") { n throws(DERError) in
+            guard version == 1 else { throw DERError(.invalidValue, at: node.start, "crlExtensions in a v1 CRL") }
+            extensions = try input.sequence(node, .context(0), "crlExtensions") { outer throws(DERError) in
+                try input.sequence(outer.next(.sequence, "Extensions"), .sequence, "Extensions") { n throws(DERError) in
                     var list: [Extension] = []
-                    while let child = try n.next() { list.append(try Extension(child)) }
+                    while let child = try n.next() { list.append(try Extension(child, input)) }
                     return list
                 }
             }

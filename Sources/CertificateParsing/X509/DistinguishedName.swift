@@ -1,29 +1,56 @@
 /// An X.501 Name (RFC 5280 §4.1.2.4): a sequence of relative distinguished names, with the
 /// original DER kept, because issuer/subject chaining compares names (RFC 5280 §7.1).
 public struct DistinguishedName: Hashable, Sendable, CustomStringConvertible {
-    /// The RDNs in encoded order (most significant first).
-    public let rdns: [RelativeDistinguishedName]
     /// The complete Name DER.
     public let derBytes: ArraySlice<UInt8>
+    /// Whether the name has no RDN.
+    public let isEmpty: Bool
 
-    init(_ node: ASN1Node, _ name: @autoclosure () -> String) throws(DERError) {
-        rdns = try node.sequence(.sequence, name()) { nodes throws(DERError) in
-            var rdns: [RelativeDistinguishedName] = []
-            while let rdn = try nodes.next() {
-                rdns.append(try RelativeDistinguishedName(rdn, name()))
+    /// Validates the Name's structure and every attribute string at parse time, without
+    /// decoding the text: chaining compares names by their bytes, so the text is only built
+    /// when someone reads ``rdns`` or ``rfc4514`` (most evaluations never do).
+    init(_ raw: RawNode, _ input: DERInput, _ name: StaticString) throws(DERError) {
+        try input.sequence(raw, .sequence, name) { rdns throws(DERError) in
+            while let rdn = try rdns.next() {
+                var count = 0
+                try input.sequence(rdn, .set, name) { attributes throws(DERError) in
+                    while let atv = try attributes.next() {
+                        count += 1
+                        try input.sequence(atv, .sequence, name) { fields throws(DERError) in
+                            _ = try input.objectIdentifier(fields.next(.objectIdentifier, name), name)
+                            guard let value = try fields.next() else {
+                                throw DERError(.missingField, at: atv.start, "\(name) attribute has no value")
+                            }
+                            if ASN1String.kind(of: value.identifier) != nil { try input.validateString(value, name) }
+                        }
+                    }
+                }
+                guard count > 0 else { throw DERError(.invalidValue, at: rdn.start, "\(name): an RDN must have at least one attribute") }
             }
-            return rdns
         }
-        derBytes = node.encodedBytes
+        derBytes = input.slice(raw.range)
+        isEmpty = raw.contentCount == 0
     }
 
     /// Parses a standalone Name.
     public init(derEncoded bytes: [UInt8]) throws(DERError) {
-        try self.init(DER.parse(bytes), "Name")
+        self = try DERInput.with(bytes) { input throws(DERError) in
+            try DistinguishedName(input.single(0..<bytes.count), input, "Name")
+        }
     }
 
-    /// Whether the name has no RDN.
-    public var isEmpty: Bool { rdns.isEmpty }
+    /// The RDNs in encoded order (most significant first), decoded on demand.
+    public var rdns: [RelativeDistinguishedName] {
+        // The bytes were validated when the name was parsed, so decoding cannot fail here.
+        guard let root = try? DER.parse(derBytes) else { return [] }
+        let decoded: [RelativeDistinguishedName]? = try? root.sequence(.sequence, "Name") { nodes throws(DERError) in
+            var rdns: [RelativeDistinguishedName] = []
+            while let rdn = try nodes.next() { rdns.append(try RelativeDistinguishedName(rdn, "Name")) }
+            return rdns
+        }
+        return decoded ?? []
+    }
+
 
     /// Every attribute, in order.
     public var attributes: [AttributeTypeAndValue] { rdns.flatMap(\.attributes) }

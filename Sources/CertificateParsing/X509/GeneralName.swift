@@ -19,73 +19,70 @@ public enum GeneralName: Hashable, Sendable, CustomStringConvertible {
     /// `[8] registeredID`.
     case registeredID(ASN1ObjectIdentifier)
 
-    init(_ node: ASN1Node) throws(DERError) {
+    init(_ node: RawNode, _ input: DERInput) throws(DERError) {
         let id = node.identifier
         guard id.tagClass == .contextSpecific else {
-            throw DERError(.unexpectedTag, at: node.offset, "GeneralName: expected a context-specific tag, found \(id)")
+            throw DERError(.unexpectedTag, at: node.start, "GeneralName: expected a context-specific tag, found \(id)")
         }
         func primitive() throws(DERError) {
-            guard !node.isConstructed else {
-                throw DERError(.invalidConstruction, at: node.offset, "GeneralName \(id) must be primitive")
-            }
+            guard !node.isConstructed else { throw DERError(.invalidConstruction, at: node.start, "GeneralName \(id) must be primitive") }
         }
         func constructed() throws(DERError) {
-            guard node.isConstructed else {
-                throw DERError(.invalidConstruction, at: node.offset, "GeneralName \(id) must be constructed")
-            }
+            guard node.isConstructed else { throw DERError(.invalidConstruction, at: node.start, "GeneralName \(id) must be constructed") }
         }
         switch id.tagNumber {
         case 0:
             try constructed()
-            self = try node.sequence(.context(0), "otherName") { nodes throws(DERError) in
-                let type = try nodes.next(.objectIdentifier, "otherName type").objectIdentifier("otherName type")
+            self = try input.sequence(node, .context(0), "otherName") { nodes throws(DERError) in
+                let type = try input.objectIdentifier(nodes.next(.objectIdentifier, "otherName type"), "otherName type")
                 let value = try nodes.next(.context(0), "otherName value")
                 guard value.isConstructed else {
-                    throw DERError(.invalidConstruction, at: value.offset, "otherName value must be explicitly tagged")
+                    throw DERError(.invalidConstruction, at: value.start, "otherName value must be explicitly tagged")
                 }
-                return .otherName(typeID: type, value: value)
+                return .otherName(typeID: type, value: input.node(value))
             }
         case 1:
             try primitive()
-            self = .rfc822Name(try ASN1String.ia5(node, "rfc822Name"))
+            self = .rfc822Name(try input.ia5(node, "rfc822Name"))
         case 2:
             try primitive()
-            self = .dnsName(try ASN1String.ia5(node, "dNSName"))
+            self = .dnsName(try input.ia5(node, "dNSName"))
         case 3:
             try constructed()
-            self = .x400Address(node)
+            self = .x400Address(input.node(node))
         case 4:
             try constructed()
-            self = try node.sequence(.context(4), "directoryName") { nodes throws(DERError) in
-                .directoryName(try DistinguishedName(nodes.next(.sequence, "directoryName"), "directoryName"))
+            self = try input.sequence(node, .context(4), "directoryName") { nodes throws(DERError) in
+                .directoryName(try DistinguishedName(nodes.next(.sequence, "directoryName"), input, "directoryName"))
             }
         case 5:
             try constructed()
-            self = .ediPartyName(node)
+            self = .ediPartyName(input.node(node))
         case 6:
             try primitive()
-            self = .uri(try ASN1String.ia5(node, "uniformResourceIdentifier"))
+            self = .uri(try input.ia5(node, "uniformResourceIdentifier"))
         case 7:
             try primitive()
-            self = .ipAddress(node.content)
+            self = .ipAddress(input.slice(node.contentRange))
         case 8:
             try primitive()
-            self = .registeredID(try ASN1ObjectIdentifier(validating: node.content, at: node.offset, "registeredID"))
+            try input.validateOID(node.contentRange, at: node.start, "registeredID")
+            self = .registeredID(ASN1ObjectIdentifier(unchecked: input.slice(node.contentRange)))
         default:
-            throw DERError(.unexpectedTag, at: node.offset, "GeneralName: unknown choice \(id)")
+            throw DERError(.unexpectedTag, at: node.start, "GeneralName: unknown choice \(id)")
         }
     }
 
     /// Reads a `GeneralNames ::= SEQUENCE SIZE (1..MAX) OF GeneralName`.
-    static func sequence(_ node: ASN1Node, _ name: String, identifier: ASN1Identifier = .sequence, allowEmpty: Bool = false) throws(DERError) -> [GeneralName] {
-        let names = try node.sequence(identifier, name) { nodes throws(DERError) in
+    static func sequence(
+        _ node: RawNode, _ input: DERInput, _ name: StaticString, identifier: ASN1Identifier = .sequence
+    ) throws(DERError) -> [GeneralName] {
+        let names = try input.sequence(node, identifier, name) { nodes throws(DERError) in
             var names: [GeneralName] = []
-            while let child = try nodes.next() { names.append(try GeneralName(child)) }
+            while let child = try nodes.next() { names.append(try GeneralName(child, input)) }
             return names
         }
-        guard allowEmpty || !names.isEmpty else {
-            throw DERError(.invalidValue, at: node.offset, "\(name) must contain at least one name")
-        }
+        guard !names.isEmpty else { throw DERError(.invalidValue, at: node.start, "\(name) must contain at least one name") }
         return names
     }
 

@@ -11,30 +11,33 @@ public struct SubjectPublicKeyInfo: Hashable, Sendable {
 
     /// Parses a standalone SubjectPublicKeyInfo (e.g. a `PUBLIC KEY` PEM block).
     public init(derEncoded bytes: [UInt8]) throws(DERError) {
-        try self.init(DER.parse(bytes))
+        self = try DERInput.with(bytes) { input throws(DERError) in
+            try SubjectPublicKeyInfo(input.single(0..<bytes.count), input)
+        }
     }
 
-    init(_ node: ASN1Node) throws(DERError) {
-        (algorithm, subjectPublicKey) = try node.sequence(.sequence, "subjectPublicKeyInfo") { nodes throws(DERError) in
-            let algorithm = try AlgorithmIdentifier(nodes.next(.sequence, "subjectPublicKeyInfo algorithm"), "subjectPublicKeyInfo algorithm")
-            let bits = try nodes.next(.bitString, "subjectPublicKey").bitString("subjectPublicKey")
+    init(_ raw: RawNode, _ input: DERInput) throws(DERError) {
+        (algorithm, subjectPublicKey) = try input.sequence(raw, .sequence, "subjectPublicKeyInfo") { nodes throws(DERError) in
+            let algorithm = try AlgorithmIdentifier(nodes.next(.sequence, "subjectPublicKeyInfo algorithm"), input, "subjectPublicKeyInfo algorithm")
+            let bits = try input.bitString(nodes.next(.bitString, "subjectPublicKey"), "subjectPublicKey")
             return (algorithm, bits)
         }
-        derBytes = node.encodedBytes
-        key = try SubjectPublicKeyInfo.decodeKey(algorithm, subjectPublicKey, at: node.offset)
+        derBytes = input.slice(raw.range)
+        key = try SubjectPublicKeyInfo.decodeKey(algorithm, subjectPublicKey, input, at: raw.start)
     }
 
-    static func decodeKey(_ algorithm: AlgorithmIdentifier, _ bits: ASN1BitString, at offset: Int) throws(DERError) -> PublicKey {
+    static func decodeKey(_ algorithm: AlgorithmIdentifier, _ bits: ASN1BitString, _ input: DERInput, at offset: Int) throws(DERError) -> PublicKey {
         func bad(_ why: String) -> DERError { DERError(.invalidValue, at: offset, "subjectPublicKey: \(why)") }
         switch algorithm.algorithm {
         case OID.rsaEncryption:
             // RFC 3279 §2.3.1: parameters MUST be NULL (absent tolerated, as OpenSSL and Go do).
             guard algorithm.parameters == nil || algorithm.hasNullParameters else { throw bad("RSA key parameters must be NULL") }
             guard bits.unusedBits == 0 else { throw bad("RSA key has unused bits") }
-            let rsa = try DER.parse(bits.bytes)
-            return try rsa.sequence(.sequence, "RSAPublicKey") { nodes throws(DERError) in
-                let modulus = try nodes.next(.integer, "RSA modulus").integerBytes("RSA modulus")
-                let exponent = try nodes.next(.integer, "RSA exponent").integerBytes("RSA exponent")
+            // The bit string's slice indices are offsets into the same buffer.
+            let rsa = try input.single(bits.bytes.startIndex..<bits.bytes.endIndex)
+            return try input.sequence(rsa, .sequence, "RSAPublicKey") { nodes throws(DERError) in
+                let modulus = input.slice(try input.integerRange(nodes.next(.integer, "RSA modulus"), "RSA modulus"))
+                let exponent = input.slice(try input.integerRange(nodes.next(.integer, "RSA exponent"), "RSA exponent"))
                 guard modulus.first! & 0x80 == 0, exponent.first! & 0x80 == 0 else { throw bad("RSA modulus and exponent must be positive") }
                 let m = modulus.first == 0 ? modulus.dropFirst() : modulus
                 let e = exponent.first == 0 ? exponent.dropFirst() : exponent

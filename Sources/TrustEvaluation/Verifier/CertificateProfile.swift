@@ -36,35 +36,44 @@ struct CertificateProfile: Sendable {
         let check: (@Sendable (Certificate, Extension?) -> ValidationFailure?)?
     }
 
-    let rules: [ASN1ObjectIdentifier: Rule]
+    /// The rules in a fixed order, so "seen" can be a bit mask.
+    let rules: [(oid: ASN1ObjectIdentifier, rule: Rule)]
+
+    init(rules: [ASN1ObjectIdentifier: Rule]) {
+        self.rules = rules.sorted { $0.key.dotted < $1.key.dotted }.map { (oid: $0.key, rule: $0.value) }
+    }
 
     func permits(_ certificate: Certificate) -> ValidationFailure? {
-        var seen = 0
+        var seen: UInt64 = 0
         for ext in certificate.extensions.all {
-            guard let rule = rules[ext.oid] else {
+            guard let index = rules.firstIndex(where: { $0.oid == ext.oid }) else {
                 if ext.critical {
                     return ValidationFailure(.unhandledCriticalExtension, "unhandled critical extension \(ext.oid)")
                 }
                 continue
             }
-            seen += 1
+            let rule = rules[index].rule
+            seen |= 1 << UInt64(index)
             if rule.presence == .forbidden {
                 return ValidationFailure(.extensionProfileViolation, "extension \(CertificateProfile.name(ext.oid)) is not allowed here")
             }
             if !rule.criticality.permits(ext.critical) {
+                // RFC 5280 §4.2.1.9: a CA's basicConstraints MUST be critical; a non-critical
+                // one does not make the certificate a CA.
+                if ext.oid == OID.basicConstraints && !ext.critical {
+                    return ValidationFailure(.notCertificateAuthority, "basicConstraints is not critical, so the issuer is not a CA (RFC 5280 4.2.1.9)")
+                }
                 return ValidationFailure(
                     .extensionProfileViolation,
                     "extension \(CertificateProfile.name(ext.oid)) must \(ext.critical ? "not " : "")be critical")
             }
             if let failure = rule.check?(certificate, ext) { return failure }
         }
-        if seen < rules.count {
-            for (oid, rule) in rules where certificate.extensions[oid] == nil {
-                if rule.presence == .required {
-                    return ValidationFailure(.extensionProfileViolation, "required extension \(CertificateProfile.name(oid)) is missing")
-                }
-                if let failure = rule.check?(certificate, nil) { return failure }
+        for (index, entry) in rules.enumerated() where seen & (1 << UInt64(index)) == 0 {
+            if entry.rule.presence == .required {
+                return ValidationFailure(.extensionProfileViolation, "required extension \(CertificateProfile.name(entry.oid)) is missing")
             }
+            if let failure = entry.rule.check?(certificate, nil) { return failure }
         }
         return nil
     }

@@ -7,17 +7,31 @@ import CertificateParsing
 /// Each comparison spends one unit of a budget, so a crafted chain with many names and many
 /// constraints cannot make validation quadratic without bound (pyca and Go use 2^20).
 struct NameConstraintChecker {
-    /// One certificate's names, parsed once for every comparison.
+    /// One certificate's names; prepared for comparison only when a constraint needs them
+    /// (most paths have no name constraints at all).
     struct Names {
-        let names: [PreparedName]
+        let sans: [GeneralName]
+        let subject: DistinguishedName?
 
-        init(sans: [GeneralName], subject: DistinguishedName?) {
+        var prepared: [PreparedName] {
             var names = sans.map(PreparedName.init)
-            // RFC 5280 §4.2.1.10: directoryName constraints apply to the subject field too.
-            if let subject, !subject.isEmpty { names.append(PreparedName(.directoryName(subject))) }
-            self.names = names
+            // RFC 5280 §4.2.1.10: directoryName constraints apply to the subject field too, and
+            // when there is no subjectAltName, rfc822Name constraints apply to any
+            // emailAddress attribute of the subject (the legacy place for email addresses).
+            if let subject, !subject.isEmpty {
+                names.append(PreparedName(.directoryName(subject)))
+                if sans.isEmpty {
+                    for email in subject.values(of: NameConstraintChecker.emailAddress) {
+                        names.append(PreparedName(.rfc822Name(email)))
+                    }
+                }
+            }
+            return names
         }
     }
+
+    /// PKCS #9 emailAddress (1.2.840.113549.1.9.1).
+    static let emailAddress: ASN1ObjectIdentifier = "1.2.840.113549.1.9.1"
 
     enum Kind {
         case permitted
@@ -111,11 +125,12 @@ struct NameConstraintChecker {
         // The worst case is every name against every subtree. When even that bound exceeds
         // the remaining budget, stop before doing the work: a chain this large is a
         // denial-of-service shape (limbo pathological::nc-dos-*), not a real PKI.
-        let nameCount = names.reduce(0) { $0 + $1.names.count }
+        let prepared = names.map(\.prepared)
+        let nameCount = prepared.reduce(0) { $0 + $1.count }
         let (worst, overflow) = nameCount.multipliedReportingOverflow(by: constraints.permitted.count + constraints.excluded.count)
         if overflow || worst > budget.nameConstraintChecks { return Budget.exhaustedFailure }
-        for certificateNames in names {
-            for name in certificateNames.names {
+        for certificateNames in prepared {
+            for name in certificateNames {
                 if let failure = checkOne(name, constraints, budget: &budget) { return failure }
             }
         }

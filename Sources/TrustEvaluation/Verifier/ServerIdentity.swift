@@ -15,25 +15,52 @@ public enum ServerIdentity {
 
     /// Whether any of `sans` matches `name`.
     public static func matches(_ sans: [GeneralName], name: PeerName) -> Bool {
-        switch name {
-        case .dns(let host):
-            // An IP literal given as a host name is treated as an IP (it must not match a
-            // dNSName "127.0.0.1").
-            if IPAddressText.parse(host) != nil { return matches(sans, name: .ip(host)) }
-            guard let reference = DNSName(host, allowTrailingDot: true) else { return false }
+        matches(sans, Reference(name))
+    }
+
+    /// A reference identity validated once (RFC 6125 §6.2), so repeated checks against many
+    /// certificates do not re-parse it.
+    enum Reference: Sendable {
+        case dns(DNSName)
+        case ip(IPAddress)
+        case email(RFC822Name)
+        /// A name that is neither a valid host name nor an address: it matches nothing.
+        case invalid
+
+        init(_ name: PeerName) {
+            switch name {
+            case .dns(let host):
+                // An IP literal given as a host name is treated as an IP (it must not match a
+                // dNSName "127.0.0.1").
+                if let ip = IPAddress(host) {
+                    self = .ip(ip)
+                } else if let dns = DNSName(host, allowTrailingDot: true) {
+                    self = .dns(dns)
+                } else {
+                    self = .invalid
+                }
+            case .ip(let text): self = IPAddress(text).map(Reference.ip) ?? .invalid
+            case .email(let text): self = RFC822Name(text).map(Reference.email) ?? .invalid
+            }
+        }
+    }
+
+    static func matches(_ sans: [GeneralName], _ reference: Reference) -> Bool {
+        switch reference {
+        case .dns(let name):
             for case .dnsName(let san) in sans {
-                if let pattern = DNSPattern(san), pattern.matches(reference) { return true }
+                if let pattern = DNSPattern(san), pattern.matches(name) { return true }
             }
             return false
-        case .ip(let text):
-            guard let reference = IPAddress(text) else { return false }
-            for case .ipAddress(let bytes) in sans where bytes.elementsEqual(reference.bytes) { return true }
+        case .ip(let address):
+            for case .ipAddress(let bytes) in sans where bytes.elementsEqual(address.bytes) { return true }
             return false
-        case .email(let text):
-            guard let reference = RFC822Name(text) else { return false }
+        case .email(let reference):
             for case .rfc822Name(let san) in sans {
                 if let name = RFC822Name(san), name.localPart == reference.localPart, name.domain == reference.domain { return true }
             }
+            return false
+        case .invalid:
             return false
         }
     }

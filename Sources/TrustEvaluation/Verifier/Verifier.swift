@@ -21,6 +21,8 @@ public struct Verifier<SignatureCheck: SignatureVerifier>: Sendable {
     /// The extension rule tables, built once per verifier rather than per validation.
     let caProfile: CertificateProfile
     let eeProfile: CertificateProfile
+    /// The policy's peer name, validated once.
+    let reference: ServerIdentity.Reference?
 
     /// Creates a verifier.
     public init(anchors: TrustStore, policy: ValidationPolicy, signatureVerifier: SignatureCheck) {
@@ -29,6 +31,7 @@ public struct Verifier<SignatureCheck: SignatureVerifier>: Sendable {
         self.signatureVerifier = signatureVerifier
         self.caProfile = CertificateProfile.certificateAuthority(policy)
         self.eeProfile = CertificateProfile.endEntity(policy)
+        self.reference = policy.peerName.map(ServerIdentity.Reference.init)
     }
 
     /// Validates `leaf` using `intermediates` (the rest of what the peer sent).
@@ -133,6 +136,12 @@ struct Search<SignatureCheck: SignatureVerifier> {
             return .failure(
                 record(path, ValidationFailure(.chainTooLong, "more than \(verifier.policy.maximumIntermediates) intermediates").at(index, working)))
         }
+        // CA/B BR §7.1.3.2: the signature on the working certificate must use an allowed
+        // algorithm, whoever issued it (so the failure names this certificate, not an issuer).
+        guard verifier.policy.permits(working.signatureAlgorithm) else {
+            return .failure(
+                record(path, ValidationFailure(.algorithmNotAllowed, "signature algorithm \(working.signatureAlgorithm) is not allowed").at(index, working)))
+        }
         var lastFailure: ValidationFailure?
         for candidate in candidates(for: working) {
             let (issuer, isAnchor) = certificate(candidate)
@@ -141,7 +150,7 @@ struct Search<SignatureCheck: SignatureVerifier> {
             path.append(Node(certificate: issuer, isAnchor: isAnchor))
             defer { path.removeLast() }
             if let failure = validIssuer(candidate, issuer, for: working, depth: depth) {
-                if failure.kind == .budgetExhausted { return .failure(failure) }
+                if failure.kind == .budgetExhausted { return .failure(record(path, failure)) }
                 lastFailure = record(path, failure.at(path.count - 1, issuer))
                 continue
             }
@@ -261,10 +270,6 @@ struct Search<SignatureCheck: SignatureVerifier> {
         if let limit = issuer.extensions.basicConstraints?.pathLengthConstraint, depth > limit {
             return ValidationFailure(.pathLengthExceeded, "path length constraint \(limit) exceeded by \(depth) intermediates below")
         }
-        // CA/B BR §7.1.3.2: the child's signature algorithm must be an allowed one.
-        guard verifier.policy.permits(child.signatureAlgorithm) else {
-            return ValidationFailure(.algorithmNotAllowed, "signature algorithm \(child.signatureAlgorithm) is not allowed")
-        }
         guard budget.spendSignatureCheck() else { return Budget.exhaustedFailure }
         let key: SignatureCheck.Key
         switch keyFor(candidate, issuer) {
@@ -299,8 +304,8 @@ struct Search<SignatureCheck: SignatureVerifier> {
         let policy = verifier.policy
         switch policy.kind {
         case .sslServer:
-            guard let name = policy.peerName else { return nil }
-            if !ServerIdentity.matches(leaf, name: name) {
+            guard let name = policy.peerName, let reference = verifier.reference else { return nil }
+            if !ServerIdentity.matches(leaf.subjectAlternativeNames, reference) {
                 let names = ServerIdentity.names(of: leaf)
                 return ValidationFailure(
                     .hostnameMismatch,
@@ -335,6 +340,8 @@ struct Search<SignatureCheck: SignatureVerifier> {
                 return ValidationFailure(.revoked, "CRL issuer \"\(issuer.subject.rfc4514)\" may not sign CRLs (keyUsage lacks cRLSign)").at(index, certificate)
             }
             for crl in fromIssuer {
+                // The algorithm rules for certificates apply to CRLs too (a SHA-1 CRL proves nothing).
+                guard verifier.policy.permits(crl.signatureAlgorithm) else { continue }
                 // RFC 5280 §5.2.3: cRLNumber MUST be present and non-critical; a CRL that breaks
                 // this is not a conforming CRL and is not used.
                 guard let number = crl.extensions.first(where: { $0.oid == OID.crlNumber }), !number.critical else { continue }

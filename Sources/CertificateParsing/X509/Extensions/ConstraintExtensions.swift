@@ -5,14 +5,16 @@ public struct NameConstraints: Hashable, Sendable {
     /// Subtrees no name below the CA may fall in.
     public let excludedSubtrees: [GeneralName]
 
-    init(_ node: ASN1Node) throws(DERError) {
-        (permittedSubtrees, excludedSubtrees) = try node.sequence(.sequence, "nameConstraints") { nodes throws(DERError) in
-            let permitted = try nodes.optional(.context(0)).map { n throws(DERError) in try NameConstraints.subtrees(n, "permittedSubtrees") }
-            let excluded = try nodes.optional(.context(1)).map { n throws(DERError) in try NameConstraints.subtrees(n, "excludedSubtrees") }
+    init(_ node: RawNode, _ input: DERInput) throws(DERError) {
+        (permittedSubtrees, excludedSubtrees) = try input.sequence(node, .sequence, "nameConstraints") { nodes throws(DERError) in
+            var permitted: [GeneralName]?
+            var excluded: [GeneralName]?
+            if let n = try nodes.optional(.context(0)) { permitted = try NameConstraints.subtrees(n, input, "permittedSubtrees") }
+            if let n = try nodes.optional(.context(1)) { excluded = try NameConstraints.subtrees(n, input, "excludedSubtrees") }
             // RFC 5280 §4.2.1.10: "Conforming CAs MUST NOT issue certificates where name
             // constraints is an empty sequence."
             guard permitted != nil || excluded != nil else {
-                throw DERError(.invalidValue, at: node.offset, "nameConstraints is empty")
+                throw DERError(.invalidValue, at: node.start, "nameConstraints is empty")
             }
             return (permitted ?? [], excluded ?? [])
         }
@@ -21,20 +23,20 @@ public struct NameConstraints: Hashable, Sendable {
     /// GeneralSubtrees ::= SEQUENCE SIZE (1..MAX) OF GeneralSubtree; GeneralSubtree ::= SEQUENCE
     /// { base GeneralName, minimum [0] DEFAULT 0, maximum [1] OPTIONAL }. RFC 5280 requires
     /// minimum 0 and maximum absent; DER requires the DEFAULT minimum to be omitted.
-    static func subtrees(_ node: ASN1Node, _ name: String) throws(DERError) -> [GeneralName] {
-        let list = try node.sequence(node.identifier, name) { nodes throws(DERError) in
+    static func subtrees(_ node: RawNode, _ input: DERInput, _ name: StaticString) throws(DERError) -> [GeneralName] {
+        let list = try input.sequence(node, node.identifier, name) { nodes throws(DERError) in
             var list: [GeneralName] = []
             while let subtree = try nodes.next() {
-                let base = try subtree.sequence(.sequence, "GeneralSubtree") { fields throws(DERError) in
+                let base = try input.sequence(subtree, .sequence, "GeneralSubtree") { fields throws(DERError) in
                     guard let first = try fields.next() else {
-                        throw DERError(.missingField, at: subtree.offset, "GeneralSubtree has no base")
+                        throw DERError(.missingField, at: subtree.start, "GeneralSubtree has no base")
                     }
-                    let base = try GeneralName(first)
+                    let base = try GeneralName(first, input)
                     if let minimum = try fields.optional(.context(0)) {
-                        throw DERError(.invalidValue, at: minimum.offset, "GeneralSubtree minimum must be absent (RFC 5280 §4.2.1.10)")
+                        throw DERError(.invalidValue, at: minimum.start, "GeneralSubtree minimum must be absent (RFC 5280 §4.2.1.10)")
                     }
                     if let maximum = try fields.optional(.context(1)) {
-                        throw DERError(.invalidValue, at: maximum.offset, "GeneralSubtree maximum must be absent (RFC 5280 §4.2.1.10)")
+                        throw DERError(.invalidValue, at: maximum.start, "GeneralSubtree maximum must be absent (RFC 5280 §4.2.1.10)")
                     }
                     return base
                 }
@@ -42,7 +44,7 @@ public struct NameConstraints: Hashable, Sendable {
             }
             return list
         }
-        guard !list.isEmpty else { throw DERError(.invalidValue, at: node.offset, "\(name) is empty") }
+        guard !list.isEmpty else { throw DERError(.invalidValue, at: node.start, "\(name) is empty") }
         return list
     }
 }
@@ -56,19 +58,22 @@ public struct AuthorityKeyIdentifier: Hashable, Sendable {
     /// `[2] authorityCertSerialNumber` (INTEGER content bytes).
     public let authorityCertSerialNumber: ArraySlice<UInt8>?
 
-    init(_ node: ASN1Node) throws(DERError) {
-        (keyIdentifier, authorityCertIssuer, authorityCertSerialNumber) = try node.sequence(.sequence, "authorityKeyIdentifier") {
+    init(_ node: RawNode, _ input: DERInput) throws(DERError) {
+        (keyIdentifier, authorityCertIssuer, authorityCertSerialNumber) = try input.sequence(node, .sequence, "authorityKeyIdentifier") {
             nodes throws(DERError) in
-            let keyID = try nodes.optional(.context(0)).map { n throws(DERError) in try n.octetString("keyIdentifier", identifier: .context(0)) }
-            let issuer = try nodes.optional(.context(1)).map { n throws(DERError) in
-                try GeneralName.sequence(n, "authorityCertIssuer", identifier: .context(1))
+            var keyID: ArraySlice<UInt8>?
+            var issuer: [GeneralName]?
+            var serial: ArraySlice<UInt8>?
+            if let n = try nodes.optional(.context(0)) { keyID = input.slice(try input.primitive(n, .context(0), "keyIdentifier")) }
+            if let n = try nodes.optional(.context(1)) {
+                issuer = try GeneralName.sequence(n, input, "authorityCertIssuer", identifier: .context(1))
             }
-            let serial = try nodes.optional(.context(2)).map { n throws(DERError) in
-                try n.integerBytes("authorityCertSerialNumber", identifier: .context(2))
+            if let n = try nodes.optional(.context(2)) {
+                serial = input.slice(try input.integerRange(n, "authorityCertSerialNumber", identifier: .context(2)))
             }
             // RFC 5280 §4.2.1.1: issuer and serial appear together or not at all.
             guard (issuer == nil) == (serial == nil) else {
-                throw DERError(.invalidValue, at: node.offset, "authorityCertIssuer and authorityCertSerialNumber must appear together")
+                throw DERError(.invalidValue, at: node.start, "authorityCertIssuer and authorityCertSerialNumber must appear together")
             }
             return (keyID, issuer, serial)
         }
@@ -82,21 +87,21 @@ public struct PolicyInformation: Hashable, Sendable {
     /// Qualifiers as (qualifier OID, qualifier element).
     public let qualifiers: [PolicyQualifier]
 
-    static func list(_ node: ASN1Node) throws(DERError) -> [PolicyInformation] {
-        let policies = try node.sequence(.sequence, "certificatePolicies") { nodes throws(DERError) in
+    static func list(_ node: RawNode, _ input: DERInput) throws(DERError) -> [PolicyInformation] {
+        let policies = try input.sequence(node, .sequence, "certificatePolicies") { nodes throws(DERError) in
             var policies: [PolicyInformation] = []
             while let child = try nodes.next() {
-                policies.append(try child.sequence(.sequence, "PolicyInformation") { fields throws(DERError) in
-                    let oid = try fields.next(.objectIdentifier, "policyIdentifier").objectIdentifier("policyIdentifier")
+                policies.append(try input.sequence(child, .sequence, "PolicyInformation") { fields throws(DERError) in
+                    let oid = try input.objectIdentifier(fields.next(.objectIdentifier, "policyIdentifier"), "policyIdentifier")
                     var qualifiers: [PolicyQualifier] = []
                     if let list = try fields.optional(.sequence) {
-                        qualifiers = try list.sequence(.sequence, "policyQualifiers") { q throws(DERError) in
+                        qualifiers = try input.sequence(list, .sequence, "policyQualifiers") { q throws(DERError) in
                             var out: [PolicyQualifier] = []
-                            while let qualifier = try q.next() { out.append(try PolicyQualifier(qualifier)) }
+                            while let qualifier = try q.next() { out.append(try PolicyQualifier(qualifier, input)) }
                             return out
                         }
                         guard !qualifiers.isEmpty else {
-                            throw DERError(.invalidValue, at: list.offset, "policyQualifiers is empty")
+                            throw DERError(.invalidValue, at: list.start, "policyQualifiers is empty")
                         }
                     }
                     return PolicyInformation(policyIdentifier: oid, qualifiers: qualifiers)
@@ -104,11 +109,10 @@ public struct PolicyInformation: Hashable, Sendable {
             }
             return policies
         }
-        guard !policies.isEmpty else { throw DERError(.invalidValue, at: node.offset, "certificatePolicies is empty") }
+        guard !policies.isEmpty else { throw DERError(.invalidValue, at: node.start, "certificatePolicies is empty") }
         // RFC 5280 §4.2.1.4: "A certificate policy OID MUST NOT appear more than once".
-        var seen = Set<ASN1ObjectIdentifier>()
-        for policy in policies where !seen.insert(policy.policyIdentifier).inserted {
-            throw DERError(.invalidValue, at: node.offset, "certificatePolicies lists \(policy.policyIdentifier) twice")
+        for (index, policy) in policies.enumerated() where policies[..<index].contains(where: { $0.policyIdentifier == policy.policyIdentifier }) {
+            throw DERError(.invalidValue, at: node.start, "certificatePolicies lists \(policy.policyIdentifier) twice")
         }
         return policies
     }
@@ -123,19 +127,21 @@ public struct PolicyQualifier: Hashable, Sendable {
     /// The CPS URI, for id-qt-cps.
     public let cpsURI: String?
 
-    init(_ node: ASN1Node) throws(DERError) {
-        (qualifierID, qualifier) = try node.sequence(.sequence, "PolicyQualifierInfo") { nodes throws(DERError) in
-            let oid = try nodes.next(.objectIdentifier, "policyQualifierId").objectIdentifier("policyQualifierId")
+    init(_ node: RawNode, _ input: DERInput) throws(DERError) {
+        let (oid, value) = try input.sequence(node, .sequence, "PolicyQualifierInfo") { nodes throws(DERError) in
+            let oid = try input.objectIdentifier(nodes.next(.objectIdentifier, "policyQualifierId"), "policyQualifierId")
             guard let value = try nodes.next() else {
-                throw DERError(.missingField, at: node.offset, "PolicyQualifierInfo has no qualifier")
+                throw DERError(.missingField, at: node.start, "PolicyQualifierInfo has no qualifier")
             }
             return (oid, value)
         }
-        if qualifierID == OID.cpsQualifier {
-            guard qualifier.identifier == .ia5String else {
-                throw DERError(.unexpectedTag, at: qualifier.offset, "CPS qualifier must be an IA5String")
+        qualifierID = oid
+        qualifier = input.node(value)
+        if oid == OID.cpsQualifier {
+            guard value.identifier == .ia5String else {
+                throw DERError(.unexpectedTag, at: value.start, "CPS qualifier must be an IA5String")
             }
-            cpsURI = try ASN1String.ia5(qualifier, "CPSuri")
+            cpsURI = try input.ia5(value, "CPSuri")
         } else {
             cpsURI = nil
         }
@@ -147,19 +153,19 @@ public struct PolicyMapping: Hashable, Sendable {
     public let issuerDomainPolicy: ASN1ObjectIdentifier
     public let subjectDomainPolicy: ASN1ObjectIdentifier
 
-    static func list(_ node: ASN1Node) throws(DERError) -> [PolicyMapping] {
-        let mappings = try node.sequence(.sequence, "policyMappings") { nodes throws(DERError) in
+    static func list(_ node: RawNode, _ input: DERInput) throws(DERError) -> [PolicyMapping] {
+        let mappings = try input.sequence(node, .sequence, "policyMappings") { nodes throws(DERError) in
             var mappings: [PolicyMapping] = []
             while let child = try nodes.next() {
-                mappings.append(try child.sequence(.sequence, "PolicyMapping") { fields throws(DERError) in
+                mappings.append(try input.sequence(child, .sequence, "PolicyMapping") { fields throws(DERError) in
                     PolicyMapping(
-                        issuerDomainPolicy: try fields.next(.objectIdentifier, "issuerDomainPolicy").objectIdentifier("issuerDomainPolicy"),
-                        subjectDomainPolicy: try fields.next(.objectIdentifier, "subjectDomainPolicy").objectIdentifier("subjectDomainPolicy"))
+                        issuerDomainPolicy: try input.objectIdentifier(fields.next(.objectIdentifier, "issuerDomainPolicy"), "issuerDomainPolicy"),
+                        subjectDomainPolicy: try input.objectIdentifier(fields.next(.objectIdentifier, "subjectDomainPolicy"), "subjectDomainPolicy"))
                 })
             }
             return mappings
         }
-        guard !mappings.isEmpty else { throw DERError(.invalidValue, at: node.offset, "policyMappings is empty") }
+        guard !mappings.isEmpty else { throw DERError(.invalidValue, at: node.start, "policyMappings is empty") }
         return mappings
     }
 }
@@ -169,18 +175,16 @@ public struct PolicyConstraints: Hashable, Sendable {
     public let requireExplicitPolicy: Int?
     public let inhibitPolicyMapping: Int?
 
-    init(_ node: ASN1Node) throws(DERError) {
-        (requireExplicitPolicy, inhibitPolicyMapping) = try node.sequence(.sequence, "policyConstraints") { nodes throws(DERError) in
-            let require = try nodes.optional(.context(0)).map { n throws(DERError) in
-                try n.integer("requireExplicitPolicy", identifier: .context(0))
-            }
-            let inhibit = try nodes.optional(.context(1)).map { n throws(DERError) in
-                try n.integer("inhibitPolicyMapping", identifier: .context(1))
-            }
+    init(_ node: RawNode, _ input: DERInput) throws(DERError) {
+        (requireExplicitPolicy, inhibitPolicyMapping) = try input.sequence(node, .sequence, "policyConstraints") { nodes throws(DERError) in
+            var require: Int?
+            var inhibit: Int?
+            if let n = try nodes.optional(.context(0)) { require = try input.integer(n, "requireExplicitPolicy", identifier: .context(0)) }
+            if let n = try nodes.optional(.context(1)) { inhibit = try input.integer(n, "inhibitPolicyMapping", identifier: .context(1)) }
             // RFC 5280 §4.2.1.11: "Conforming CAs MUST NOT issue certificates where policy
             // constraints is an empty sequence."
             guard require != nil || inhibit != nil else {
-                throw DERError(.invalidValue, at: node.offset, "policyConstraints is empty")
+                throw DERError(.invalidValue, at: node.start, "policyConstraints is empty")
             }
             return (require, inhibit)
         }
@@ -192,21 +196,21 @@ public struct AccessDescription: Hashable, Sendable {
     public let accessMethod: ASN1ObjectIdentifier
     public let accessLocation: GeneralName
 
-    static func list(_ node: ASN1Node, _ name: String) throws(DERError) -> [AccessDescription] {
-        let list = try node.sequence(.sequence, name) { nodes throws(DERError) in
+    static func list(_ node: RawNode, _ input: DERInput, _ name: StaticString) throws(DERError) -> [AccessDescription] {
+        let list = try input.sequence(node, .sequence, name) { nodes throws(DERError) in
             var list: [AccessDescription] = []
             while let child = try nodes.next() {
-                list.append(try child.sequence(.sequence, "AccessDescription") { fields throws(DERError) in
-                    let method = try fields.next(.objectIdentifier, "accessMethod").objectIdentifier("accessMethod")
+                list.append(try input.sequence(child, .sequence, "AccessDescription") { fields throws(DERError) in
+                    let method = try input.objectIdentifier(fields.next(.objectIdentifier, "accessMethod"), "accessMethod")
                     guard let location = try fields.next() else {
-                        throw DERError(.missingField, at: child.offset, "AccessDescription has no accessLocation")
+                        throw DERError(.missingField, at: child.start, "AccessDescription has no accessLocation")
                     }
-                    return AccessDescription(accessMethod: method, accessLocation: try GeneralName(location))
+                    return AccessDescription(accessMethod: method, accessLocation: try GeneralName(location, input))
                 })
             }
             return list
         }
-        guard !list.isEmpty else { throw DERError(.invalidValue, at: node.offset, "\(name) is empty") }
+        guard !list.isEmpty else { throw DERError(.invalidValue, at: node.start, "\(name) is empty") }
         return list
     }
 }
@@ -222,40 +226,40 @@ public struct DistributionPoint: Hashable, Sendable {
     /// `cRLIssuer`.
     public let crlIssuer: [GeneralName]?
 
-    static func list(_ node: ASN1Node) throws(DERError) -> [DistributionPoint] {
-        let list = try node.sequence(.sequence, "cRLDistributionPoints") { nodes throws(DERError) in
+    static func list(_ node: RawNode, _ input: DERInput) throws(DERError) -> [DistributionPoint] {
+        let list = try input.sequence(node, .sequence, "cRLDistributionPoints") { nodes throws(DERError) in
             var list: [DistributionPoint] = []
-            while let child = try nodes.next() { list.append(try DistributionPoint(child)) }
+            while let child = try nodes.next() { list.append(try DistributionPoint(child, input)) }
             return list
         }
-        guard !list.isEmpty else { throw DERError(.invalidValue, at: node.offset, "cRLDistributionPoints is empty") }
+        guard !list.isEmpty else { throw DERError(.invalidValue, at: node.start, "cRLDistributionPoints is empty") }
         return list
     }
 
-    init(_ node: ASN1Node) throws(DERError) {
-        (fullName, nameRelativeToCRLIssuer, reasons, crlIssuer) = try node.sequence(.sequence, "DistributionPoint") { nodes throws(DERError) in
+    init(_ node: RawNode, _ input: DERInput) throws(DERError) {
+        (fullName, nameRelativeToCRLIssuer, reasons, crlIssuer) = try input.sequence(node, .sequence, "DistributionPoint") { nodes throws(DERError) in
             var fullName: [GeneralName]?
             var relative: ASN1Node?
             if let pointName = try nodes.optional(.context(0)) {
                 // distributionPoint [0] DistributionPointName (a CHOICE, so explicitly tagged).
-                try pointName.sequence(.context(0), "distributionPoint") { inner throws(DERError) in
+                try input.sequence(pointName, .context(0), "distributionPoint") { inner throws(DERError) in
                     guard let choice = try inner.next() else {
-                        throw DERError(.missingField, at: pointName.offset, "distributionPoint is empty")
+                        throw DERError(.missingField, at: pointName.start, "distributionPoint is empty")
                     }
                     switch choice.identifier {
-                    case .context(0): fullName = try GeneralName.sequence(choice, "fullName", identifier: .context(0))
-                    case .context(1): relative = choice
-                    default: throw DERError(.unexpectedTag, at: choice.offset, "DistributionPointName: unexpected \(choice.identifier)")
+                    case .context(0): fullName = try GeneralName.sequence(choice, input, "fullName", identifier: .context(0))
+                    case .context(1): relative = input.node(choice)
+                    default: throw DERError(.unexpectedTag, at: choice.start, "DistributionPointName: unexpected \(choice.identifier)")
                     }
                 }
             }
-            let reasons = try nodes.optional(.context(1)).map { n throws(DERError) in try n.bitString("reasons", identifier: .context(1)) }
-            let issuer = try nodes.optional(.context(2)).map { n throws(DERError) in
-                try GeneralName.sequence(n, "cRLIssuer", identifier: .context(2))
-            }
+            var reasons: ASN1BitString?
+            var issuer: [GeneralName]?
+            if let n = try nodes.optional(.context(1)) { reasons = try input.bitString(n, "reasons", identifier: .context(1)) }
+            if let n = try nodes.optional(.context(2)) { issuer = try GeneralName.sequence(n, input, "cRLIssuer", identifier: .context(2)) }
             // RFC 5280 §4.2.1.13: distributionPoint or cRLIssuer MUST be present.
             guard fullName != nil || relative != nil || issuer != nil else {
-                throw DERError(.invalidValue, at: node.offset, "DistributionPoint has neither distributionPoint nor cRLIssuer")
+                throw DERError(.invalidValue, at: node.start, "DistributionPoint has neither distributionPoint nor cRLIssuer")
             }
             return (fullName, relative, reasons, issuer)
         }

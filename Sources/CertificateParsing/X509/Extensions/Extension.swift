@@ -10,28 +10,37 @@ public struct Extension: Hashable, Sendable {
     /// The whole Extension element.
     public let derBytes: ArraySlice<UInt8>
 
-    init(_ node: ASN1Node) throws(DERError) {
-        (oid, critical, value) = try node.sequence(.sequence, "Extension") { nodes throws(DERError) in
-            let oid = try nodes.next(.objectIdentifier, "extnID").objectIdentifier("extnID")
+    /// The raw extnValue content range (for decoding in place).
+    let valueRange: Range<Int>
+
+    init(_ node: RawNode, _ input: DERInput) throws(DERError) {
+        (oid, critical, valueRange) = try input.sequence(node, .sequence, "Extension") { nodes throws(DERError) in
+            let oid = try input.objectIdentifier(nodes.next(.objectIdentifier, "extnID"), "extnID")
             var critical = false
             if let flag = try nodes.optional(.boolean) {
-                critical = try flag.boolean("critical")
+                critical = try input.boolean(flag, "critical")
                 // X.690 §11.5: a DEFAULT value is never encoded in DER.
                 guard critical else {
-                    throw DERError(.invalidValue, at: flag.offset, "extension \(oid) encodes critical FALSE, which DER omits")
+                    throw DERError(.invalidValue, at: flag.start, "extension \(oid) encodes critical FALSE, which DER omits")
                 }
             }
-            let value = try nodes.next(.octetString, "extnValue of \(oid)").octetString("extnValue")
+            let value = try input.primitive(nodes.next(.octetString, "extnValue"), .octetString, "extnValue")
             return (oid, critical, value)
         }
-        derBytes = node.encodedBytes
+        value = input.slice(valueRange)
+        derBytes = input.slice(node.range)
     }
+
+    public static func == (lhs: Extension, rhs: Extension) -> Bool { lhs.derBytes.elementsEqual(rhs.derBytes) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(oid) }
 }
 
 /// The extensions of a certificate, in order, with the typed forms of those this library
 /// knows. A known extension that is malformed makes the whole certificate malformed (as in Go
 /// and pyca/cryptography): a verifier must not guess what a broken constraint meant.
-public struct Extensions: Hashable, Sendable {
+public final class Extensions: Hashable, Sendable {
+    // A class rather than a struct: a certificate's extensions are built once and never
+    // change, and one reference is far cheaper to copy than sixteen optional fields.
     /// Every extension in encoded order, known or not.
     public let all: [Extension]
 
@@ -82,17 +91,17 @@ public struct Extensions: Hashable, Sendable {
         OID.crlDistributionPoints, OID.signedCertificateTimestampList,
     ]
 
-    init(_ node: ASN1Node) throws(DERError) {
+    init(_ node: RawNode, _ input: DERInput) throws(DERError) {
         // extensions [3] EXPLICIT SEQUENCE SIZE (1..MAX) OF Extension
-        let list = try node.sequence(.context(3), "extensions") { outer throws(DERError) in
-            try outer.next(.sequence, "Extensions").sequence(.sequence, "Extensions") { nodes throws(DERError) in
+        let list = try input.sequence(node, .context(3), "extensions") { outer throws(DERError) in
+            try input.sequence(outer.next(.sequence, "Extensions"), .sequence, "Extensions") { nodes throws(DERError) in
                 var list: [Extension] = []
-                while let child = try nodes.next() { list.append(try Extension(child)) }
+                while let child = try nodes.next() { list.append(try Extension(child, input)) }
                 return list
             }
         }
         guard !list.isEmpty else {
-            throw DERError(.invalidValue, at: node.offset, "extensions must contain at least one extension (RFC 5280 §4.1)")
+            throw DERError(.invalidValue, at: node.start, "extensions must contain at least one extension (RFC 5280 §4.1)")
         }
         all = list
         var basicConstraints: BasicConstraints?
@@ -110,33 +119,38 @@ public struct Extensions: Hashable, Sendable {
         var aia: [AccessDescription]?
         var crldp: [DistributionPoint]?
         var scts: ArraySlice<UInt8>?
-        var seen = Set<ASN1ObjectIdentifier>()
-        seen.reserveCapacity(list.count)
-        for ext in list {
+        for (index, ext) in list.enumerated() {
             // RFC 5280 §4.2: "A certificate MUST NOT include more than one instance of a
-            // particular extension."
-            guard seen.insert(ext.oid).inserted else {
+            // particular extension." Certificates carry a handful, so a scan beats hashing.
+            for earlier in list[..<index] where earlier.oid == ext.oid {
                 throw DERError(.invalidValue, at: ext.derBytes.startIndex, "duplicate extension \(ext.oid)")
             }
-            let offset = ext.derBytes.startIndex
-            switch ext.oid {
-            case OID.basicConstraints: basicConstraints = try BasicConstraints(DER.parse(ext.value))
-            case OID.keyUsage: keyUsage = try KeyUsage(DER.parse(ext.value))
-            case OID.extendedKeyUsage: extendedKeyUsage = try ExtendedKeyUsage(DER.parse(ext.value))
-            case OID.subjectAltName: san = try GeneralName.sequence(DER.parse(ext.value), "subjectAltName")
-            case OID.issuerAltName: ian = try GeneralName.sequence(DER.parse(ext.value), "issuerAltName")
-            case OID.nameConstraints: nameConstraints = try NameConstraints(DER.parse(ext.value))
-            case OID.authorityKeyIdentifier: aki = try AuthorityKeyIdentifier(DER.parse(ext.value))
-            case OID.subjectKeyIdentifier: ski = try DER.parse(ext.value).octetString("subjectKeyIdentifier")
-            case OID.certificatePolicies: policies = try PolicyInformation.list(DER.parse(ext.value))
-            case OID.policyMappings: mappings = try PolicyMapping.list(DER.parse(ext.value))
-            case OID.policyConstraints: policyConstraints = try PolicyConstraints(DER.parse(ext.value))
-            case OID.inhibitAnyPolicy:
-                inhibitAnyPolicy = try DER.parse(ext.value).integer("inhibitAnyPolicy", in: 0...Int(Int32.max))
-            case OID.authorityInfoAccess: aia = try AccessDescription.list(DER.parse(ext.value), "authorityInfoAccess")
-            case OID.crlDistributionPoints: crldp = try DistributionPoint.list(DER.parse(ext.value))
-            case OID.signedCertificateTimestampList: scts = try DER.parse(ext.value).octetString("SCT list")
-            default: _ = offset
+            // Dispatch on the OID bytes: id-ce extensions are 2.5.29.n (55 1D n), so one byte
+            // names them; comparing against every known OID constant costs far more.
+            let b = ext.oid.bytes
+            let s = b.startIndex
+            if b.count == 3 && b[s] == 0x55 && b[s + 1] == 0x1D {
+                let value = try input.single(ext.valueRange)
+                switch b[s + 2] {
+                case 19: basicConstraints = try BasicConstraints(value, input)
+                case 15: keyUsage = try KeyUsage(value, input)
+                case 37: extendedKeyUsage = try ExtendedKeyUsage(value, input)
+                case 17: san = try GeneralName.sequence(value, input, "subjectAltName")
+                case 18: ian = try GeneralName.sequence(value, input, "issuerAltName")
+                case 30: nameConstraints = try NameConstraints(value, input)
+                case 35: aki = try AuthorityKeyIdentifier(value, input)
+                case 14: ski = input.slice(try input.primitive(value, .octetString, "subjectKeyIdentifier"))
+                case 32: policies = try PolicyInformation.list(value, input)
+                case 33: mappings = try PolicyMapping.list(value, input)
+                case 36: policyConstraints = try PolicyConstraints(value, input)
+                case 54: inhibitAnyPolicy = try input.integer(value, "inhibitAnyPolicy")
+                case 31: crldp = try DistributionPoint.list(value, input)
+                default: break
+                }
+            } else if ext.oid == OID.authorityInfoAccess {
+                aia = try AccessDescription.list(input.single(ext.valueRange), input, "authorityInfoAccess")
+            } else if ext.oid == OID.signedCertificateTimestampList {
+                scts = input.slice(try input.primitive(input.single(ext.valueRange), .octetString, "SCT list"))
             }
         }
         self.basicConstraints = basicConstraints
@@ -156,6 +170,9 @@ public struct Extensions: Hashable, Sendable {
         self.signedCertificateTimestamps = scts
     }
 
+    public static func == (lhs: Extensions, rhs: Extensions) -> Bool { lhs === rhs || lhs.all == rhs.all }
+    public func hash(into hasher: inout Hasher) { hasher.combine(all.count) }
+
     /// The extension with `oid`, if present.
     public subscript(oid: ASN1ObjectIdentifier) -> Extension? { all.first { $0.oid == oid } }
 
@@ -173,15 +190,16 @@ public struct BasicConstraints: Hashable, Sendable {
     /// The maximum number of non-self-issued intermediates below this CA, if limited.
     public let pathLengthConstraint: Int?
 
-    init(_ node: ASN1Node) throws(DERError) {
-        (isCertificateAuthority, pathLengthConstraint) = try node.sequence(.sequence, "basicConstraints") { nodes throws(DERError) in
+    init(_ node: RawNode, _ input: DERInput) throws(DERError) {
+        (isCertificateAuthority, pathLengthConstraint) = try input.sequence(node, .sequence, "basicConstraints") { nodes throws(DERError) in
             var ca = false
             if let flag = try nodes.optional(.boolean) {
                 // An explicit FALSE violates DER's DEFAULT rule but is common in deployed
                 // certificates; Go and OpenSSL accept it, and it grants nothing, so it is read.
-                ca = try flag.boolean("cA")
+                ca = try input.boolean(flag, "cA")
             }
-            let pathLength = try nodes.optional(.integer).map { n throws(DERError) in try n.integer("pathLenConstraint", in: 0...Int(Int32.max)) }
+            var pathLength: Int?
+            if let n = try nodes.optional(.integer) { pathLength = try input.integer(n, "pathLenConstraint") }
             return (ca, pathLength)
         }
     }
@@ -218,12 +236,12 @@ public struct KeyUsage: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { setNames.joined(separator: ", ") }
 
-    init(_ node: ASN1Node) throws(DERError) {
-        bits = try node.bitString("keyUsage")
+    init(_ node: RawNode, _ input: DERInput) throws(DERError) {
+        bits = try input.bitString(node, "keyUsage")
         // RFC 5280 §4.2.1.3: "When the keyUsage extension appears in a certificate, at least
         // one of the bits MUST be set to 1."
         guard bits.bytes.contains(where: { $0 != 0 }) else {
-            throw DERError(.invalidValue, at: node.offset, "keyUsage has no bit set")
+            throw DERError(.invalidValue, at: node.start, "keyUsage has no bit set")
         }
     }
 }
@@ -236,18 +254,13 @@ public struct ExtendedKeyUsage: Hashable, Sendable {
     /// Whether `usage` is listed.
     public func contains(_ usage: ASN1ObjectIdentifier) -> Bool { usages.contains(usage) }
 
-    init(_ node: ASN1Node) throws(DERError) {
-        usages = try node.sequence(.sequence, "extendedKeyUsage") { nodes throws(DERError) in
+    init(_ node: RawNode, _ input: DERInput) throws(DERError) {
+        usages = try input.sequence(node, .sequence, "extendedKeyUsage") { nodes throws(DERError) in
             var usages: [ASN1ObjectIdentifier] = []
-            while let child = try nodes.next() {
-                guard child.identifier == .objectIdentifier else {
-                    throw DERError(.unexpectedTag, at: child.offset, "extendedKeyUsage: expected OBJECT IDENTIFIER")
-                }
-                usages.append(try child.objectIdentifier("KeyPurposeId"))
-            }
+            while let child = try nodes.next() { usages.append(try input.objectIdentifier(child, "KeyPurposeId")) }
             return usages
         }
-        guard !usages.isEmpty else { throw DERError(.invalidValue, at: node.offset, "extendedKeyUsage is empty") }
+        guard !usages.isEmpty else { throw DERError(.invalidValue, at: node.start, "extendedKeyUsage is empty") }
     }
 
     /// Short names as OpenSSL prints them.

@@ -1,0 +1,346 @@
+/// The certificate parser's fast path: DER read through an unsafe buffer with index-based
+/// nodes, so walking a certificate does no reference counting and no allocation. Only the
+/// values the model keeps become `ArraySlice`s of the caller's array.
+///
+/// The rules are those of ``DER`` (X.690 §10): minimal definite lengths, minimal tags, the
+/// constructed bit DER requires, no trailing data. Nesting is bounded by the schema the
+/// decoders follow; opaque values (unknown extensions, `otherName` values) are kept as bytes
+/// and never walked.
+struct RawNode {
+    let identifier: ASN1Identifier
+    let isConstructed: Bool
+    /// Offset of the identifier octet.
+    let start: Int
+    /// Offset of the first content octet.
+    let contentStart: Int
+    /// Offset just past the element.
+    let end: Int
+
+    var offset: Int { start }
+    var contentCount: Int { end - contentStart }
+    var contentRange: Range<Int> { contentStart..<end }
+    var range: Range<Int> { start..<end }
+}
+
+/// The buffer being parsed and the array the model's slices come from.
+struct DERInput {
+    let buffer: UnsafeBufferPointer<UInt8>
+    let base: [UInt8]
+
+    subscript(i: Int) -> UInt8 { buffer[i] }
+
+    /// A slice of the base array (what the model stores).
+    func slice(_ range: Range<Int>) -> ArraySlice<UInt8> { base[range] }
+
+    /// Runs `body` with the input for `bytes` (offsets are indices into `bytes`).
+    static func with<T>(_ bytes: [UInt8], _ body: (DERInput) throws(DERError) -> T) throws(DERError) -> T {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(DERError) -> T in
+            try body(DERInput(buffer: buffer, base: bytes))
+        }
+    }
+
+    /// The element spanning exactly `range`, with no trailing bytes.
+    func single(_ range: Range<Int>) throws(DERError) -> RawNode {
+        guard !range.isEmpty else { throw DERError(.truncated, at: range.lowerBound, "empty input") }
+        let node = try element(at: range.lowerBound, end: range.upperBound)
+        guard node.end == range.upperBound else {
+            throw DERError(.trailingData, at: node.end, "\(range.upperBound - node.end) bytes after the end of the outermost element")
+        }
+        return node
+    }
+
+    /// Reads the header of the element at `position` (which must end by `end`).
+    func element(at position: Int, end: Int) throws(DERError) -> RawNode {
+        let start = position
+        var index = position
+        guard index < end else { throw DERError(.truncated, at: start, "expected an element, found end of data") }
+        let first = buffer[index]
+        index += 1
+        let constructed = first & 0x20 != 0
+        var tagNumber = UInt32(first & 0x1F)
+        if tagNumber == 0x1F {
+            // X.690 §8.1.2.4: base 128, no leading 0x80 octet, only for numbers ≥ 31.
+            tagNumber = 0
+            var count = 0
+            while true {
+                guard index < end else { throw DERError(.truncated, at: start, "tag number runs past the end of data") }
+                let byte = buffer[index]
+                index += 1
+                if count == 0 && byte == 0x80 { throw DERError(.invalidTag, at: start, "tag number has a leading zero octet") }
+                count += 1
+                guard count <= 4 else { throw DERError(.invalidTag, at: start, "tag number too large") }
+                tagNumber = (tagNumber << 7) | UInt32(byte & 0x7F)
+                if byte & 0x80 == 0 { break }
+            }
+            guard tagNumber >= 0x1F else { throw DERError(.invalidTag, at: start, "tag number \(tagNumber) must use the low tag form") }
+        }
+        guard index < end else { throw DERError(.truncated, at: start, "length runs past the end of data") }
+        let lengthByte = buffer[index]
+        index += 1
+        var length: Int
+        if lengthByte < 0x80 {
+            length = Int(lengthByte)
+        } else if lengthByte == 0x80 {
+            throw DERError(.indefiniteLength, at: start, "indefinite length is not DER")
+        } else {
+            let count = Int(lengthByte & 0x7F)
+            guard count <= 4 else {
+                throw DERError(.unsupportedLength, at: start, "length of \(count) octets is larger than this reader accepts")
+            }
+            guard end - index >= count else { throw DERError(.truncated, at: start, "length runs past the end of data") }
+            guard buffer[index] != 0 else { throw DERError(.nonMinimalLength, at: start, "long-form length with a leading zero octet") }
+            length = 0
+            for _ in 0..<count {
+                length = (length << 8) | Int(buffer[index])
+                index += 1
+            }
+            guard length >= 0x80 else { throw DERError(.nonMinimalLength, at: start, "length \(length) must use the short form") }
+        }
+        guard end - index >= length else {
+            throw DERError(.truncated, at: start, "element announces \(length) content bytes, \(end - index) remain")
+        }
+        let identifier = ASN1Identifier(tagNumber: tagNumber, tagClass: ASN1Identifier.TagClass.from(first))
+        if let required = identifier.requiredConstruction, required != constructed {
+            throw DERError(.invalidConstruction, at: start, "\(identifier) must be \(required ? "constructed" : "primitive") in DER")
+        }
+        return RawNode(identifier: identifier, isConstructed: constructed, start: start, contentStart: index, end: index + length)
+    }
+
+    /// Children of a constructed node.
+    func children(_ node: RawNode) -> RawIterator {
+        RawIterator(input: self, position: node.contentStart, end: node.end, parentOffset: node.start)
+    }
+
+    /// A constructed node with `identifier` whose children `body` must all consume.
+    func sequence<T>(
+        _ node: RawNode, _ identifier: ASN1Identifier = .sequence, _ name: StaticString,
+        _ body: (inout RawIterator) throws(DERError) -> T
+    ) throws(DERError) -> T {
+        guard node.identifier == identifier else {
+            throw DERError(.unexpectedTag, at: node.start, "\(name): expected \(identifier), found \(node.identifier)")
+        }
+        guard node.isConstructed else { throw DERError(.invalidConstruction, at: node.start, "\(name) must be constructed") }
+        var iterator = children(node)
+        let value = try body(&iterator)
+        try iterator.finish(name)
+        return value
+    }
+
+    /// The content range of a primitive node with `identifier`.
+    func primitive(_ node: RawNode, _ identifier: ASN1Identifier, _ name: StaticString) throws(DERError) -> Range<Int> {
+        guard node.identifier == identifier else {
+            throw DERError(.unexpectedTag, at: node.start, "\(name): expected \(identifier), found \(node.identifier)")
+        }
+        guard !node.isConstructed else { throw DERError(.invalidConstruction, at: node.start, "\(name) must be primitive") }
+        return node.contentRange
+    }
+
+    // MARK: Primitives (X.690 §10–11)
+
+    func boolean(_ node: RawNode, _ name: StaticString) throws(DERError) -> Bool {
+        let range = try primitive(node, .boolean, name)
+        guard range.count == 1 else { throw DERError(.invalidValue, at: node.start, "\(name): BOOLEAN must be one octet") }
+        switch buffer[range.lowerBound] {
+        case 0x00: return false
+        case 0xFF: return true
+        default: throw DERError(.invalidValue, at: node.start, "\(name): DER BOOLEAN TRUE must be 0xFF")
+        }
+    }
+
+    /// INTEGER content after the minimal-encoding check (X.690 §8.3.2).
+    func integerRange(_ node: RawNode, _ name: StaticString, identifier: ASN1Identifier = .integer) throws(DERError) -> Range<Int> {
+        let range = try primitive(node, identifier, name)
+        guard !range.isEmpty else { throw DERError(.invalidValue, at: node.start, "\(name): INTEGER has no content octets") }
+        if range.count > 1 {
+            let first = buffer[range.lowerBound]
+            let second = buffer[range.lowerBound + 1]
+            if (first == 0x00 && second & 0x80 == 0) || (first == 0xFF && second & 0x80 != 0) {
+                throw DERError(.invalidValue, at: node.start, "\(name): INTEGER is not minimally encoded")
+            }
+        }
+        return range
+    }
+
+    /// A small non-negative INTEGER.
+    func integer(
+        _ node: RawNode, _ name: StaticString, in allowed: ClosedRange<Int> = 0...Int(Int32.max), identifier: ASN1Identifier = .integer
+    ) throws(DERError) -> Int {
+        let range = try integerRange(node, name, identifier: identifier)
+        guard range.count <= 8 else { throw DERError(.invalidValue, at: node.start, "\(name): INTEGER out of range") }
+        var value: Int64 = buffer[range.lowerBound] & 0x80 != 0 ? -1 : 0
+        for i in range { value = (value << 8) | Int64(buffer[i]) }
+        guard let result = Int(exactly: value), allowed.contains(result) else {
+            throw DERError(.invalidValue, at: node.start, "\(name): INTEGER \(value) outside \(allowed)")
+        }
+        return result
+    }
+
+    /// BIT STRING: (range of the bits, unused bit count), DER rules of X.690 §11.2.1.
+    func bitString(_ node: RawNode, _ name: StaticString, identifier: ASN1Identifier = .bitString) throws(DERError) -> ASN1BitString {
+        let range = try primitive(node, identifier, name)
+        guard !range.isEmpty else { throw DERError(.invalidValue, at: node.start, "\(name): BIT STRING has no unused-bits octet") }
+        let unused = buffer[range.lowerBound]
+        guard unused <= 7 else { throw DERError(.invalidValue, at: node.start, "\(name): BIT STRING unused-bits octet is \(unused)") }
+        if range.count == 1 {
+            guard unused == 0 else { throw DERError(.invalidValue, at: node.start, "\(name): empty BIT STRING with unused bits") }
+        } else if unused > 0 {
+            let mask = UInt8((1 << unused) - 1)
+            guard buffer[range.upperBound - 1] & mask == 0 else {
+                throw DERError(.invalidValue, at: node.start, "\(name): BIT STRING unused bits are not zero")
+            }
+        }
+        return ASN1BitString(bytes: slice((range.lowerBound + 1)..<range.upperBound), unusedBits: Int(unused))
+    }
+
+    /// OBJECT IDENTIFIER (X.690 §8.19): minimal arcs of at most 64 bits.
+    func objectIdentifier(_ node: RawNode, _ name: StaticString) throws(DERError) -> ASN1ObjectIdentifier {
+        let range = try primitive(node, .objectIdentifier, name)
+        try validateOID(range, at: node.start, name)
+        return ASN1ObjectIdentifier(unchecked: slice(range))
+    }
+
+    func validateOID(_ range: Range<Int>, at offset: Int, _ name: StaticString) throws(DERError) {
+        guard !range.isEmpty else { throw DERError(.invalidValue, at: offset, "\(name): OBJECT IDENTIFIER is empty") }
+        guard buffer[range.upperBound - 1] & 0x80 == 0 else {
+            throw DERError(.invalidValue, at: offset, "\(name): OBJECT IDENTIFIER ends inside an arc")
+        }
+        var arcStart = true
+        var value: UInt64 = 0
+        for i in range {
+            let byte = buffer[i]
+            if arcStart && byte == 0x80 {
+                throw DERError(.invalidValue, at: offset, "\(name): OBJECT IDENTIFIER arc is not minimally encoded")
+            }
+            guard value >> 57 == 0 else { throw DERError(.invalidValue, at: offset, "\(name): OBJECT IDENTIFIER arc exceeds 64 bits") }
+            value = value << 7 | UInt64(byte & 0x7F)
+            arcStart = byte & 0x80 == 0
+            if arcStart { value = 0 }
+        }
+    }
+
+    /// Whether the content of `node` equals the OID `oid` (no allocation).
+    func contentEquals(_ node: RawNode, _ oid: ASN1ObjectIdentifier) -> Bool {
+        guard node.contentCount == oid.bytes.count else { return false }
+        var i = node.contentStart
+        for byte in oid.bytes {
+            if buffer[i] != byte { return false }
+            i += 1
+        }
+        return true
+    }
+
+    /// An IA5String's text (dNSName, rfc822Name, URI, CPS pointers).
+    func ia5(_ node: RawNode, _ name: StaticString) throws(DERError) -> String {
+        guard !node.isConstructed else { throw DERError(.invalidConstruction, at: node.start, "\(name) must be primitive") }
+        for i in node.contentRange where buffer[i] >= 0x80 {
+            throw DERError(.invalidValue, at: node.start, "\(name): IA5String has a non-ASCII byte")
+        }
+        return String(decoding: UnsafeBufferPointer(rebasing: buffer[node.contentRange]), as: UTF8.self)
+    }
+
+    /// Checks a directory string's content for its type's character set without building a
+    /// `String` (names are decoded lazily, when displayed).
+    func validateString(_ node: RawNode, _ name: StaticString) throws(DERError) {
+        guard let kind = ASN1String.kind(of: node.identifier) else {
+            throw DERError(.unexpectedTag, at: node.start, "\(name): expected a string type, found \(node.identifier)")
+        }
+        let bytes = UnsafeBufferPointer(rebasing: buffer[node.contentRange])
+        if let problem = ASN1String.characterSetProblem(kind, bytes) {
+            throw DERError(.invalidValue, at: node.start, "\(name): \(kind.rawValue) \(problem)")
+        }
+    }
+
+    /// UTCTime or GeneralizedTime in RFC 5280's strict form.
+    func time(_ node: RawNode, _ name: StaticString) throws(DERError) -> ASN1Time {
+        guard !node.isConstructed else { throw DERError(.invalidConstruction, at: node.start, "\(name) must be primitive") }
+        let range = node.contentRange
+        func digits(_ from: Int, _ count: Int) -> Int? {
+            var value = 0
+            for i in from..<(from + count) {
+                let b = buffer[i]
+                guard b >= 0x30, b <= 0x39 else { return nil }
+                value = value * 10 + Int(b - 0x30)
+            }
+            return value
+        }
+        let s = range.lowerBound
+        let year: Int
+        let rest: Int
+        let encoding: ASN1Time.Encoding
+        switch node.identifier {
+        case .utcTime:
+            guard range.count == 13, buffer[s + 12] == UInt8(ascii: "Z") else {
+                throw DERError(.invalidValue, at: node.start, "\(name): UTCTime must be YYMMDDHHMMSSZ")
+            }
+            guard let yy = digits(s, 2) else { throw DERError(.invalidValue, at: node.start, "\(name): UTCTime has a non-digit") }
+            // RFC 5280 §4.1.2.5.1: 50–99 mean 1950–1999, 00–49 mean 2000–2049.
+            year = yy >= 50 ? 1900 + yy : 2000 + yy
+            rest = s + 2
+            encoding = .utcTime
+        case .generalizedTime:
+            guard range.count == 15, buffer[s + 14] == UInt8(ascii: "Z") else {
+                throw DERError(.invalidValue, at: node.start, "\(name): GeneralizedTime must be YYYYMMDDHHMMSSZ")
+            }
+            guard let yyyy = digits(s, 4) else { throw DERError(.invalidValue, at: node.start, "\(name): GeneralizedTime has a non-digit") }
+            year = yyyy
+            rest = s + 4
+            encoding = .generalizedTime
+        default:
+            throw DERError(.unexpectedTag, at: node.start, "\(name): expected UTCTime or GeneralizedTime, found \(node.identifier)")
+        }
+        guard let month = digits(rest, 2), let day = digits(rest + 2, 2), let hour = digits(rest + 4, 2),
+            let minute = digits(rest + 6, 2), let second = digits(rest + 8, 2)
+        else { throw DERError(.invalidValue, at: node.start, "\(name): time has a non-digit") }
+        guard let time = ASN1Time(year: year, month: month, day: day, hour: hour, minute: minute, second: second, encoding: encoding)
+        else { throw DERError(.invalidValue, at: node.start, "\(name): time names no real instant") }
+        return time
+    }
+
+    /// A public `ASN1Node` for a raw node (for the few places the model keeps a node).
+    func node(_ raw: RawNode) -> ASN1Node {
+        ASN1Node(identifier: raw.identifier, isConstructed: raw.isConstructed, encodedBytes: slice(raw.range), content: slice(raw.contentRange))
+    }
+}
+
+/// Reads the children of a constructed raw node one at a time.
+struct RawIterator {
+    let input: DERInput
+    var position: Int
+    let end: Int
+    let parentOffset: Int
+
+    var isAtEnd: Bool { position >= end }
+
+    mutating func next() throws(DERError) -> RawNode? {
+        guard position < end else { return nil }
+        let node = try input.element(at: position, end: end)
+        position = node.end
+        return node
+    }
+
+    func peekIdentifier() -> ASN1Identifier? {
+        guard position < end else { return nil }
+        let first = input[position]
+        if first & 0x1F != 0x1F {
+            return ASN1Identifier(tagNumber: UInt32(first & 0x1F), tagClass: ASN1Identifier.TagClass.from(first))
+        }
+        return try? input.element(at: position, end: end).identifier
+    }
+
+    mutating func next(_ identifier: ASN1Identifier, _ field: StaticString) throws(DERError) -> RawNode {
+        guard let node = try next() else { throw DERError(.missingField, at: parentOffset, "missing \(field) (\(identifier))") }
+        guard node.identifier == identifier else {
+            throw DERError(.unexpectedTag, at: node.start, "\(field): expected \(identifier), found \(node.identifier)")
+        }
+        return node
+    }
+
+    mutating func optional(_ identifier: ASN1Identifier) throws(DERError) -> RawNode? {
+        guard peekIdentifier() == identifier else { return nil }
+        return try next()
+    }
+
+    func finish(_ structure: StaticString) throws(DERError) {
+        guard position >= end else { throw DERError(.trailingData, at: position, "unexpected extra element at the end of \(structure)") }
+    }
+}
