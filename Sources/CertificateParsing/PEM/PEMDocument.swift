@@ -39,49 +39,49 @@ public struct PEMDocument: Hashable, Sendable {
     public static func parseAll(_ text: String) throws(PEMError) -> [PEMDocument] {
         var documents: [PEMDocument] = []
         var lineNumber = 0
-        var open: (label: String, line: Int)?
-        var body: [UInt8] = []
+        // The open block: its label, BEGIN line number and the offset where its body starts.
+        var open: (label: String, line: Int, bodyStart: Int)?
         let bytes = Array(text.utf8)
-        for rawLine in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+        var lineStart = 0
+        while lineStart <= bytes.count {
+            var lineEnd = lineStart
+            while lineEnd < bytes.count && bytes[lineEnd] != UInt8(ascii: "\n") { lineEnd += 1 }
             lineNumber += 1
-            var line = rawLine[...]
+            defer { lineStart = lineEnd + 1 }
+            // Boundaries start with five dashes; only those lines need a closer look.
+            guard lineEnd - lineStart >= 10, bytes[lineStart] == UInt8(ascii: "-") else { continue }
+            var line = bytes[lineStart..<lineEnd]
             while let last = line.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
                 line = line.dropLast()
             }
-            if let (label, isBegin) = boundary(line) {
-                if isBegin {
-                    if let current = open {
-                        throw PEMError(.missingEnd, line: current.line, "BEGIN \(current.label) has no END line before line \(lineNumber)")
-                    }
-                    open = (label, lineNumber)
-                    body.removeAll(keepingCapacity: true)
-                } else {
-                    guard let current = open else {
-                        throw PEMError(.unexpectedEnd, line: lineNumber, "END \(label) without a BEGIN line")
-                    }
-                    guard current.label == label else {
-                        throw PEMError(.labelMismatch, line: lineNumber, "END \(label) closes BEGIN \(current.label) (line \(current.line))")
-                    }
-                    guard let der = Base64.decode(body) else {
-                        throw PEMError(.invalidBase64, line: current.line, "the \(label) block's base64 is invalid")
-                    }
-                    guard !der.isEmpty else {
-                        throw PEMError(.invalidBase64, line: current.line, "the \(label) block is empty")
-                    }
-                    documents.append(PEMDocument(label: label, derBytes: der, line: current.line))
-                    open = nil
+            guard let (label, isBegin) = boundary(line) else { continue }
+            if isBegin {
+                if let current = open {
+                    throw PEMError(.missingEnd, line: current.line, "BEGIN \(current.label) has no END line before line \(lineNumber)")
                 }
+                open = (label, lineNumber, lineEnd + 1)
                 continue
             }
-            guard let current = open else { continue }
-            var content = line
-            while let first = content.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
-                content = content.dropFirst()
+            guard let current = open else {
+                throw PEMError(.unexpectedEnd, line: lineNumber, "END \(label) without a BEGIN line")
             }
-            if content.contains(UInt8(ascii: ":")) {
-                throw PEMError(.unsupportedHeaders, line: lineNumber, "the \(current.label) block has RFC 1421 headers (encrypted PEM is not supported)")
+            guard current.label == label else {
+                throw PEMError(.labelMismatch, line: lineNumber, "END \(label) closes BEGIN \(current.label) (line \(current.line))")
             }
-            body.append(contentsOf: content)
+            let body = bytes[min(current.bodyStart, lineStart)..<lineStart]
+            // RFC 1421 headers ("Proc-Type: 4,ENCRYPTED") mean encrypted content; base64 has no
+            // colon, so any colon in the body is a header.
+            if body.contains(UInt8(ascii: ":")) {
+                throw PEMError(.unsupportedHeaders, line: current.line + 1, "the \(current.label) block has RFC 1421 headers (encrypted PEM is not supported)")
+            }
+            guard let der = Base64.decode(body) else {
+                throw PEMError(.invalidBase64, line: current.line, "the \(label) block's base64 is invalid")
+            }
+            guard !der.isEmpty else {
+                throw PEMError(.invalidBase64, line: current.line, "the \(label) block is empty")
+            }
+            documents.append(PEMDocument(label: label, derBytes: der, line: current.line))
+            open = nil
         }
         if let current = open {
             throw PEMError(.missingEnd, line: current.line, "BEGIN \(current.label) has no END line")
@@ -158,9 +158,11 @@ public struct PEMError: Error, Hashable, Sendable, CustomStringConvertible {
 public enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
+    /// 0–63: the digit's value; 0xFE: whitespace (skipped); 0xFF: anything else.
     private static let decodeTable: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
         for (i, c) in alphabet.enumerated() { table[Int(c)] = UInt8(i) }
+        for c in [UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t")] { table[Int(c)] = 0xFE }
         return table
     }()
 
@@ -183,40 +185,54 @@ public enum Base64 {
     /// Decodes base64, ignoring ASCII whitespace. Returns `nil` on any other non-alphabet
     /// character, a bad length, misplaced padding, or non-zero padding bits.
     public static func decode<C: Collection>(_ text: C) -> [UInt8]? where C.Element == UInt8 {
-        var out: [UInt8] = []
-        out.reserveCapacity(text.count * 3 / 4)
-        var quad: UInt32 = 0
-        var count = 0
-        var padding = 0
-        for c in text {
-            if c == UInt8(ascii: " ") || c == UInt8(ascii: "\n") || c == UInt8(ascii: "\r") || c == UInt8(ascii: "\t") { continue }
-            if c == UInt8(ascii: "=") {
-                padding += 1
-                guard padding <= 2 else { return nil }
-                quad <<= 6
-                count += 1
-            } else {
-                guard padding == 0 else { return nil }
-                let v = decodeTable[Int(c)]
-                guard v != 0xFF else { return nil }
-                quad = quad << 6 | UInt32(v)
-                count += 1
+        if let result = text.withContiguousStorageIfAvailable({ decode(buffer: $0) }) { return result }
+        return Array(text).withUnsafeBufferPointer { decode(buffer: $0) }
+    }
+
+    /// The decoder proper, over contiguous bytes (trust bundles are hundreds of kilobytes of
+    /// base64, so this loop is what loading the system roots mostly costs).
+    static func decode(buffer text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        decodeTable.withUnsafeBufferPointer { table -> [UInt8]? in
+            var out = [UInt8](repeating: 0, count: text.count / 4 * 3 + 3)
+            var written = 0
+            var quad: UInt32 = 0
+            var count = 0
+            var padding = 0
+            let ok = out.withUnsafeMutableBufferPointer { output -> Bool in
+                for c in text {
+                    let v = table[Int(c)]
+                    if v < 64 {
+                        guard padding == 0 else { return false }
+                        quad = quad << 6 | UInt32(v)
+                        count += 1
+                    } else if v == 0xFE {
+                        continue  // whitespace
+                    } else if c == UInt8(ascii: "=") {
+                        padding += 1
+                        guard padding <= 2 else { return false }
+                        quad <<= 6
+                        count += 1
+                    } else {
+                        return false
+                    }
+                    if count == 4 {
+                        output[written] = UInt8(truncatingIfNeeded: quad >> 16)
+                        output[written + 1] = UInt8(truncatingIfNeeded: quad >> 8)
+                        output[written + 2] = UInt8(truncatingIfNeeded: quad)
+                        written += 3 - min(padding, 2)
+                        // Padding bits must be zero (RFC 4648 §3.5), so each text has one decoding.
+                        if padding == 1 && quad & 0xFF != 0 { return false }
+                        if padding == 2 && quad & 0xFFFF != 0 { return false }
+                        quad = 0
+                        count = 0
+                        if padding > 0 { padding = 3 }  // nothing may follow a padded quad
+                    }
+                }
+                return count == 0
             }
-            if count == 4 {
-                out.append(UInt8(truncatingIfNeeded: quad >> 16))
-                if padding < 2 { out.append(UInt8(truncatingIfNeeded: quad >> 8)) }
-                if padding < 1 { out.append(UInt8(truncatingIfNeeded: quad)) }
-                // Padding bits must be zero (RFC 4648 §3.5), so each text has one decoding.
-                if padding == 1 && quad & 0xFF != 0 { return nil }
-                if padding == 2 && quad & 0xFFFF != 0 { return nil }
-                quad = 0
-                count = 0
-                if padding > 0 { padding = 3 }  // nothing may follow a padded quad
-            } else if padding == 3 {
-                return nil
-            }
+            guard ok else { return nil }
+            out.removeLast(out.count - written)
+            return out
         }
-        guard count == 0 else { return nil }
-        return out
     }
 }
