@@ -1,0 +1,165 @@
+import CertificateParsing
+import ServerTrustLab
+import Testing
+import TrustEvaluation
+
+/// RFC 6125 name matching as the verifier applies it to a server leaf: SAN only (never the CN),
+/// ASCII case-insensitive, one trailing dot on the reference, whole-left-label wildcards only and
+/// never over a public suffix, IP literals only against iPAddress entries.
+@Suite("Hostname verification")
+struct HostnameVerificationTests {
+    /// A leaf's SAN entries, the reference name the client asks for, and whether it matches.
+    struct Case: Sendable, CustomTestStringConvertible {
+        let sans: [LabGeneralName]
+        let reference: String
+        let matches: Bool
+
+        init(_ sans: [LabGeneralName], _ reference: String, _ matches: Bool) {
+            self.sans = sans
+            self.reference = reference
+            self.matches = matches
+        }
+
+        var testDescription: String {
+            let names = sans.map { name -> String in
+                switch name {
+                case .dns(let s): return "DNS:\(s)"
+                case .ipAddress(let s): return "IP:\(s)"
+                case .email(let s): return "email:\(s)"
+                case .uri(let s): return "URI:\(s)"
+                default: return "\(name)"
+                }
+            }
+            return "[\(names.joined(separator: ", "))] \(matches ? "matches" : "does not match") \(reference)"
+        }
+    }
+
+    static let table: [Case] = [
+        // Exact names, case, trailing dot.
+        Case([.dns("www.example.com")], "www.example.com", true),
+        Case([.dns("www.example.com")], "WWW.Example.COM", true),
+        Case([.dns("WwW.ExAmPlE.CoM")], "www.example.com", true),
+        Case([.dns("www.example.com")], "www.example.com.", true),
+        Case([.dns("www.example.com")], "www.example.com..", false),
+        Case([.dns("www.example.com")], "example.com", false),
+        Case([.dns("www.example.com")], "www.example.com.evil.test", false),
+        Case([.dns("www.example.com")], "xwww.example.com", false),
+        Case([.dns("a.example.com"), .dns("b.example.com")], "b.example.com", true),
+        // Wildcards: the whole left-most label, exactly one label.
+        Case([.dns("*.example.com")], "a.example.com", true),
+        Case([.dns("*.example.com")], "A.EXAMPLE.COM.", true),
+        Case([.dns("*.example.com")], "example.com", false),
+        Case([.dns("*.example.com")], "a.b.example.com", false),
+        Case([.dns("*.example.com")], ".example.com", false),
+        Case([.dns("*.example.com")], "*.example.com", false),
+        Case([.dns("f*.example.com")], "foo.example.com", false),
+        Case([.dns("*oo.example.com")], "foo.example.com", false),
+        Case([.dns("f*o.example.com")], "foo.example.com", false),
+        Case([.dns("a.*.example.com")], "a.b.example.com", false),
+        Case([.dns("*.*.example.com")], "a.b.example.com", false),
+        Case([.dns("*")], "example", false),
+        // Never over a public suffix.
+        Case([.dns("*.com")], "example.com", false),
+        Case([.dns("*.co.uk")], "example.co.uk", false),
+        Case([.dns("*.example.co.uk")], "www.example.co.uk", true),
+        // IDNA A-labels are compared as given, never converted.
+        Case([.dns("xn--bcher-kva.example")], "xn--bcher-kva.example", true),
+        Case([.dns("XN--BCHER-KVA.example")], "xn--bcher-kva.example", true),
+        Case([.dns("xn--bcher-kva.example")], "bücher.example", false),
+        Case([.dns("*.xn--bcher-kva.example")], "www.xn--bcher-kva.example", true),
+        // IP literals match iPAddress entries only, compared as bytes.
+        Case([.ipAddress("127.0.0.1")], "127.0.0.1", true),
+        Case([.ipAddress("127.0.0.1")], "127.0.0.2", false),
+        Case([.ipAddress("::1")], "::1", true),
+        Case([.ipAddress("::1")], "0:0:0:0:0:0:0:1", true),
+        Case([.ipAddress("::1")], "[::1]", true),
+        Case([.ipAddress("0:0:0:0:0:0:0:1")], "[::1]", true),
+        Case([.ipAddress("2001:db8::1")], "2001:DB8:0:0:0:0:0:1", true),
+        Case([.ipAddress("2001:db8::1")], "2001:db8::2", false),
+        Case([.ipAddress("::ffff:127.0.0.1")], "127.0.0.1", false),
+        Case([.ipAddress("127.0.0.1")], "::ffff:127.0.0.1", false),
+        Case([.dns("127.0.0.1")], "127.0.0.1", false),
+        Case([.dns("localhost"), .ipAddress("127.0.0.1")], "127.0.0.1", true),
+        // A DNS name never matches an iPAddress entry (nor other name types).
+        Case([.ipAddress("127.0.0.1")], "localhost", false),
+        Case([.dns("localhost"), .ipAddress("127.0.0.1")], "localhost", true),
+        Case([.email("admin@example.com")], "example.com", false),
+        Case([.uri("https://www.example.com/")], "www.example.com", false),
+    ]
+
+    @Test("SAN matching through the verifier (the leaf's CN is always the reference name)", arguments: table)
+    func matching(_ c: Case) throws {
+        let chain = try TrustChain.make()
+        // CN = the reference name itself, so a mismatch also proves there is no CN fallback.
+        let spec = LabCertificateSpec(
+            subject: .cn(c.reference), notBefore: TrustPKI.leafValidity.notBefore, notAfter: TrustPKI.leafValidity.notAfter,
+            extensions: TrustPKI.leafExtensions(sans: c.sans))
+        let leaf = try chain.intermediate.issue(spec, key: TrustPKI.key(TrustSlot.leaf))
+        let outcome = try TrustPKI.validate(
+            leaf, [chain.intermediate.certificate], anchors: [chain.root.certificate], policy: TrustPKI.serverPolicy(host: c.reference))
+        if c.matches {
+            try expectTrusted(outcome, chain: [leaf, chain.intermediate.certificate, chain.root.certificate])
+        } else {
+            expectRejected(outcome, .hostnameMismatch, at: 0)
+        }
+        // ServerIdentity agrees on the parsed SAN.
+        #expect(ServerIdentity.matches(try TrustPKI.parse(leaf), name: PeerName.host(c.reference)) == c.matches)
+    }
+
+    @Test("no CN fallback: CN=host without SAN is rejected, and a SAN for another name is a mismatch")
+    func noCommonNameFallback() throws {
+        let noSAN = try TrustChain.make(sans: [])
+        let leaf = try TrustPKI.parse(noSAN.leaf)
+        #expect(leaf.subject.commonName == TrustPKI.host)
+        #expect(!ServerIdentity.matches(leaf, name: .dns(TrustPKI.host)))
+        expectRejected(try noSAN.validate(), .extensionProfileViolation, at: 0)
+
+        let otherSAN = try TrustChain.make(sans: [.dns("other.example.com")])
+        expectRejected(try otherSAN.validate(), .hostnameMismatch, at: 0)
+        #expect(try otherSAN.validate().failure?.detail.contains("other.example.com") == true)
+    }
+
+    @Test("an IP literal given as a DNS name is still matched as an IP")
+    func ipLiteralAsDNSName() {
+        let dnsSAN: [GeneralName] = [.dnsName("127.0.0.1")]
+        let ipSAN: [GeneralName] = [.ipAddress([127, 0, 0, 1])]
+        #expect(!ServerIdentity.matches(dnsSAN, name: .dns("127.0.0.1")))
+        #expect(ServerIdentity.matches(ipSAN, name: .dns("127.0.0.1")))
+        #expect(!ServerIdentity.matches(dnsSAN, name: .ip("127.0.0.1")))
+        #expect(ServerIdentity.matches(ipSAN, name: .ip("127.0.0.1")))
+    }
+
+    /// URL hosts as `PeerName.host` classifies them.
+    @Test(
+        "PeerName.host classifies IP literals and DNS names",
+        arguments: [
+            ("example.com", PeerName.dns("example.com")),
+            ("127.0.0.1", PeerName.ip("127.0.0.1")),
+            ("[::1]", PeerName.ip("[::1]")),
+            ("::1", PeerName.ip("::1")),
+            ("127.0.0.01", PeerName.dns("127.0.0.01")),
+        ])
+    func peerNameClassification(host: String, expected: PeerName) {
+        #expect(PeerName.host(host) == expected)
+    }
+
+    @Test("client policy: every expected name must be in the SAN")
+    func clientExpectedNames() throws {
+        let chain = try TrustChain.make()
+        let spec = TrustPKI.leafSpec(extensions: [
+            .basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
+            .subjectAltName([.email("alice@example.com"), .dns("alice.example.com")]), .subjectKeyIdentifier(),
+            .authorityKeyIdentifier(),
+        ])
+        let leaf = try chain.intermediate.issue(spec, key: TrustPKI.key(TrustSlot.leaf))
+        var policy = ValidationPolicy.sslClient(at: TrustPKI.now)
+        policy.expectedClientNames = [.email("alice@example.com"), .dns("alice.example.com")]
+        try expectTrusted(
+            try TrustPKI.validate(leaf, [chain.intermediate.certificate], anchors: [chain.root.certificate], policy: policy),
+            chain: [leaf, chain.intermediate.certificate, chain.root.certificate])
+        policy.expectedClientNames = [.email("alice@example.com"), .email("bob@example.com")]
+        expectRejected(
+            try TrustPKI.validate(leaf, [chain.intermediate.certificate], anchors: [chain.root.certificate], policy: policy),
+            .hostnameMismatch, at: 0)
+    }
+}
