@@ -36,6 +36,7 @@ let package = Package(
         .testTarget(name: "TrustEvaluationTests", dependencies: ["TrustEvaluation", "CertificateParsing", "ServerTrustLab"]),
         .testTarget(name: "ServerTrustLabTests", dependencies: ["ServerTrustLab"]),
         .testTarget(name: "CLITests", dependencies: ["CertificateParsing", "ServerTrustLab"]),
+        .testTarget(name: "ServerTrustTests", dependencies: ["ServerTrust", "TrustEvaluation", "CertificateParsing", "ServerTrustLab"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -28,6 +28,7 @@ enum CLI {
 
         commands:
           inspect FILE... [--json]     show the certificates in PEM/DER files and bundles
+          evaluate CHAIN.pem --host H  judge a served chain offline (AFNetworking policy, pins, policy file; --help)
           demo                         the main job (until the policy demo lands: inspect the system bundle)
           bench evaluate --chain DIR --mode parse [--iterations N] [--warmup W]
                                        benchmark plug-in for ../shared/bench (see README)
@@ -46,6 +47,7 @@ enum CLI {
         do {
             switch command {
             case "inspect": return try InspectCommand.run(rest)
+            case "evaluate": return try EvaluateCommand.run(rest)
             case "demo": return try DemoCommand.run(rest)
             case "bench": return try BenchCommand.run(rest)
             case "limbo-serve": return try LimboServeCommand.run(rest)

@@ -165,7 +165,12 @@ struct CertificateProfile: Sendable {
 
     // MARK: - The end-entity profile
 
-    static func endEntity(_ policy: ValidationPolicy) -> CertificateProfile {
+    ///
+    /// - Parameter directlyTrusted: the leaf is itself a trust anchor (a pinned self-signed
+    ///   certificate, as SecTrust and AFNetworking users deploy them). Such a certificate is
+    ///   trusted for itself, so whether it is also marked as a CA (what `openssl req -x509`
+    ///   produces by default) does not matter and is not held against it.
+    static func endEntity(_ policy: ValidationPolicy, directlyTrusted: Bool = false) -> CertificateProfile {
         let requiredEKUs = policy.effectiveExtendedKeyUsages
         let requiredKeyUsages = policy.requiredKeyUsages
         let needsSAN = policy.kind != .basicX509
@@ -183,7 +188,7 @@ struct CertificateProfile: Sendable {
             // RFC 5280 §4.2.1.3: keyCertSign only with cA; plus the policy's required bits.
             OID.keyUsage: Rule(presence: .optional, criticality: .either) { certificate, _ in
                 let ku = certificate.extensions.keyUsage
-                if let ku, ku.keyCertSign {
+                if let ku, ku.keyCertSign, !directlyTrusted {
                     return ValidationFailure(.keyUsageNotAllowed, "end-entity keyUsage asserts keyCertSign (RFC 5280 4.2.1.3)")
                 }
                 for bit in requiredKeyUsages where !(ku?.contains(named: bit) ?? true) {
@@ -206,7 +211,7 @@ struct CertificateProfile: Sendable {
             },
             // RFC 5280 §4.2.1.9: an end entity must not assert cA.
             OID.basicConstraints: Rule(presence: .optional, criticality: .either) { certificate, _ in
-                if certificate.extensions.basicConstraints?.isCertificateAuthority == true {
+                if certificate.extensions.basicConstraints?.isCertificateAuthority == true && !directlyTrusted {
                     return ValidationFailure(.leafIsCertificateAuthority, "end-entity certificate asserts basicConstraints cA")
                 }
                 return nil

@@ -21,6 +21,7 @@ public struct Verifier<SignatureCheck: SignatureVerifier>: Sendable {
     /// The extension rule tables, built once per verifier rather than per validation.
     let caProfile: CertificateProfile
     let eeProfile: CertificateProfile
+    let anchoredLeafProfile: CertificateProfile
     /// The policy's peer name, validated once.
     let reference: ServerIdentity.Reference?
 
@@ -31,6 +32,7 @@ public struct Verifier<SignatureCheck: SignatureVerifier>: Sendable {
         self.signatureVerifier = signatureVerifier
         self.caProfile = CertificateProfile.certificateAuthority(policy)
         self.eeProfile = CertificateProfile.endEntity(policy)
+        self.anchoredLeafProfile = CertificateProfile.endEntity(policy, directlyTrusted: true)
         self.reference = policy.peerName.map(ServerIdentity.Reference.init)
     }
 
@@ -99,7 +101,8 @@ struct Search<SignatureCheck: SignatureVerifier> {
         // BetterTLS name-constraint cases in x509-limbo expect chains whose CN is absent from
         // the SAN to validate, and the CN is never used for matching here, so it cannot mislead.
         // The limbo webpki::cn::* cases are the ones this knowingly fails.
-        if let failure = permitsBasic(leaf) ?? eeProfile.permits(leaf) ?? permitsKey(leaf) ?? checkName(leaf) {
+        let profile = verifier.anchors.contains(leaf) ? verifier.anchoredLeafProfile : eeProfile
+        if let failure = permitsBasic(leaf) ?? profile.permits(leaf) ?? permitsKey(leaf) ?? checkName(leaf) {
             return .failure(record(path, failure.at(0, leaf)))
         }
         var names = [NameConstraintChecker.Names(sans: leaf.subjectAlternativeNames, subject: leaf.subject)]

@@ -1,0 +1,166 @@
+import TrustEvaluation
+
+/// Which hosts a configuration entry applies to.
+///
+/// Semantics are explicit because the surveyed systems disagree (anchors-features.md §(c) 7):
+/// - `api.example.com`: exactly that host (an IP literal is allowed here only);
+/// - `*.example.com`: exactly one more label (`a.example.com`, not `example.com` nor
+///   `a.b.example.com`) — OkHttp's `*`, ATS's `NSIncludesSubdomains`;
+/// - `**.example.com`: the domain itself and any depth below it — OkHttp's `**`, TrustKit's
+///   and NSC's `includeSubdomains` (`includeSubdomains: true` on an exact pattern means the
+///   same).
+///
+/// A wildcard over a public suffix (`*.com`, `**.co.uk`) is refused, as TrustKit refuses
+/// `includeSubdomains` on one (the Public Suffix List check of TrustEvaluation's `DNSPattern`).
+/// When several patterns match a host the most specific one wins (``moreSpecific(than:)``).
+public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
+    /// The forms of pattern.
+    public enum Kind: String, Hashable, Sendable {
+        /// One host.
+        case exact
+        /// One label below the base.
+        case singleLabelWildcard
+        /// The base and any depth below it.
+        case anyDepthWildcard
+    }
+
+    /// The form.
+    public let kind: Kind
+    /// The base name, lowercase, without a trailing dot (for `*.a.b`, `a.b`).
+    public let base: String
+    private let baseLabels: Int
+    private let baseBytes: [UInt8]
+    private let ip: IPAddress?
+
+    /// Parses a pattern.
+    /// - Parameters:
+    ///   - text: `host`, `*.domain`, `**.domain`, or an IP literal.
+    ///   - includeSubdomains: Extends an exact pattern to any depth below it (TrustKit's
+    ///     `kTSKIncludeSubdomains`).
+    /// - Throws: ``PolicyConfigurationError`` (`invalidHostPattern`, or `conflictingOptions`
+    ///   for a wildcard with `includeSubdomains`).
+    public init(_ text: String, includeSubdomains: Bool = false) throws(PolicyConfigurationError) {
+        var name = Substring(text)
+        var kind = Kind.exact
+        if name.hasPrefix("**.") {
+            kind = .anyDepthWildcard
+            name = name.dropFirst(3)
+        } else if name.hasPrefix("*.") {
+            kind = .singleLabelWildcard
+            name = name.dropFirst(2)
+        }
+        if kind != .exact && includeSubdomains {
+            throw PolicyConfigurationError(.conflictingOptions, path: "", "includeSubdomains cannot be combined with the wildcard pattern \"\(text)\"")
+        }
+        if name.hasSuffix(".") { name = name.dropLast() }
+        if let ip = IPAddress(String(name)) {
+            guard kind == .exact && !includeSubdomains else {
+                throw PolicyConfigurationError(.invalidHostPattern, path: "", "\"\(text)\": an IP address cannot have wildcards or subdomains")
+            }
+            self.kind = .exact
+            self.base = ip.description
+            self.baseLabels = 0
+            self.baseBytes = Array(ip.description.utf8)
+            self.ip = ip
+            return
+        }
+        guard !name.contains("*"), let dns = DNSName(String(name)) else {
+            throw PolicyConfigurationError(
+                .invalidHostPattern, path: "", "\"\(text)\" is not a host pattern (a DNS name, *.name, **.name or an IP address)")
+        }
+        if kind != .exact || includeSubdomains {
+            // A wildcard over a public suffix would cover every registrant under it.
+            guard DNSPattern("*." + dns.value) != nil else {
+                throw PolicyConfigurationError(
+                    .invalidHostPattern, path: "", "\"\(text)\": \(dns.value) is a public suffix; a pattern below it would cover unrelated owners")
+            }
+        }
+        self.kind = includeSubdomains ? .anyDepthWildcard : kind
+        self.base = dns.value
+        self.baseLabels = dns.value.split(separator: ".").count
+        self.baseBytes = Array(dns.value.utf8)
+        self.ip = nil
+    }
+
+    /// `api.example.com`, `*.example.com` or `**.example.com`.
+    public var description: String {
+        switch kind {
+        case .exact: return base
+        case .singleLabelWildcard: return "*." + base
+        case .anyDepthWildcard: return "**." + base
+        }
+    }
+
+    /// Whether the pattern covers `host` (ASCII case-insensitive, one trailing dot ignored).
+    ///
+    /// Compares bytes in place, without building a name, because it runs on every
+    /// connection.
+    public func matches(_ host: String) -> Bool {
+        if let ip { return IPAddress(host).map { $0 == ip } ?? false }
+        var host = host
+        return host.withUTF8 { matches(name: $0) }
+    }
+
+    private func matches(name buffer: UnsafeBufferPointer<UInt8>) -> Bool {
+        var name = buffer[...]
+        if name.last == UInt8(ascii: "."), name.count > 1 { name = name.dropLast() }
+        // An IP literal never matches a DNS pattern (RFC 6125 Appendix B.2 keeps the two apart).
+        if let last = name.last, name.contains(UInt8(ascii: ":")) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(last),
+            IPAddress(String(decoding: name, as: UTF8.self)) != nil
+        {
+            return false
+        }
+        return baseBytes.withUnsafeBufferPointer { base in
+            switch kind {
+            case .exact:
+                return Self.equalIgnoringCase(name, base[...])
+            case .singleLabelWildcard:
+                guard let label = Self.label(of: name, below: base) else { return false }
+                return !label.contains(UInt8(ascii: "."))
+            case .anyDepthWildcard:
+                return Self.equalIgnoringCase(name, base[...]) || Self.label(of: name, below: base) != nil
+            }
+        }
+    }
+
+    /// The part of `name` before `.base`, when `name` ends with `.base` and that part is not
+    /// empty.
+    private static func label(
+        of name: Slice<UnsafeBufferPointer<UInt8>>, below base: UnsafeBufferPointer<UInt8>
+    ) -> Slice<UnsafeBufferPointer<UInt8>>? {
+        guard name.count > base.count + 1 else { return nil }
+        let dot = name.endIndex - base.count - 1
+        guard name[dot] == UInt8(ascii: "."), equalIgnoringCase(name[(dot + 1)...], base[...]) else { return nil }
+        return name[..<dot]
+    }
+
+    private static func equalIgnoringCase(_ a: Slice<UnsafeBufferPointer<UInt8>>, _ b: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        guard a.count == b.count else { return false }
+        var i = a.startIndex
+        var j = b.startIndex
+        while i < a.endIndex {
+            let x = a[i]
+            let lower = x >= UInt8(ascii: "A") && x <= UInt8(ascii: "Z") ? x + 32 : x
+            if lower != b[j] { return false }
+            i += 1
+            j += 1
+        }
+        return true
+    }
+
+    /// Whether this pattern is more specific than `other` (both matching the same host): a
+    /// longer base wins; with equal bases, exact beats `*.` beats `**.`. TrustKit picks the
+    /// longest matching parent; NSC the most specific domain.
+    public func moreSpecific(than other: HostPattern) -> Bool {
+        if baseLabels != other.baseLabels { return baseLabels > other.baseLabels }
+        return rank > other.rank
+    }
+
+    private var rank: Int {
+        switch kind {
+        case .exact: return 2
+        case .singleLabelWildcard: return 1
+        case .anyDepthWildcard: return 0
+        }
+    }
+}

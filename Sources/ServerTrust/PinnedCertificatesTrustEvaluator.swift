@@ -1,0 +1,71 @@
+public import CertificateParsing
+
+/// Certificate pinning, Alamofire's way (`PinnedCertificatesTrustEvaluator`).
+///
+/// Order (Alamofire `ServerTrustEvaluation.swift`): no certificates is an error; with
+/// `acceptSelfSignedCertificates` the pinned certificates become the only anchors; default
+/// validation; host validation (even without default validation, it is a full evaluation with
+/// the host); then some certificate of the chain must be byte-equal to a pinned one.
+public final class PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
+    /// The pinned certificates.
+    public let certificates: [Certificate]
+    /// Whether the pinned certificates become the only anchors (so a self-signed or private-CA
+    /// server validates).
+    public let acceptSelfSignedCertificates: Bool
+    /// Whether the chain is validated.
+    public let performDefaultValidation: Bool
+    /// Whether the host name is validated.
+    public let validateHost: Bool
+
+    /// Creates the evaluator.
+    /// - Parameters:
+    ///   - certificates: The pinned certificates.
+    ///   - acceptSelfSignedCertificates: Make them the only anchors (default `false`).
+    ///   - performDefaultValidation: Validate the chain (default `true`).
+    ///   - validateHost: Validate the host name (default `true`).
+    public init(
+        certificates: [Certificate], acceptSelfSignedCertificates: Bool = false, performDefaultValidation: Bool = true,
+        validateHost: Bool = true
+    ) {
+        self.certificates = certificates
+        self.acceptSelfSignedCertificates = acceptSelfSignedCertificates
+        self.performDefaultValidation = performDefaultValidation
+        self.validateHost = validateHost
+    }
+
+    /// Throws unless a pinned certificate is in the chain (and the chain and host validate).
+    public func evaluate(_ trust: PeerTrust, forHost host: String) throws(TrustEvaluationError) {
+        try decide(trust, forHost: host).get()
+    }
+
+    /// The decision and its record.
+    public func decide(_ trust: PeerTrust, forHost host: String) -> PolicyDecision {
+        var trust = trust
+        var recorder = DecisionRecorder(
+            evaluator: "PinnedCertificatesTrustEvaluator",
+            policy: "acceptSelfSignedCertificates=\(acceptSelfSignedCertificates), performDefaultValidation=\(performDefaultValidation), "
+                + "validateHost=\(validateHost), certificates=\(certificates.count)",
+            mode: "certificate", trust: trust, host: host)
+        guard !certificates.isEmpty else {
+            return recorder.reject(TrustEvaluationError(.noCertificatesFound, host: host, "no pinned certificates were given"))
+        }
+        if acceptSelfSignedCertificates {
+            trust.setAnchorCertificates(certificates)
+            recorder.step("anchors := the pinned certificates only")
+        }
+        if performDefaultValidation, let error = DefaultValidation.run(&trust, host: host, validateHost: false, recorder: &recorder) {
+            return recorder.reject(error)
+        }
+        if validateHost, let error = DefaultValidation.run(&trust, host: host, validateHost: true, recorder: &recorder) {
+            return recorder.reject(error)
+        }
+        let chain = DefaultValidation.chain(of: trust)
+        let pinned = Set(certificates.map(\.derBytes))
+        if let index = chain.firstIndex(where: { pinned.contains($0.derBytes) }) {
+            recorder.matched("certificate \"\(chain[index].subject.rfc4514)\" (chain position \(index)) is pinned")
+            return recorder.accept()
+        }
+        recorder.pinEvidence(chain: chain, configured: certificates.map(\.spkiPinText))
+        return recorder.reject(TrustEvaluationError(.certificatePinningFailed, host: host, "no certificate of the chain is pinned"))
+    }
+}

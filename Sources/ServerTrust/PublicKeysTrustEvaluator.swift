@@ -1,0 +1,66 @@
+public import CertificateParsing
+
+/// Public-key pinning, Alamofire's way (`PublicKeysTrustEvaluator`): no keys is an error;
+/// default and host validation; then some key of the chain must be a pinned key (SPKI bytes
+/// compared exactly).
+public final class PublicKeysTrustEvaluator: ServerTrustEvaluating {
+    /// The pinned keys (SubjectPublicKeyInfo DER).
+    public let keys: [[UInt8]]
+    /// Whether the chain is validated.
+    public let performDefaultValidation: Bool
+    /// Whether the host name is validated.
+    public let validateHost: Bool
+
+    /// Creates the evaluator from SubjectPublicKeyInfo DER encodings.
+    /// - Parameters:
+    ///   - keys: The pinned keys.
+    ///   - performDefaultValidation: Validate the chain (default `true`).
+    ///   - validateHost: Validate the host name (default `true`).
+    public init(keys: [[UInt8]], performDefaultValidation: Bool = true, validateHost: Bool = true) {
+        self.keys = keys
+        self.performDefaultValidation = performDefaultValidation
+        self.validateHost = validateHost
+    }
+
+    /// Creates the evaluator with the keys of `certificates`.
+    /// - Parameters:
+    ///   - certificates: Certificates whose keys are pinned.
+    ///   - performDefaultValidation: Validate the chain (default `true`).
+    ///   - validateHost: Validate the host name (default `true`).
+    public convenience init(certificates: [Certificate], performDefaultValidation: Bool = true, validateHost: Bool = true) {
+        self.init(
+            keys: certificates.map { Array($0.subjectPublicKeyInfo.derBytes) }, performDefaultValidation: performDefaultValidation,
+            validateHost: validateHost)
+    }
+
+    /// Throws unless a pinned key is in the chain (and the chain and host validate).
+    public func evaluate(_ trust: PeerTrust, forHost host: String) throws(TrustEvaluationError) {
+        try decide(trust, forHost: host).get()
+    }
+
+    /// The decision and its record.
+    public func decide(_ trust: PeerTrust, forHost host: String) -> PolicyDecision {
+        var trust = trust
+        var recorder = DecisionRecorder(
+            evaluator: "PublicKeysTrustEvaluator",
+            policy: "performDefaultValidation=\(performDefaultValidation), validateHost=\(validateHost), keys=\(keys.count)",
+            mode: "publicKey", trust: trust, host: host)
+        guard !keys.isEmpty else {
+            return recorder.reject(TrustEvaluationError(.noPublicKeysFound, host: host, "no pinned public keys were given"))
+        }
+        if performDefaultValidation, let error = DefaultValidation.run(&trust, host: host, validateHost: false, recorder: &recorder) {
+            return recorder.reject(error)
+        }
+        if validateHost, let error = DefaultValidation.run(&trust, host: host, validateHost: true, recorder: &recorder) {
+            return recorder.reject(error)
+        }
+        let chain = DefaultValidation.chain(of: trust)
+        let pinned = Set(keys)
+        if let index = chain.firstIndex(where: { pinned.contains(Array($0.subjectPublicKeyInfo.derBytes)) }) {
+            recorder.matched("\(chain[index].spkiPinText): key of \"\(chain[index].subject.rfc4514)\" (chain position \(index))")
+            return recorder.accept()
+        }
+        recorder.pinEvidence(chain: chain, configured: keys.map { "sha256/" + Base64.encode(SHA256.hash($0)) })
+        return recorder.reject(TrustEvaluationError(.publicKeyPinningFailed, host: host, "no key of the chain is pinned"))
+    }
+}

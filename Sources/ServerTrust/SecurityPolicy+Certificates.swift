@@ -1,0 +1,51 @@
+public import CertificateParsing
+import Foundation
+
+extension SecurityPolicy {
+    /// The file extensions loaded by ``certificates(inDirectory:)``, compared
+    /// case-insensitively (Alamofire's list, plus PEM).
+    public static let certificateFileExtensions: Set<String> = ["cer", "crt", "der", "pem"]
+
+    /// Loads every `.cer`, `.crt`, `.der` and `.pem` file of a directory (not recursively),
+    /// in file-name order (`+certificatesInBundle:`).
+    ///
+    /// A file with one of those extensions that does not hold certificates is an error naming
+    /// it: AFNetworking crashes later on such data in certificate mode (AF #3768, #3781, #3608)
+    /// and Alamofire silently drops it (Alamofire #3363). A PEM file may hold several
+    /// certificates; all are loaded.
+    /// - Parameter directory: The directory.
+    /// - Returns: The certificates.
+    /// - Throws: ``PolicyConfigurationError`` (`unreadable` or `notACertificate`) with the
+    ///   file's path.
+    public static func certificates(inDirectory directory: String) throws(PolicyConfigurationError) -> [Certificate] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw PolicyConfigurationError(.unreadable, path: directory, "cannot list the directory: \(error.localizedDescription)")
+        }
+        var certificates: [Certificate] = []
+        for name in names.sorted() {
+            guard let dot = name.lastIndex(of: "."),
+                certificateFileExtensions.contains(name[name.index(after: dot)...].lowercased())
+            else { continue }
+            certificates += try loadCertificates(atPath: directory + "/" + name)
+        }
+        return certificates
+    }
+
+    /// Loads the certificates of one PEM or DER file.
+    /// - Parameter path: The file.
+    /// - Returns: Its certificates (at least one).
+    /// - Throws: ``PolicyConfigurationError`` (`unreadable` or `notACertificate`) naming it.
+    public static func loadCertificates(atPath path: String) throws(PolicyConfigurationError) -> [Certificate] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PolicyConfigurationError(.unreadable, path: path, "cannot read the file")
+        }
+        do {
+            return try Certificate.load(Array(data))
+        } catch {
+            throw PolicyConfigurationError(.notACertificate, path: path, "not a certificate (PEM or DER): \(error)")
+        }
+    }
+}

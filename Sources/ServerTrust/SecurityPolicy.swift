@@ -1,0 +1,253 @@
+public import CertificateParsing
+import TrustEvaluation
+
+/// AFNetworking's `AFSecurityPolicy`: a pinning mode, two flags and a set of pinned
+/// certificates, evaluated in AFNetworking's exact order of checks.
+///
+/// ```swift
+/// var policy = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: pins, semantics: .compat)
+/// policy.allowInvalidCertificates = true        // a self-signed server whose certificate is pinned
+/// let decision = policy.evaluate(trust, forDomain: "api.example.com")
+/// ```
+///
+/// The order (anchors-features.md §(a)1, AFSecurityPolicy.m:220-292 @ d9f589cc):
+/// 1. early rejection of `allowInvalidCertificates` + `validatesDomainName` without pins;
+/// 2. the SSL policy for the domain, or the basic X.509 policy;
+/// 3. mode `none`: `allowInvalidCertificates || valid`;
+/// 4. pinning modes: unless `allowInvalidCertificates`, the chain must validate;
+/// 5. certificate mode: the pinned certificates become the only anchors, the chain is evaluated
+///    again, and a certificate of the evaluated chain must be a pinned one;
+/// 6. public-key mode: some key along the chain must be a pinned certificate's key.
+///
+/// ``semantics`` chooses between AFNetworking's behaviour and the fixed one; see
+/// ``PolicySemantics`` for the list of quirks and fixes.
+public struct SecurityPolicy: Sendable {
+    /// What the chain is compared against (readonly, as `SSLPinningMode` is; set at creation).
+    public let pinningMode: PinningMode
+    /// Whether an invalid chain (self-signed, unknown CA, and in compat public-key mode also
+    /// expired or for another host) may be accepted. Default `false`.
+    public var allowInvalidCertificates: Bool
+    /// Whether the certificate must be valid for the domain (the SSL server policy with the
+    /// host; otherwise the basic X.509 policy). Default `true`, as since AFNetworking 2.5.3.
+    public var validatesDomainName: Bool
+    /// The pinned certificates (DER), without duplicates, in the order given (AFNetworking
+    /// keeps an ordered set).
+    public var pinnedCertificates: [Certificate] {
+        didSet { pinnedCertificates = Self.unique(pinnedCertificates) }
+    }
+    /// AFNetworking's behaviour or the strict one. Default ``PolicySemantics/strict``, so a new
+    /// policy fails closed; choose ``PolicySemantics/compat`` to reproduce AFNetworking exactly.
+    public var semantics: PolicySemantics
+    /// Strict semantics only: in a pinning mode with ``allowInvalidCertificates``, accept a
+    /// chain whose only fault is that a certificate has expired, by evaluating it at the
+    /// instant its earliest-expiring certificate expired. Default `false`: a pin never excuses
+    /// expiry unless asked to (the fix for quirk 3 of ``PolicySemantics``).
+    public var allowsExpiredPinnedCertificates: Bool
+
+    /// Creates a policy (`+policyWithPinningMode:withPinnedCertificates:`).
+    /// - Parameters:
+    ///   - pinningMode: What to compare the chain against.
+    ///   - pinnedCertificates: The pinned certificates.
+    ///   - allowInvalidCertificates: Whether invalid chains may be accepted.
+    ///   - validatesDomainName: Whether the host name is checked.
+    ///   - semantics: AFNetworking's behaviour or the strict one.
+    public init(
+        pinningMode: PinningMode = .none,
+        pinnedCertificates: [Certificate] = [],
+        allowInvalidCertificates: Bool = false,
+        validatesDomainName: Bool = true,
+        semantics: PolicySemantics = .strict
+    ) {
+        self.pinningMode = pinningMode
+        self.pinnedCertificates = Self.unique(pinnedCertificates)
+        self.allowInvalidCertificates = allowInvalidCertificates
+        self.validatesDomainName = validatesDomainName
+        self.semantics = semantics
+        self.allowsExpiredPinnedCertificates = false
+    }
+
+    /// `+defaultPolicy`: mode `none`, no pins, invalid certificates refused, domain validated.
+    public static var `default`: SecurityPolicy { SecurityPolicy() }
+
+    /// One line: semantics, mode and flags.
+    public var summary: String {
+        "\(semantics.rawValue): pinningMode=\(pinningMode.rawValue), allowInvalidCertificates=\(allowInvalidCertificates), "
+            + "validatesDomainName=\(validatesDomainName), pinnedCertificates=\(pinnedCertificates.count)"
+            + (allowsExpiredPinnedCertificates ? ", allowsExpiredPinnedCertificates=true" : "")
+    }
+
+    private static func unique(_ certificates: [Certificate]) -> [Certificate] {
+        var seen = Set<[UInt8]>()
+        return certificates.filter { seen.insert($0.derBytes).inserted }
+    }
+
+    /// `-evaluateServerTrust:forDomain:`.
+    ///
+    /// - Parameters:
+    ///   - trust: The server's trust. It is not modified: the policy works on a copy.
+    ///   - domain: The host to validate; `nil` means "don't check the host" in compat
+    ///     semantics (as in AFNetworking) and "use the trust's host" in strict semantics.
+    /// - Returns: The decision and its record.
+    public func evaluate(_ trust: PeerTrust, forDomain domain: String?) -> PolicyDecision {
+        // AFNetworking mutates the caller's SecTrust (SecTrustSetPolicies, then
+        // SecTrustSetAnchorCertificates); a copy gives the same checks without the side effect.
+        var trust = trust
+        let strict = semantics == .strict
+        var recorder = DecisionRecorder(evaluator: "SecurityPolicy", policy: summary, mode: pinningMode.rawValue, trust: trust, host: domain)
+        var domain = domain
+        if strict && domain == nil {
+            // Strict fix 4: a nil domain must not silently switch the host check off.
+            domain = trust.host
+            if validatesDomainName && domain == nil {
+                recorder.step("strict: no domain given and the trust names no host")
+                return recorder.reject(TrustEvaluationError(
+                    .noHostToValidate, host: nil, "validatesDomainName is set but neither the caller nor the trust names a host"))
+            }
+            recorder.step("strict: no domain given; validating the trust's host \(domain ?? "(none)")")
+        }
+
+        // Step 1 (AFSecurityPolicy.m:220-292, first statement): allowInvalid + validatesDomainName
+        // need pins, checked before any evaluation, so even a valid server is refused.
+        if domain != nil && allowInvalidCertificates && validatesDomainName && (pinningMode == .none || pinnedCertificates.isEmpty) {
+            recorder.step("early rejection: allowInvalidCertificates and validatesDomainName without pinned certificates")
+            return recorder.reject(TrustEvaluationError(
+                .allowInvalidCertificatesRequiresPinning, host: domain,
+                "In order to validate a domain name for self signed certificates, you MUST use pinning."))
+        }
+
+        // Step 2: SecPolicyCreateSSL(true, domain) or SecPolicyCreateBasicX509(). Like
+        // SecTrustSetPolicies it replaces the policy; the evaluation instant is kept (it is
+        // SecTrustSetVerifyDate's, not the policy's).
+        let instant = trust.policy.validationTime
+        if validatesDomainName {
+            trust.policy = .sslServer(host: domain, at: instant)
+            recorder.step(domain.map { "policy: SSL server for \($0)" } ?? "policy: SSL server without a host name (nil domain)")
+        } else if strict {
+            // Strict fix 5: keep the TLS server profile (serverAuth EKU) without a name.
+            trust.policy = .sslServer(host: nil, at: instant)
+            recorder.step("policy: SSL server without a host name (strict: BasicX509 would drop the serverAuth check)")
+        } else {
+            trust.policy = .basicX509(at: instant)
+            recorder.step("policy: basic X.509 (no host name, no serverAuth EKU)")
+        }
+
+        // Step 3: mode none returns allowInvalidCertificates || AFServerTrustIsValid(trust).
+        if pinningMode == .none {
+            if allowInvalidCertificates {
+                recorder.step("mode none with allowInvalidCertificates: accepted without evaluating the chain")
+                recorder.note("nothing was checked: this configuration trusts any certificate")
+                return recorder.accept()
+            }
+            let result = trust.evaluate()
+            recorder.evaluation(result, of: trust, "evaluation against the trust's anchors")
+            if let failure = result.failure { return recorder.reject(.validation(failure, host: domain)) }
+            return recorder.accept()
+        }
+
+        // Step 4: pinning modes need a valid chain unless allowInvalidCertificates.
+        var validated: TrustResult?
+        if !allowInvalidCertificates {
+            let result = trust.evaluate()
+            recorder.evaluation(result, of: trust, "evaluation against the trust's anchors")
+            if let failure = result.failure { return recorder.reject(.validation(failure, host: domain)) }
+            validated = result
+        } else {
+            recorder.step("allowInvalidCertificates: the evaluation against the trust's anchors is skipped")
+        }
+
+        switch pinningMode {
+        case .certificate:
+            return evaluateCertificatePins(trust, domain: domain, recorder: &recorder)
+        case .publicKey:
+            return evaluatePublicKeyPins(trust, domain: domain, validated: validated, recorder: &recorder)
+        case .none:
+            return recorder.reject(TrustEvaluationError(.customEvaluationFailed, host: domain, "unreachable pinning mode"))
+        }
+    }
+
+    /// Step 5: the pinned certificates as the only anchors, a second evaluation with the
+    /// policy of step 2, then a byte match along the evaluated chain from the root down
+    /// (AFNetworking 4: "obtain the chain after being validated, which *should* contain the
+    /// pinned certificate in the last position (if it's the Root CA)"; PR #3159 lets the pins
+    /// complete an incomplete chain).
+    private func evaluateCertificatePins(_ trust: PeerTrust, domain: String?, recorder: inout DecisionRecorder) -> PolicyDecision {
+        var trust = trust
+        trust.setAnchorCertificates(pinnedCertificates)
+        recorder.step("anchors := the \(pinnedCertificates.count) pinned certificates only (SecTrustSetAnchorCertificates)")
+        var result = trust.evaluate()
+        recorder.evaluation(result, of: trust, "evaluation against the pinned certificates")
+        if let failure = result.failure, let retried = expiredRetry(trust, failure: failure, recorder: &recorder) { result = retried }
+        if let failure = result.failure {
+            recorder.pinEvidence(chain: trust.certificates, configured: pinnedCertificates.map(\.spkiPinText))
+            return recorder.reject(.validation(
+                failure, host: domain, otherwise: failure.kind == .untrustedRoot ? .certificatePinningFailed : .chainValidationFailed,
+                context: "against the pinned certificates: "))
+        }
+        let chain = result.chain?.certificates ?? []
+        for (index, certificate) in chain.enumerated().reversed() where pinnedCertificates.contains(certificate) {
+            recorder.matched("certificate \"\(certificate.subject.rfc4514)\" (chain position \(index)) is pinned")
+            return recorder.accept()
+        }
+        recorder.pinEvidence(chain: chain, configured: pinnedCertificates.map(\.spkiPinText))
+        return recorder.reject(TrustEvaluationError(.certificatePinningFailed, host: domain, "no certificate of the evaluated chain is pinned"))
+    }
+
+    /// Step 6: count the chain keys that equal a pinned certificate's key.
+    private func evaluatePublicKeyPins(
+        _ trust: PeerTrust, domain: String?, validated: TrustResult?, recorder: inout DecisionRecorder
+    ) -> PolicyDecision {
+        let pinnedKeys = Set(pinnedCertificates.map { Array($0.subjectPublicKeyInfo.derBytes) })
+        let chain: [Certificate]
+        if let validated {
+            chain = validated.chain?.certificates ?? []
+        } else if semantics == .compat {
+            // AFPublicKeyTrustChainForServerTrust enumerates the trust without evaluating it
+            // (its own evaluation was skipped): hostname, expiry and chain go unchecked.
+            chain = trust.certificateChain()
+            recorder.step("keys taken from the trust's chain without validating it (\(chain.count) certificates)")
+            recorder.note("compat quirk: public-key mode with allowInvalidCertificates checks neither host name nor expiry nor chain")
+        } else {
+            // Strict fixes 1-3: anchor on the pinned keys and validate everything else.
+            var anchored = trust
+            let servedWithPinnedKey = trust.certificates.filter { pinnedKeys.contains(Array($0.subjectPublicKeyInfo.derBytes)) }
+            anchored.setAnchorCertificates(pinnedCertificates + servedWithPinnedKey)
+            recorder.step("strict: anchors := the pinned certificates and served certificates with a pinned key")
+            var result = anchored.evaluate()
+            recorder.evaluation(result, of: anchored, "evaluation against the pinned keys")
+            if let failure = result.failure, let retried = expiredRetry(anchored, failure: failure, recorder: &recorder) { result = retried }
+            if let failure = result.failure {
+                recorder.pinEvidence(chain: trust.certificates, configured: pinnedCertificates.map(\.spkiPinText))
+                return recorder.reject(.validation(
+                    failure, host: domain, otherwise: failure.kind == .untrustedRoot ? .publicKeyPinningFailed : .chainValidationFailed,
+                    context: "against the pinned keys: "))
+            }
+            chain = result.chain?.certificates ?? []
+        }
+        var count = 0
+        var first: (Int, Certificate)?
+        for (index, certificate) in chain.enumerated() where pinnedKeys.contains(Array(certificate.subjectPublicKeyInfo.derBytes)) {
+            count += 1
+            if first == nil { first = (index, certificate) }
+        }
+        if let (index, certificate) = first {
+            recorder.matched("\(certificate.spkiPinText): key of \"\(certificate.subject.rfc4514)\" (chain position \(index)); \(count) pinned key match(es)")
+            return recorder.accept()
+        }
+        recorder.pinEvidence(chain: chain, configured: pinnedCertificates.map(\.spkiPinText))
+        return recorder.reject(TrustEvaluationError(.publicKeyPinningFailed, host: domain, "no key along the chain is a pinned key"))
+    }
+
+    /// Strict only, when asked: re-evaluates an expired pinned chain at the instant its first
+    /// certificate expired.
+    private func expiredRetry(_ trust: PeerTrust, failure: ValidationFailure, recorder: inout DecisionRecorder) -> TrustResult? {
+        guard semantics == .strict, allowsExpiredPinnedCertificates, allowInvalidCertificates, failure.kind == .expired else { return nil }
+        let now = trust.evaluationTime()
+        guard let instant = trust.certificates.map(\.notAfter.secondsSince1970).filter({ $0 < now }).min() else { return nil }
+        var retry = trust
+        retry.verifyTime = instant
+        let result = retry.evaluate()
+        recorder.evaluation(result, of: retry, "allowsExpiredPinnedCertificates: evaluation at \(ASN1TimeText.rfc3339(instant)), when the chain expired")
+        if result.isTrusted { recorder.note("accepted although expired, because allowsExpiredPinnedCertificates is set") }
+        return result
+    }
+}

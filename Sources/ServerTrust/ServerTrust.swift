@@ -1,1 +1,0 @@
-// ServerTrust: see README for the layout.

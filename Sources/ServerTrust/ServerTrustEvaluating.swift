@@ -1,0 +1,104 @@
+public import CertificateParsing
+
+/// Decides whether to trust a server (Alamofire's `ServerTrustEvaluating`, with a
+/// ``PeerTrust`` where Alamofire has a `SecTrust`, so it works on Linux).
+///
+/// Implement ``evaluate(_:forHost:)``; ``decide(_:forHost:)`` has a default that wraps it.
+/// The evaluators of this module implement ``decide(_:forHost:)`` to return a full
+/// ``DecisionRecord``.
+public protocol ServerTrustEvaluating: Sendable {
+    /// Throws unless `trust` is acceptable for `host`.
+    /// - Parameters:
+    ///   - trust: The server's trust (a value: changes stay with the evaluator).
+    ///   - host: The host connected to.
+    /// - Throws: ``TrustEvaluationError`` saying why not.
+    func evaluate(_ trust: PeerTrust, forHost host: String) throws(TrustEvaluationError)
+
+    /// The decision for `trust` and `host`, with its record.
+    /// - Parameters:
+    ///   - trust: The server's trust.
+    ///   - host: The host connected to.
+    /// - Returns: The decision.
+    func decide(_ trust: PeerTrust, forHost host: String) -> PolicyDecision
+}
+
+extension ServerTrustEvaluating {
+    /// Runs ``evaluate(_:forHost:)`` and records its outcome.
+    public func decide(_ trust: PeerTrust, forHost host: String) -> PolicyDecision {
+        var recorder = DecisionRecorder(evaluator: String(describing: Self.self), policy: "custom evaluator", trust: trust, host: host)
+        do {
+            try evaluate(trust, forHost: host)
+            recorder.step("\(Self.self).evaluate: passed")
+            return recorder.accept()
+        } catch {
+            recorder.step("\(Self.self).evaluate: failed")
+            return recorder.reject(error)
+        }
+    }
+}
+
+extension ServerTrustEvaluating where Self == DefaultTrustEvaluator {
+    /// Chain validation against the trust's anchors, with the host name.
+    public static var defaultEvaluation: DefaultTrustEvaluator { DefaultTrustEvaluator() }
+}
+
+extension ServerTrustEvaluating where Self == DisabledTrustEvaluator {
+    /// Trusts everything. Never use it in production.
+    public static var disabled: DisabledTrustEvaluator { DisabledTrustEvaluator() }
+}
+
+extension ServerTrustEvaluating where Self == PinnedCertificatesTrustEvaluator {
+    /// Certificate pinning (Alamofire's `.pinnedCertificates(...)`).
+    /// - Parameters:
+    ///   - certificates: The pinned certificates.
+    ///   - acceptSelfSignedCertificates: Make the pinned certificates the only anchors.
+    ///   - performDefaultValidation: Validate the chain.
+    ///   - validateHost: Validate the host name.
+    /// - Returns: The evaluator.
+    public static func pinnedCertificates(
+        _ certificates: [Certificate], acceptSelfSignedCertificates: Bool = false, performDefaultValidation: Bool = true,
+        validateHost: Bool = true
+    ) -> PinnedCertificatesTrustEvaluator {
+        PinnedCertificatesTrustEvaluator(
+            certificates: certificates, acceptSelfSignedCertificates: acceptSelfSignedCertificates,
+            performDefaultValidation: performDefaultValidation, validateHost: validateHost)
+    }
+}
+
+extension ServerTrustEvaluating where Self == PublicKeysTrustEvaluator {
+    /// Public-key pinning (Alamofire's `.publicKeys(...)`).
+    /// - Parameters:
+    ///   - certificates: Certificates whose keys are pinned.
+    ///   - performDefaultValidation: Validate the chain.
+    ///   - validateHost: Validate the host name.
+    /// - Returns: The evaluator.
+    public static func publicKeys(
+        of certificates: [Certificate], performDefaultValidation: Bool = true, validateHost: Bool = true
+    ) -> PublicKeysTrustEvaluator {
+        PublicKeysTrustEvaluator(certificates: certificates, performDefaultValidation: performDefaultValidation, validateHost: validateHost)
+    }
+}
+
+extension ServerTrustEvaluating where Self == CompositeTrustEvaluator {
+    /// All of `evaluators`, in order (Alamofire's `.composite(...)`).
+    /// - Parameter evaluators: The evaluators.
+    /// - Returns: The evaluator.
+    public static func composite(_ evaluators: [any ServerTrustEvaluating]) -> CompositeTrustEvaluator {
+        CompositeTrustEvaluator(evaluators: evaluators)
+    }
+}
+
+/// Shared step of the evaluators: chain validation with or without the host, recorded.
+enum DefaultValidation {
+    /// Validates `trust` with the SSL server policy (for `host` when `validateHost`).
+    static func run(_ trust: inout PeerTrust, host: String, validateHost: Bool, recorder: inout DecisionRecorder) -> TrustEvaluationError? {
+        trust.policy = .sslServer(host: validateHost ? host : nil, at: trust.policy.validationTime)
+        let result = trust.evaluate()
+        recorder.evaluation(result, of: trust, validateHost ? "default validation with host \(host)" : "default validation (no host)")
+        if let failure = result.failure { return .validation(failure, host: host) }
+        return nil
+    }
+
+    /// The chain to compare pins with: the validated one when there is one (`SecTrustCopyCertificateChain`).
+    static func chain(of trust: PeerTrust) -> [Certificate] { trust.certificateChain() }
+}

@@ -1,0 +1,212 @@
+import CertificateParsing
+import Foundation
+import ServerTrustLab
+import Testing
+
+/// `servertrust evaluate`, run as a user runs it: generated chains on disk, a generated
+/// SSL_CERT_FILE as the system roots, the fixed instant LabClock.reference via `--at`.
+@Suite("servertrust evaluate")
+struct EvaluateCommandTests {
+    static let host = "api.example.test"
+    static let at = "2026-01-01T00:00:00Z"
+
+    /// Files shared by the tests (generated once; key slots 225-231 belong to this suite).
+    struct Files: Sendable {
+        let directory: String
+        let chain: String
+        let otherHostChain: String
+        let expiredChain: String
+        let intercepted: String
+        let root: String
+        let interceptionRoot: String
+        let system: String
+        let leafPin: String
+        let rootPin: String
+        let backupPin: String
+    }
+
+    static let files: Files = {
+        do { return try makeFiles() } catch { fatalError("fixture generation failed: \(error)") }
+    }()
+
+    static func makeFiles() throws -> Files {
+        let pki = try LabPKI.webChain(host: host, algorithm: .p256, keySlot: 75)
+        let other = try pki.issueLeaf(host: "other.example.test", key: LabKey.shared(.p256, slot: 228))
+        let expired = try pki.issueLeaf(
+            host: host, key: LabKey.shared(.p256, slot: 229), notBefore: LabClock.reference - 400 * LabClock.day,
+            notAfter: LabClock.reference - 30 * LabClock.day)
+        let proxyKey = try LabKey.shared(.p256, slot: 230)
+        let proxyRoot = try LabCertificate.issue(
+            LabCertificateSpec(
+                subject: LabName([("CN", "Charles Proxy CA")]), extensions: [.basicConstraints(ca: true), .keyUsage([.keyCertSign]), .subjectKeyIdentifier()]),
+            subjectKey: proxyKey)
+        let proxyLeaf = try LabCertificate.issue(
+            LabPKI.leafSpec(host: host, keyAlgorithm: .p256), subjectKey: LabKey.shared(.p256, slot: 231),
+            issuer: LabIssuer(certificate: proxyRoot, key: proxyKey))
+        let directory = try CLIRunner.temporaryDirectory()
+        func write(_ name: String, _ certificates: [LabCertificate]) throws -> String {
+            let path = directory + "/" + name
+            try LabPEM.bundle(certificates).write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        func pin(_ certificate: LabCertificate) throws -> String { "sha256/" + (try Certificate(derEncoded: certificate.der)).spkiSHA256Base64 }
+        return Files(
+            directory: directory,
+            chain: try write("chain.pem", pki.serverChain),
+            otherHostChain: try write("other.pem", [other, pki.intermediate]),
+            expiredChain: try write("expired.pem", [expired, pki.intermediate]),
+            intercepted: try write("intercepted.pem", [proxyLeaf]),
+            root: try write("root.pem", [pki.root]),
+            interceptionRoot: try write("proxy-root.pem", [proxyRoot]),
+            system: try write("ca-certificates.crt", [pki.root]),
+            leafPin: try pin(pki.leaf),
+            rootPin: try pin(pki.root),
+            backupPin: "sha256/" + Base64.encode(SHA256.hash(try LabKey.shared(.p256, slot: 219).publicKeyInfoDER)))
+    }
+
+    /// Runs `servertrust evaluate` with the generated system roots, at LabClock.reference
+    /// unless the arguments give `--at`.
+    static func evaluate(_ arguments: [String], system: String? = nil) throws -> CLIRunner.Result {
+        let instant = arguments.contains("--at") ? [] : ["--at", at]
+        return try CLIRunner.run(["evaluate"] + arguments + instant, environment: ["SSL_CERT_FILE": system ?? files.system, "SSL_CERT_DIR": files.directory + "/no-such-dir"])
+    }
+
+    @Test("a valid chain is trusted (exit 0), another host's is rejected (exit 1)")
+    func trustedAndRejected() throws {
+        let trusted = try Self.evaluate([Self.files.chain, "--host", Self.host])
+        #expect(trusted.status == 0)
+        #expect(trusted.stdout.hasPrefix("trusted: \(Self.host)"))
+        let rejected = try Self.evaluate([Self.files.otherHostChain, "--host", Self.host])
+        #expect(rejected.status == 1)
+        #expect(rejected.stdout.contains("hostValidationFailed"))
+        #expect(rejected.stderr.isEmpty)
+    }
+
+    @Test("--at moves the evaluation instant")
+    func evaluationInstant() throws {
+        let before = try Self.evaluate([Self.files.expiredChain, "--host", Self.host, "--at", "2025-06-01T00:00:00Z"])
+        #expect(before.status == 0)
+        let later = try Self.evaluate([Self.files.expiredChain, "--host", Self.host])
+        #expect(later.status == 1)
+        #expect(later.stdout.contains("expired"))
+    }
+
+    @Test("--json prints the decision record")
+    func json() throws {
+        let result = try Self.evaluate([Self.files.otherHostChain, "--host", Self.host, "--mode", "public-key", "--pinned-cert", Self.files.root, "--json"])
+        #expect(result.status == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["trusted"] as? Bool == false)
+        #expect(object["mode"] as? String == "publicKey")
+        #expect((object["failure"] as? [String: Any])?["kind"] as? String == "hostValidationFailed")
+        #expect((object["steps"] as? [String])?.isEmpty == false)
+        #expect((object["hostname"] as? String)?.contains("other.example.test") == true)
+        #expect(object["time"] as? String == Self.at)
+    }
+
+    @Test("--explain prints the steps, anchors and chain")
+    func explain() throws {
+        let result = try Self.evaluate([Self.files.chain, "--host", Self.host, "--mode", "certificate", "--pinned-cert", Self.files.root, "--explain"])
+        #expect(result.status == 0)
+        for label in ["decision:  trusted", "anchors:   custom anchors only", "chain:", "hostname:", "steps:", "pin:       certificate"] {
+            #expect(result.stdout.contains(label), "missing \(label)")
+        }
+    }
+
+    @Test("the Charles case: trusted as a custom anchor, refused once the real root is pinned")
+    func interception() throws {
+        let anchored = try Self.evaluate([Self.files.intercepted, "--host", Self.host, "--anchors", Self.files.interceptionRoot])
+        #expect(anchored.status == 0)
+        let onlyProxy = try Self.evaluate([Self.files.chain, "--host", Self.host, "--anchors", Self.files.interceptionRoot, "--anchors-only"])
+        #expect(onlyProxy.status == 1, "with --anchors-only the system roots are not trusted")
+        let systemBundle = Self.files.directory + "/with-proxy.crt"
+        let bundle = try String(contentsOfFile: Self.files.system, encoding: .utf8) + (try String(contentsOfFile: Self.files.interceptionRoot, encoding: .utf8))
+        try bundle.write(toFile: systemBundle, atomically: true, encoding: .utf8)
+        let viaSystem = try Self.evaluate([Self.files.intercepted, "--host", Self.host], system: systemBundle)
+        #expect(viaSystem.status == 0)
+        let pinned = try Self.evaluate(
+            [Self.files.intercepted, "--host", Self.host, "--mode", "certificate", "--pinned-cert", Self.files.root], system: systemBundle)
+        #expect(pinned.status == 1)
+    }
+
+    @Test("compat accepts another host's chain in public-key mode with --allow-invalid; --strict refuses it")
+    func strictFixesHostCheck() throws {
+        let arguments = [Self.files.otherHostChain, "--host", Self.host, "--mode", "public-key", "--pinned-cert", Self.files.root, "--allow-invalid"]
+        #expect(try Self.evaluate(arguments).status == 0)
+        let strict = try Self.evaluate(arguments + ["--strict"])
+        #expect(strict.status == 1)
+        #expect(strict.stdout.contains("hostValidationFailed"))
+    }
+
+    @Test("--pin: a matching pin passes, a missing one prints the chain's pins beside the configured ones")
+    func pins() throws {
+        #expect(try Self.evaluate([Self.files.chain, "--host", Self.host, "--pin", Self.files.rootPin]).status == 0)
+        let curlStyle = Self.files.leafPin.replacingOccurrences(of: "sha256/", with: "sha256//")
+        #expect(try Self.evaluate([Self.files.chain, "--host", Self.host, "--pin", curlStyle]).status == 0)
+        let result = try Self.evaluate([Self.files.chain, "--host", Self.host, "--pin", Self.files.backupPin])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("Certificate pinning failure!"))
+        #expect(result.stdout.contains("    \(Self.files.leafPin): CN=\(Self.host)"))
+        #expect(result.stdout.contains("Pinned certificates for \(Self.host):\n    \(Self.files.backupPin)"))
+    }
+
+    @Test("--policy evaluates with a policy file")
+    func policyFile() throws {
+        let path = Self.files.directory + "/policy.json"
+        let policy = """
+            {"version": 1, "hosts": [{"host": "**.example.test", "pins": ["\(Self.files.rootPin)", "\(Self.files.backupPin)"]}]}
+            """
+        try policy.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try Self.evaluate([Self.files.chain, "--host", Self.host, "--policy", path]).status == 0)
+        let unknown = try Self.evaluate([Self.files.chain, "--host", "api.other.test", "--policy", path])
+        #expect(unknown.status == 1)
+        #expect(unknown.stdout.contains("noRequiredEvaluator"))
+    }
+
+    @Test(
+        "bad input: one line on stderr, exit 2",
+        arguments: [
+            "no chain", "missing chain file", "garbage chain", "no host", "bad --at", "bad --mode", "bad --pin", "anchors-only alone",
+            "policy with mode", "bad policy", "unknown option", "missing SSL_CERT_FILE",
+        ])
+    func badInput(_ name: String) throws {
+        let files = Self.files
+        let garbage = files.directory + "/garbage.pem"
+        try "hello".write(toFile: garbage, atomically: true, encoding: .utf8)
+        let badPolicy = files.directory + "/bad-policy.json"
+        try #"{"version": 1, "hosts": [{"host": "a.example.test", "pins": ["sha256/abc"]}, {"host": "*.com"}]}"#
+            .write(toFile: badPolicy, atomically: true, encoding: .utf8)
+        let base = [files.chain, "--host", Self.host]
+        let cases: [String: ([String], String?)] = [
+            "no chain": (["--host", Self.host], nil),
+            "missing chain file": ([files.directory + "/absent.pem", "--host", Self.host], nil),
+            "garbage chain": ([garbage, "--host", Self.host], nil),
+            "no host": ([files.chain], nil),
+            "bad --at": (base + ["--at", "yesterday"], nil),
+            "bad --mode": (base + ["--mode", "pinned"], nil),
+            "bad --pin": (base + ["--pin", "sha1/AAAA"], nil),
+            "anchors-only alone": (base + ["--anchors-only"], nil),
+            "policy with mode": (base + ["--policy", badPolicy, "--mode", "certificate"], nil),
+            "bad policy": (base + ["--policy", badPolicy], nil),
+            "unknown option": (base + ["--bogus"], nil),
+            "missing SSL_CERT_FILE": (base, files.directory + "/absent.crt"),
+        ]
+        let (arguments, system) = try #require(cases[name])
+        let result = try Self.evaluate(arguments, system: system)
+        #expect(result.status == 2, "\(name): \(result.stdout) \(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(name): \(result.stderr)")
+        #expect(result.stderr.hasPrefix("servertrust: evaluate: "))
+        if name == "bad policy" {
+            #expect(result.stderr.contains("$.hosts[0].pins[0]: not a valid sha256 pin"))
+            #expect(result.stderr.contains("$.hosts[1].host"))
+        }
+    }
+
+    @Test("--help exits 0")
+    func help() throws {
+        let result = try CLIRunner.run(["evaluate", "--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("--pinned-cert FILE"))
+    }
+}

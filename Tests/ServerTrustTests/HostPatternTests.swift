@@ -1,0 +1,82 @@
+import ServerTrust
+import Testing
+
+@Suite("Host patterns")
+struct HostPatternTests {
+    struct Vector: Sendable, CustomTestStringConvertible {
+        let pattern: String
+        let includeSubdomains: Bool
+        let host: String
+        let matches: Bool
+        var testDescription: String { "\(pattern)\(includeSubdomains ? " +sub" : "") vs \(host)" }
+        init(_ pattern: String, _ host: String, _ matches: Bool, includeSubdomains: Bool = false) {
+            self.pattern = pattern
+            self.host = host
+            self.matches = matches
+            self.includeSubdomains = includeSubdomains
+        }
+    }
+
+    static let vectors: [Vector] = [
+        Vector("api.example.com", "api.example.com", true),
+        Vector("api.example.com", "API.Example.COM", true),
+        Vector("api.example.com", "api.example.com.", true),
+        Vector("api.example.com", "www.api.example.com", false),
+        Vector("api.example.com", "example.com", false),
+        Vector("*.example.com", "a.example.com", true),
+        Vector("*.example.com", "example.com", false),
+        Vector("*.example.com", "a.b.example.com", false),
+        Vector("*.example.com", "aexample.com", false),
+        Vector("**.example.com", "example.com", true),
+        Vector("**.example.com", "a.example.com", true),
+        Vector("**.example.com", "a.b.c.example.com", true),
+        Vector("**.example.com", "badexample.com", false),
+        Vector("example.com", "deep.sub.example.com", true, includeSubdomains: true),
+        Vector("example.com", "example.com", true, includeSubdomains: true),
+        Vector("example.com", "example.org", false, includeSubdomains: true),
+        Vector("192.0.2.10", "192.0.2.10", true),
+        Vector("2001:db8::1", "2001:0db8:0:0::1", true),
+        Vector("**.2.10", "192.0.2.10", false),
+        Vector("*.example.com", "192.0.2.10", false),
+    ]
+
+    @Test("matching", arguments: vectors)
+    func matching(_ vector: Vector) throws {
+        let pattern = try HostPattern(vector.pattern, includeSubdomains: vector.includeSubdomains)
+        #expect(pattern.matches(vector.host) == vector.matches)
+    }
+
+    @Test("invalid patterns are configuration errors", arguments: [
+        ("*.com", PolicyConfigurationError.Kind.invalidHostPattern),
+        ("**.co.uk", .invalidHostPattern),
+        ("a.*.example.com", .invalidHostPattern),
+        ("f*o.example.com", .invalidHostPattern),
+        ("exa mple.com", .invalidHostPattern),
+        ("", .invalidHostPattern),
+        ("*.192.0.2.10", .invalidHostPattern),
+    ])
+    func invalid(_ text: String, _ kind: PolicyConfigurationError.Kind) {
+        let error = #expect(throws: PolicyConfigurationError.self) { try HostPattern(text) }
+        #expect(error?.kind == kind)
+    }
+
+    @Test("includeSubdomains: not on a wildcard, not on a public suffix or an IP")
+    func includeSubdomainsRules() {
+        #expect((#expect(throws: PolicyConfigurationError.self) { try HostPattern("*.example.com", includeSubdomains: true) })?.kind == .conflictingOptions)
+        #expect((#expect(throws: PolicyConfigurationError.self) { try HostPattern("com", includeSubdomains: true) })?.kind == .invalidHostPattern)
+        #expect((#expect(throws: PolicyConfigurationError.self) { try HostPattern("192.0.2.1", includeSubdomains: true) })?.kind == .invalidHostPattern)
+    }
+
+    @Test("most specific wins: longer base, then exact over *. over **.")
+    func specificity() throws {
+        let exact = try HostPattern("a.example.com")
+        let one = try HostPattern("*.example.com")
+        let any = try HostPattern("**.example.com")
+        let deeper = try HostPattern("**.a.example.com")
+        #expect(exact.moreSpecific(than: one) && one.moreSpecific(than: any))
+        #expect(!any.moreSpecific(than: one) && !one.moreSpecific(than: exact))
+        #expect(deeper.moreSpecific(than: one))
+        #expect(try HostPattern("example.com", includeSubdomains: true) == any)
+        #expect(any.description == "**.example.com" && one.description == "*.example.com")
+    }
+}

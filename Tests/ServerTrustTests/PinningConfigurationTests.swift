@@ -1,0 +1,204 @@
+import CertificateParsing
+import ServerTrust
+import Testing
+import TrustEvaluation
+
+@Suite("SPKI pin sets: scopes, expiry, windows, backup pins, report-only, negative pins")
+struct PinningConfigurationTests {
+    let f = PolicyFixtures.shared
+    let host = PolicyFixtures.host
+    let now = PolicyFixtures.now
+
+    var leafPin: SPKIPin { SPKIPin(certificate: f.validChain[0], scope: .leaf) }
+    var caPin: SPKIPin { SPKIPin(certificate: f.intermediate, scope: .ca) }
+    var rootPin: SPKIPin { SPKIPin(certificate: f.root) }
+
+    func configuration(_ pins: [SPKIPin], negative: [SPKIPin] = [], enforce: Bool = true, expiration: Int64? = nil, pattern: String = "**.example.test")
+        throws -> PinningConfiguration
+    {
+        try PinningConfiguration([
+            PinnedHost(pattern: HostPattern(pattern), pins: pins, negativePins: negative, enforcePinning: enforce, expirationDate: expiration)
+        ])
+    }
+
+    /// The validated chain of A: leaf, intermediate, root.
+    var chain: [Certificate] { f.validChain + [f.root] }
+
+    @Test("a pin may match any position of the validated chain, the unsent root included")
+    func anyPosition() throws {
+        for pin in [SPKIPin(certificate: f.validChain[0]), SPKIPin(certificate: f.intermediate), rootPin] {
+            let result = try configuration([pin, f.backupPin]).check(chain: chain, forHost: host, at: now)
+            #expect(result.outcome == .matched)
+        }
+    }
+
+    @Test("scopes: a leaf pin only at position 0, a CA pin never at the leaf")
+    func scopes() throws {
+        let leafAsCA = SPKIPin(certificate: f.validChain[0], scope: .ca)
+        #expect(try configuration([leafAsCA, f.backupPin]).check(chain: chain, forHost: host, at: now).outcome == .noMatchingPin)
+        let caAsLeaf = SPKIPin(certificate: f.intermediate, scope: .leaf)
+        #expect(try configuration([caAsLeaf, f.backupPin]).check(chain: chain, forHost: host, at: now).outcome == .noMatchingPin)
+        #expect(try configuration([caPin, f.backupPin]).check(chain: chain, forHost: host, at: now).outcome == .matched)
+        // An `any` pin counts for the set of the position it matches.
+        let anyLeaf = SPKIPin(certificate: f.validChain[0])
+        #expect(try configuration([caAsLeaf, anyLeaf, f.backupPin]).check(chain: chain, forHost: host, at: now).outcome == .matched)
+        let unmatchedCA = SPKIPin(certificate: f.selfSigned, scope: .ca)
+        let result = try configuration([unmatchedCA, anyLeaf]).check(chain: chain, forHost: host, at: now)
+        #expect(result.outcome == .noMatchingPin)
+        #expect(result.unmatchedScopes == [.ca])
+    }
+
+    @Test("ATS: with a leaf set and a CA set, both must match")
+    func bothSetsMustMatch() throws {
+        var backupLeaf = f.backupPin
+        backupLeaf.scope = .leaf
+        let both = try configuration([leafPin, caPin, backupLeaf])
+        #expect(both.check(chain: chain, forHost: host, at: now).outcome == .matched)
+        let otherLeaf = f.otherHostChain + [f.root]
+        let result = both.check(chain: otherLeaf, forHost: host, at: now)
+        #expect(result.outcome == .noMatchingPin, "the CA set matches but the leaf set does not")
+        #expect(result.unmatchedScopes == [.leaf])
+        #expect(result.detail.contains("no leaf pin"))
+    }
+
+    @Test("most specific pattern wins; exclusions unpin")
+    func patterns() throws {
+        let configuration = try PinningConfiguration([
+            PinnedHost(pattern: HostPattern("**.example.test"), pins: [SPKIPin(certificate: f.selfSigned), f.backupPin]),
+            PinnedHost(pattern: HostPattern(host), pins: [rootPin, f.backupPin]),
+            .excluded(HostPattern("legacy.example.test")),
+        ])
+        #expect(configuration.check(chain: chain, forHost: host, at: now).outcome == .matched)
+        #expect(configuration.check(chain: chain, forHost: "www.example.test", at: now).outcome == .noMatchingPin)
+        #expect(configuration.check(chain: chain, forHost: "legacy.example.test", at: now).outcome == .excluded)
+        #expect(configuration.check(chain: chain, forHost: "example.org", at: now).outcome == .notPinned)
+    }
+
+    @Test("after the pin set expires the host is unpinned, and that is logged")
+    func expiry() throws {
+        let pins = try configuration([SPKIPin(certificate: f.selfSigned), f.backupPin], expiration: now - 1)
+        #expect(pins.check(chain: chain, forHost: host, at: now).outcome == .expired)
+        #expect(pins.check(chain: chain, forHost: host, at: now - 1).outcome == .noMatchingPin, "still pinned at the expiration instant")
+        let log = Collector<String>()
+        let evaluator = SPKIPinsTrustEvaluator(configuration: pins, logger: { log.append($0) })
+        let decision = evaluator.decide(f.trust(f.validChain), forHost: host)
+        #expect(decision.isTrusted)
+        #expect(log.all.count == 1 && log.all[0].contains("expired at"))
+        #expect(decision.record.notes.contains { $0.contains("treated as unpinned") })
+    }
+
+    @Test("per-pin windows: staged rotation from an old key to a new one")
+    func windows() throws {
+        var old = rootPin
+        old.notAfter = now - 1
+        var next = f.backupPin
+        next.notBefore = now - 10
+        let rotating = try configuration([old, next])
+        #expect(rotating.check(chain: chain, forHost: host, at: now - 5).outcome == .matched, "old pin still valid")
+        #expect(rotating.check(chain: chain, forHost: host, at: now).outcome == .noMatchingPin, "old pin retired")
+        var future = f.backupPin
+        future.notBefore = now + 10
+        let result = try configuration([old, future]).check(chain: chain, forHost: host, at: now)
+        #expect(result.outcome == .noMatchingPin)
+        #expect(result.detail.contains("no pin for **.example.test is valid at"))
+    }
+
+    @Test("backup-pin rule: at least two pins when enforcing, one of them not in the chain")
+    func backupPins() throws {
+        let single = #expect(throws: PolicyFileError.self) { try configuration([rootPin]) }
+        #expect(single?.problems.map(\.kind) == [.missingBackupPin])
+        #expect(single?.problems.first?.path == "$.hosts[0]")
+        #expect(single?.problems.first?.message.contains("RFC 7469") == true)
+        #expect(throws: Never.self) { try configuration([rootPin], enforce: false) }
+        let none = #expect(throws: PolicyFileError.self) { try configuration([]) }
+        #expect(none?.problems.map(\.kind) == [.noPins])
+
+        let noBackup = try configuration([rootPin, SPKIPin(certificate: f.intermediate)])
+        let result = noBackup.check(chain: chain, forHost: host, at: now)
+        #expect(result.outcome == .missingBackupPin)
+        #expect(!result.allowsConnection)
+        let decision = SPKIPinsTrustEvaluator(configuration: noBackup).decide(f.trust(f.validChain), forHost: host)
+        #expect(decision.failure?.kind == .missingBackupPin)
+        #expect(decision.failure?.detail.contains("none is a backup") == true)
+        #expect(try configuration([rootPin, SPKIPin(certificate: f.intermediate)], enforce: false).check(chain: chain, forHost: host, at: now).outcome == .matched)
+    }
+
+    @Test("report-only: a mismatch is allowed, reported and noted")
+    func reportOnly() throws {
+        let reporter = CollectingReporter()
+        let pins = try configuration([SPKIPin(certificate: f.selfSigned)], enforce: false)
+        let evaluator = SPKIPinsTrustEvaluator(configuration: pins, reporter: reporter)
+        let decision = evaluator.decide(f.trust(f.validChain), forHost: host)
+        #expect(decision.isTrusted)
+        #expect(decision.record.notes.contains { $0.hasPrefix("report-only:") })
+        #expect(!decision.record.servedPins.isEmpty, "the evidence is recorded even when allowed")
+        #expect(reporter.reports.all.count == 1)
+        #expect(reporter.reports.all.first?.0.validationResult == .failedNoMatchingPin)
+        #expect(reporter.reports.all.first?.0.enforcePinning == false)
+        // Report-only never relaxes chain validation.
+        #expect(!evaluator.decide(f.trust([f.attacker]), forHost: host).isTrusted)
+    }
+
+    @Test("enforced: a mismatch is refused with the pins ready to paste")
+    func enforced() throws {
+        let pins = try configuration([SPKIPin(certificate: f.selfSigned), f.backupPin])
+        let decision = SPKIPinsTrustEvaluator(configuration: pins).decide(f.trust(f.validChain), forHost: host)
+        #expect(decision.failure?.kind == .spkiPinningFailed)
+        #expect(decision.record.configuredPins == pins.hosts[0].pins.map(\.description))
+        #expect(decision.record.servedPins.map(\.position) == [0, 1, 2])
+        let message = try #require(decision.record.pinFailureMessage)
+        #expect(message.contains("    sha256/\(f.validChain[0].spkiSHA256Base64): CN=\(host)"))
+        #expect(message.contains("  Pinned certificates for \(host):\n    sha256/\(f.selfSigned.spkiSHA256Base64)"))
+    }
+
+    @Test("negative pins refuse a chain containing the key, even in report-only mode")
+    func negativePins() throws {
+        for enforce in [true, false] {
+            let reporter = CollectingReporter()
+            let pins = try configuration([rootPin, f.backupPin], negative: [SPKIPin(certificate: f.intermediate)], enforce: enforce)
+            let decision = SPKIPinsTrustEvaluator(configuration: pins, reporter: reporter).decide(f.trust(f.validChain), forHost: host)
+            #expect(decision.failure?.kind == .negativePinMatched)
+            #expect(decision.failure?.detail.contains("chain position 1") == true)
+            #expect(reporter.reports.all.first?.0.validationResult == .failedNegativePinMatched)
+        }
+        let onlyNegative = try configuration([], negative: [SPKIPin(certificate: f.selfSigned)])
+        #expect(onlyNegative.check(chain: chain, forHost: host, at: now).outcome == .matched)
+        var expiredNegative = SPKIPin(certificate: f.intermediate)
+        expiredNegative.notAfter = now - 1
+        #expect(try configuration([rootPin, f.backupPin], negative: [expiredNegative]).check(chain: chain, forHost: host, at: now).outcome == .matched)
+    }
+
+    @Test("pins never make an untrusted chain acceptable; the chain failure is reported")
+    func chainFirst() throws {
+        let reporter = CollectingReporter()
+        let pins = try configuration([SPKIPin(certificate: f.attacker), f.backupPin])
+        let decision = SPKIPinsTrustEvaluator(configuration: pins, reporter: reporter).decide(f.trust([f.attacker]), forHost: host)
+        #expect(decision.failure?.kind == .chainValidationFailed)
+        #expect(reporter.reports.all.first?.0.validationResult == .failedInvalidCertificateChain)
+    }
+
+    @Test("the observer sees every decision")
+    func observer() throws {
+        let seen = Collector<Bool>()
+        let pins = try configuration([rootPin, f.backupPin])
+        let evaluator = SPKIPinsTrustEvaluator(configuration: pins, observer: { seen.append($0.isTrusted) })
+        _ = evaluator.decide(f.trust(f.validChain), forHost: host)
+        _ = evaluator.decide(f.trust(f.interceptedChain), forHost: host)
+        // Unpinned, so only default validation applies, and the chain is not valid for that host.
+        _ = evaluator.decide(f.trust(f.validChain), forHost: "unpinned.example.org")
+        #expect(seen.all == [true, false, false])
+    }
+
+    @Test("duplicate patterns and orphan exclusions are reported together")
+    func configurationProblems() throws {
+        let error = #expect(throws: PolicyFileError.self) {
+            try PinningConfiguration([
+                PinnedHost(pattern: HostPattern("**.example.test"), pins: [rootPin, f.backupPin]),
+                PinnedHost(pattern: HostPattern("example.test", includeSubdomains: true), pins: [rootPin, f.backupPin]),
+                .excluded(HostPattern("a.example.org")),
+            ])
+        }
+        #expect(error?.problems.map(\.kind) == [.duplicateHostPattern, .excludeWithoutParent])
+        #expect(error?.problems.map(\.path) == ["$.hosts[1]", "$.hosts[2]"])
+    }
+}

@@ -1,0 +1,162 @@
+import CertificateParsing
+import Foundation
+import ServerTrust
+import Testing
+
+@Suite("JSON policy files")
+struct PolicyFileTests {
+    let f = PolicyFixtures.shared
+    var rootPin: String { "sha256/" + f.root.spkiSHA256Base64 }
+    var backupPin: String { f.backupPin.description }
+
+    /// A directory holding root.pem, self-signed.der and garbage.pem for file references.
+    static let directory: String = {
+        do {
+            let directory = try PolicyFixtures.temporaryDirectory()
+            let f = PolicyFixtures.shared
+            try f.root.pemString.write(toFile: directory + "/root.pem", atomically: true, encoding: .utf8)
+            _ = FileManager.default.createFile(atPath: directory + "/self-signed.der", contents: Data(f.selfSigned.derBytes))
+            try "not a certificate".write(toFile: directory + "/garbage.pem", atomically: true, encoding: .utf8)
+            return directory
+        } catch {
+            fatalError("fixture files: \(error)")
+        }
+    }()
+
+    func parse(_ json: String) throws(PolicyFileError) -> PolicyFile {
+        try PolicyFile.parse(Array(json.utf8), baseDirectory: Self.directory)
+    }
+
+    @Test("every example in examples/policies loads", arguments: ["spki-pins.json", "afnetworking.json", "alamofire.json", "trustkit.json"])
+    func examples(_ name: String) throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("examples/policies/" + name).path
+        let policy = try PolicyFile.load(contentsOf: path)
+        #expect(!policy.hosts.isEmpty)
+        _ = policy.makeManager()
+    }
+
+    @Test("a file covering the evaluators decides as its entries say")
+    func decisions() throws {
+        let policy = try parse(
+            """
+            {
+              "version": 1,
+              "semantics": "compat",
+              "hosts": [
+                {"host": "**.example.test", "pins": [{"pin": "\(rootPin)", "scope": "ca"}, "\(backupPin)"]},
+                {"host": "legacy.example.test", "excludeFromParentPolicy": true},
+                {"host": "self.example.test", "evaluator": "pinnedCertificates", "certificates": ["self-signed.der"],
+                 "acceptSelfSignedCertificates": true, "validateHost": false},
+                {"host": "af.example.test", "pinningMode": "publicKey", "certificates": ["root.pem"], "allowInvalidCertificates": true},
+                {"host": "pinned.example.test", "evaluator": ["default", "publicKeys"], "certificates": ["root.pem"], "validateHost": false},
+                {"host": "*.dev.example.test", "evaluator": "disabled"}
+              ]
+            }
+            """)
+        #expect(policy.semantics == .compat && policy.allHostsMustBeEvaluated)
+        let manager = policy.makeManager()
+        let host = PolicyFixtures.host
+        #expect(manager.decide(f.trust(f.validChain), forHost: host).isTrusted)
+        #expect(manager.decide(f.trust(f.interceptedChain), forHost: host).failure?.kind == .spkiPinningFailed)
+        #expect(manager.decide(f.trust(f.validChain), forHost: "legacy.example.test").failure?.kind == .hostValidationFailed)
+        #expect(manager.decide(f.trust([f.selfSigned]), forHost: "self.example.test").isTrusted)
+        // Compat public-key mode with allowInvalidCertificates: the host is not checked (row 8 of §(d)).
+        #expect(manager.decide(f.trust(f.validChain), forHost: "af.example.test").isTrusted)
+        #expect(manager.decide(f.trust(f.otherHostChain), forHost: "pinned.example.test").isTrusted)
+        #expect(manager.decide(f.trust([f.attacker]), forHost: "x.dev.example.test").isTrusted)
+        #expect(manager.decide(f.trust(f.validChain), forHost: "example.org").failure?.kind == .noRequiredEvaluator)
+    }
+
+    @Test("anchors and anchorsOnly apply to the hosts")
+    func anchors() throws {
+        let proxyPath = Self.directory + "/proxy-root.pem"
+        try f.interceptionRoot.pemString.write(toFile: proxyPath, atomically: true, encoding: .utf8)
+        let policy = try parse(#"{"version": 1, "anchors": ["proxy-root.pem"], "anchorsOnly": true, "hosts": [{"host": "api.example.test"}]}"#)
+        let manager = policy.makeManager()
+        #expect(manager.decide(f.trust(f.interceptedChain, store: f.publicStore), forHost: PolicyFixtures.host).isTrusted)
+        let decision = manager.decide(f.trust(f.validChain), forHost: PolicyFixtures.host)
+        #expect(!decision.isTrusted, "anchorsOnly drops the system roots")
+        #expect(decision.record.steps.first?.contains("system roots not trusted") == true)
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        let kind: PolicyConfigurationError.Kind
+        let path: String
+        let json: String
+        var testDescription: String { "\(kind.rawValue) at \(path)" }
+    }
+
+    static let rootPinText = "sha256/" + PolicyFixtures.shared.root.spkiSHA256Base64
+    static let backupPinText = PolicyFixtures.shared.backupPin.description
+
+    /// One document per configuration-error kind.
+    static let cases: [Case] = [
+        Case(kind: .unreadable, path: "$", json: #"{"version": 1, "hosts": ["#),
+        Case(kind: .unreadable, path: "$.hosts[0].certificates[0]", json: #"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "pinnedCertificates", "certificates": ["absent.pem"]}]}"#),
+        Case(kind: .notACertificate, path: "$.hosts[0].certificates[0]", json: #"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "publicKeys", "certificates": ["garbage.pem"]}]}"#),
+        Case(kind: .missingKey, path: "$.version", json: #"{"hosts": [{"host": "a.test"}]}"#),
+        Case(kind: .missingKey, path: "$.hosts[0].host", json: #"{"version": 1, "hosts": [{"evaluator": "default"}]}"#),
+        Case(kind: .missingKey, path: "$.hosts[0].certificates", json: #"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "pinnedCertificates"}]}"#),
+        Case(kind: .unknownKey, path: "$.hosts[0].pinz", json: #"{"version": 1, "hosts": [{"host": "a.test", "pinz": []}]}"#),
+        Case(kind: .wrongType, path: "$.hosts[0].enforcePinning", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": ["\#(rootPinText)", "\#(backupPinText)"], "enforcePinning": 1}]}"#),
+        Case(kind: .wrongType, path: "$.hosts", json: #"{"version": 1, "hosts": {}}"#),
+        Case(kind: .invalidValue, path: "$.hosts[0].evaluator", json: #"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "magic"}]}"#),
+        Case(kind: .invalidValue, path: "$.hosts[0].pins[0].scope", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": [{"pin": "\#(rootPinText)", "scope": "root"}, "\#(backupPinText)"]}]}"#),
+        Case(kind: .invalidValue, path: "$.reportUris[0]", json: #"{"version": 1, "reportUris": ["mailto:a@b"], "hosts": [{"host": "a.test"}]}"#),
+        Case(kind: .invalidPin, path: "$.hosts[0].pins[0]", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": ["sha256/abc", "\#(backupPinText)"]}]}"#),
+        Case(kind: .invalidHostPattern, path: "$.hosts[0].host", json: #"{"version": 1, "hosts": [{"host": "*.co.uk"}]}"#),
+        Case(kind: .duplicateHostPattern, path: "$.hosts[1]", json: #"{"version": 1, "hosts": [{"host": "**.a.test"}, {"host": "a.test", "includeSubdomains": true}]}"#),
+        Case(kind: .invalidDate, path: "$.hosts[0].expirationDate", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": ["\#(rootPinText)", "\#(backupPinText)"], "expirationDate": "next year"}]}"#),
+        Case(kind: .missingBackupPin, path: "$.hosts[0]", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": ["\#(rootPinText)"]}]}"#),
+        Case(kind: .noPins, path: "$.hosts[0]", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": []}]}"#),
+        Case(kind: .excludeWithoutParent, path: "$.hosts[1]", json: #"{"version": 1, "hosts": [{"host": "a.test"}, {"host": "b.a.test", "excludeFromParentPolicy": true}]}"#),
+        Case(kind: .conflictingOptions, path: "$.hosts[0].pins", json: #"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "default", "pins": ["\#(rootPinText)", "\#(backupPinText)"]}]}"#),
+        Case(kind: .conflictingOptions, path: "$.hosts[0].host", json: #"{"version": 1, "hosts": [{"host": "*.a.test", "includeSubdomains": true}]}"#),
+        Case(kind: .unsupportedVersion, path: "$.version", json: #"{"version": 2, "hosts": [{"host": "a.test"}]}"#),
+    ]
+
+    @Test("each kind of configuration error, at its JSON path", arguments: cases)
+    func configurationError(_ c: Case) {
+        let error = #expect(throws: PolicyFileError.self) { try parse(c.json) }
+        let problems = error?.problems ?? []
+        #expect(problems.count == 1, "\(problems)")
+        #expect(problems.first?.kind == c.kind, "\(problems)")
+        #expect(problems.first?.path == c.path, "\(problems)")
+    }
+
+    @Test("every kind of configuration error is covered")
+    func allKindsCovered() {
+        #expect(Set(Self.cases.map(\.kind)) == Set(PolicyConfigurationError.Kind.allCases))
+    }
+
+    @Test("one error per problem, each with its path and the documented text")
+    func manyProblems() {
+        let error = #expect(throws: PolicyFileError.self) {
+            try parse(
+                #"""
+                {"version": 1, "colour": "blue", "hosts": [
+                  {"host": "a.test", "pins": ["\#(Self.rootPinText)", "\#(Self.backupPinText)"]},
+                  {"host": "b.test", "pins": ["\#(Self.rootPinText)", {"pin": "sha256/AAAA", "notBefore": "soon"}]},
+                  {"host": "c.test", "pins": ["sha256/abc", "\#(Self.backupPinText)"]},
+                  {"host": "*.com"}
+                ]}
+                """#)
+        }
+        let lines = error?.problems.map(\.description) ?? []
+        #expect(lines.count == 5, "\(lines)")
+        #expect(lines.first == "$.colour: unknown key (allowed: allHostsMustBeEvaluated, anchors, anchorsOnly, hosts, reportUris, semantics, version)")
+        #expect(lines.contains { $0.hasPrefix("$.hosts[1].pins[1].notBefore: \"soon\" is not a date") })
+        #expect(lines.contains { $0.hasPrefix("$.hosts[1].pins[1].pin: not a valid sha256 pin") })
+        #expect(lines.contains("$.hosts[2].pins[0]: not a valid sha256 pin: not base64"))
+        #expect(lines.contains { $0.hasPrefix("$.hosts[3].host: \"*.com\"") })
+        #expect(error?.description.split(separator: "\n").count == 5)
+    }
+
+    @Test("a missing policy file is unreadable, naming it")
+    func missingFile() {
+        let error = #expect(throws: PolicyFileError.self) { try PolicyFile.load(contentsOf: Self.directory + "/absent.json") }
+        #expect(error?.problems.first?.kind == .unreadable)
+        #expect(error?.problems.first?.path == Self.directory + "/absent.json")
+    }
+}

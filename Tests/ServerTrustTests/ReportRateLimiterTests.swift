@@ -1,0 +1,63 @@
+import Foundation
+import ServerTrust
+import Testing
+
+@Suite("Report rate limiting")
+struct ReportRateLimiterTests {
+    let f = PolicyFixtures.shared
+
+    func report(_ host: String = PolicyFixtures.host) throws -> PinFailureReport {
+        PinFailureReport(
+            date: PolicyFixtures.now, hostname: host, port: 443,
+            pinnedHost: PinnedHost(pattern: try HostPattern("**.example.test"), pins: [SPKIPin(certificate: f.root), f.backupPin]),
+            served: f.validChain, validated: f.validChain, result: .failedNoMatchingPin)
+    }
+
+    @Test("an identical report at most once per 24 hours")
+    func oncePerDay() throws {
+        let clock = SteppingClock(PolicyFixtures.now)
+        let limiter = ReportRateLimiter(storePath: nil, clock: clock.clock)
+        #expect(limiter.shouldSend(try report()))
+        #expect(!limiter.shouldSend(try report()))
+        #expect(limiter.shouldSend(try report("www.example.test")), "a different report is not limited")
+        clock.advance(by: 86_399)
+        #expect(!limiter.shouldSend(try report()))
+        clock.advance(by: 1)
+        #expect(limiter.shouldSend(try report()))
+        #expect(!limiter.shouldSend(try report()))
+    }
+
+    @Test("remembered across restarts through the store file")
+    func persistence() throws {
+        let directory = try PolicyFixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/reports.json"
+        let clock = SteppingClock(PolicyFixtures.now)
+        #expect(ReportRateLimiter(storePath: path, clock: clock.clock).shouldSend(try report()))
+        clock.advance(by: 3600)
+        #expect(!ReportRateLimiter(storePath: path, clock: clock.clock).shouldSend(try report()), "a new limiter reads the file")
+        clock.advance(by: 86_400)
+        #expect(ReportRateLimiter(storePath: path, clock: clock.clock).shouldSend(try report()))
+        try "garbage".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(ReportRateLimiter(storePath: path, clock: clock.clock).shouldSend(try report()), "a corrupt store starts empty")
+    }
+
+    @Test("RateLimitedReporter passes on only what the limiter allows, from the evaluator")
+    func throughEvaluator() throws {
+        let collector = CollectingReporter()
+        let clock = SteppingClock(PolicyFixtures.now)
+        let reporter = RateLimitedReporter(wrapping: collector, limiter: ReportRateLimiter(storePath: nil, clock: clock.clock))
+        let pins = try PinningConfiguration([
+            PinnedHost(pattern: HostPattern("**.example.test"), pins: [SPKIPin(certificate: f.selfSigned), f.backupPin], reportURIs: ["https://r.example.test/"])
+        ])
+        let evaluator = SPKIPinsTrustEvaluator(configuration: pins, reporter: reporter, clock: clock.clock)
+        var trust = f.trust(f.validChain)
+        trust.verifyTime = nil  // the evaluator's clock decides the instant
+        for _ in 0..<3 { #expect(!evaluator.decide(trust, forHost: PolicyFixtures.host).isTrusted) }
+        #expect(collector.reports.all.count == 1)
+        #expect(collector.reports.all.first?.1 == ["https://r.example.test/"])
+        clock.advance(by: 86_400)
+        _ = evaluator.decide(trust, forHost: PolicyFixtures.host)
+        #expect(collector.reports.all.count == 2)
+    }
+}

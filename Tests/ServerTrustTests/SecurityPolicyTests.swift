@@ -1,0 +1,111 @@
+import CertificateParsing
+import Foundation
+import ServerTrust
+import ServerTrustLab
+import Testing
+import TrustEvaluation
+
+@Suite("SecurityPolicy beyond the matrix")
+struct SecurityPolicyTests {
+    let f = PolicyFixtures.shared
+    let host = PolicyFixtures.host
+
+    @Test("defaults match +defaultPolicy, with strict semantics")
+    func defaults() {
+        let policy = SecurityPolicy.default
+        #expect(policy.pinningMode == .none)
+        #expect(!policy.allowInvalidCertificates)
+        #expect(policy.validatesDomainName)
+        #expect(policy.pinnedCertificates.isEmpty)
+        #expect(policy.semantics == .strict)
+        #expect(!policy.allowsExpiredPinnedCertificates)
+    }
+
+    @Test("pinned certificates keep their order without duplicates")
+    func pinnedDeduplicated() {
+        var policy = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [f.root, f.intermediate, f.root])
+        #expect(policy.pinnedCertificates == [f.root, f.intermediate])
+        policy.pinnedCertificates = [f.selfSigned, f.selfSigned]
+        #expect(policy.pinnedCertificates == [f.selfSigned])
+    }
+
+    @Test("nil domain: compat skips the host check (row 3 then accepts anything); strict uses the trust's host")
+    func nilDomain() {
+        let compat = SecurityPolicy(pinningMode: .none, allowInvalidCertificates: true, validatesDomainName: true, semantics: .compat)
+        #expect(compat.evaluate(f.trust([f.attacker]), forDomain: nil).isTrusted)
+        #expect(SecurityPolicy(semantics: .compat).evaluate(f.trust(f.otherHostChain), forDomain: nil).isTrusted)
+
+        let strict = SecurityPolicy(pinningMode: .none, allowInvalidCertificates: true, validatesDomainName: true, semantics: .strict)
+        #expect(strict.evaluate(f.trust([f.attacker]), forDomain: nil).failure?.kind == .allowInvalidCertificatesRequiresPinning)
+        #expect(SecurityPolicy(semantics: .strict).evaluate(f.trust(f.otherHostChain), forDomain: nil).failure?.kind == .hostValidationFailed)
+        #expect(SecurityPolicy(semantics: .strict).evaluate(f.trust(f.otherHostChain, host: nil), forDomain: nil).failure?.kind == .noHostToValidate)
+    }
+
+    @Test("validatesDomainName=NO: compat's BasicX509 accepts a clientAuth-only leaf, strict keeps serverAuth")
+    func serverAuthKept() {
+        var compat = SecurityPolicy(semantics: .compat)
+        compat.validatesDomainName = false
+        #expect(compat.evaluate(f.trust(f.clientOnlyChain), forDomain: host).isTrusted)
+        var strict = SecurityPolicy(semantics: .strict)
+        strict.validatesDomainName = false
+        let decision = strict.evaluate(f.trust(f.clientOnlyChain), forDomain: host)
+        #expect(decision.failure?.validationFailure?.kind == .extendedKeyUsageNotAllowed)
+    }
+
+    @Test("strict lets a pin excuse expiry only when asked", arguments: [PinningMode.publicKey, .certificate])
+    func expiredOptIn(_ mode: PinningMode) {
+        var policy = SecurityPolicy(pinningMode: mode, pinnedCertificates: [f.root, f.selfSigned], allowInvalidCertificates: true)
+        #expect(!policy.evaluate(f.trust(f.expiredChain), forDomain: host).isTrusted)
+        policy.allowsExpiredPinnedCertificates = true
+        let decision = policy.evaluate(f.trust(f.expiredChain), forDomain: host)
+        #expect(decision.isTrusted)
+        #expect(decision.record.notes.contains { $0.contains("allowsExpiredPinnedCertificates") })
+        #expect(!policy.evaluate(f.trust(f.otherHostChain), forDomain: host).isTrusted, "only expiry is excused")
+    }
+
+    @Test("public-key mode counts matches along the chain and names the first")
+    func publicKeyMatchRecorded() {
+        let policy = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [f.root, f.intermediate], semantics: .compat)
+        let decision = policy.evaluate(f.trust(f.validChain), forDomain: host)
+        #expect(decision.isTrusted)
+        #expect(decision.record.matchedPin?.contains("2 pinned key match(es)") == true)
+        #expect(decision.record.matchedPin?.contains("chain position 1") == true)
+    }
+
+    @Test("a pin failure lists the chain's pins beside the configured ones")
+    func pinFailureEvidence() {
+        let policy = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [f.selfSigned], semantics: .compat)
+        let decision = policy.evaluate(f.trust(f.validChain), forDomain: host)
+        #expect(decision.failure?.kind == .publicKeyPinningFailed)
+        #expect(decision.record.servedPins.map(\.pin) == (f.validChain + [f.root]).map { "sha256/" + $0.spkiSHA256Base64 })
+        #expect(decision.record.configuredPins == ["sha256/" + f.selfSigned.spkiSHA256Base64])
+        #expect(decision.record.pinFailureMessage?.hasPrefix("Certificate pinning failure!\n  Peer certificate chain:\n    sha256/") == true)
+    }
+
+    @Test("certificates(inDirectory:) loads .cer .crt .der .pem in name order and names a bad file")
+    func certificatesInDirectory() throws {
+        let directory = try PolicyFixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(FileManager.default.createFile(atPath: directory + "/a.cer", contents: Data(f.root.derBytes)))
+        #expect(FileManager.default.createFile(atPath: directory + "/b.CRT", contents: Data(f.intermediate.derBytes)))
+        try (f.selfSigned.pemString + f.attacker.pemString).write(toFile: directory + "/c.pem", atomically: true, encoding: .utf8)
+        #expect(FileManager.default.createFile(atPath: directory + "/d.der", contents: Data(f.validChain[0].derBytes)))
+        try "not a certificate".write(toFile: directory + "/notes.txt", atomically: true, encoding: .utf8)
+        let loaded = try SecurityPolicy.certificates(inDirectory: directory)
+        #expect(loaded == [f.root, f.intermediate, f.selfSigned, f.attacker, f.validChain[0]])
+
+        try "-----BEGIN CERTIFICATE-----\nnope\n-----END CERTIFICATE-----\n".write(toFile: directory + "/e.crt", atomically: true, encoding: .utf8)
+        let error = #expect(throws: PolicyConfigurationError.self) { try SecurityPolicy.certificates(inDirectory: directory) }
+        #expect(error?.kind == .notACertificate)
+        #expect(error?.path == directory + "/e.crt")
+        let missing = #expect(throws: PolicyConfigurationError.self) { try SecurityPolicy.certificates(inDirectory: directory + "/absent") }
+        #expect(missing?.kind == .unreadable)
+    }
+
+    @Test("SecurityPolicy is a ServerTrustEvaluating")
+    func asEvaluator() {
+        let policy: any ServerTrustEvaluating = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [f.root])
+        #expect(throws: TrustEvaluationError.self) { try policy.evaluate(f.trust(f.interceptedChain), forHost: host) }
+        #expect(policy.decide(f.trust(f.validChain), forHost: host).isTrusted)
+    }
+}
