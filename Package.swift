@@ -37,6 +37,7 @@ let package = Package(
         .testTarget(name: "ServerTrustLabTests", dependencies: ["ServerTrustLab"]),
         .testTarget(name: "CLITests", dependencies: ["CertificateParsing", "ServerTrustLab"]),
         .testTarget(name: "ServerTrustTests", dependencies: ["ServerTrust", "TrustEvaluation", "CertificateParsing", "ServerTrustLab"]),
+        .testTarget(name: "ServerTrustHTTPTests", dependencies: ["ServerTrustHTTP", "ServerTrust", "TrustEvaluation", "CertificateParsing", "ServerTrustLab"]),
     ],
     swiftLanguageModes: [.v6]
 )

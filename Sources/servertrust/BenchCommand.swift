@@ -11,6 +11,7 @@ enum BenchCommand {
         guard let kind = arguments.first else { throw CLIError("usage: servertrust bench evaluate --chain DIR --mode MODE [--iterations N]") }
         switch kind {
         case "evaluate": return try evaluate(Array(arguments.dropFirst()))
+        case "https": return try BenchHTTPS.run(Array(arguments.dropFirst()))
         default: throw CLIError("unknown benchmark '\(kind)' (available: evaluate)")
         }
     }

@@ -29,7 +29,7 @@ enum CLI {
         commands:
           inspect FILE... [--json]     show the certificates in PEM/DER files and bundles
           evaluate CHAIN.pem --host H  judge a served chain offline (AFNetworking policy, pins, policy file; --help)
-          demo                         the main job (until the policy demo lands: inspect the system bundle)
+          demo [--json]                the policy matrix, live: local servers, a man-in-the-middle, 12 policies × 6 situations
           bench evaluate --chain DIR --mode parse [--iterations N] [--warmup W]
                                        benchmark plug-in for ../shared/bench (see README)
           limbo-serve                  x509-limbo conformance server (limbo-jsonl/1 on stdin/stdout)
@@ -50,6 +50,7 @@ enum CLI {
             case "evaluate": return try EvaluateCommand.run(rest)
             case "demo": return try DemoCommand.run(rest)
             case "bench": return try BenchCommand.run(rest)
+            case "get": return try GetCommand.run(rest)
             case "limbo-serve": return try LimboServeCommand.run(rest)
             case "help", "--help", "-h":
                 print(usage)

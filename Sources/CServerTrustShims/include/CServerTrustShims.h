@@ -43,4 +43,11 @@ CURLMcode CServerTrustShims_curl_multi_setopt_long(CURLM *m, CURLMoption o, long
 CURLSHcode CServerTrustShims_curl_share_setopt_long(CURLSH *s, CURLSHoption o, long v);
 int CServerTrustShims_EVP_PKEY_PUBLIC_KEY(void);
 
+// ServerTrustHTTP (issue 5)
+CURLcode CServerTrustShims_curl_easy_getinfo_pointer(CURL *h, CURLINFO i, void **v);
+CURLSHcode CServerTrustShims_curl_share_setopt_pointer(CURLSH *s, CURLSHoption o, void *v);
+CURLSHcode CServerTrustShims_curl_share_setopt_lockfunc(CURLSH *s, curl_lock_function f);
+CURLSHcode CServerTrustShims_curl_share_setopt_unlockfunc(CURLSH *s, curl_unlock_function f);
+long CServerTrustShims_SSL_add1_chain_cert(SSL *ssl, X509 *x509);
+
 #endif

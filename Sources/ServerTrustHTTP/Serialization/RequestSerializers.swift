@@ -1,0 +1,242 @@
+internal import Foundation
+
+/// Turns parameters into a request (AFNetworking's `AFURLRequestSerialization`).
+public protocol RequestSerializer: Sendable {
+    /// What the serializer encodes.
+    associatedtype Parameters: Sendable
+
+    /// Returns `request` with the parameters encoded into it.
+    ///
+    /// - Parameters:
+    ///   - request: The request to complete.
+    ///   - parameters: The parameters.
+    /// - Returns: The request.
+    /// - Throws: ``HTTPError/invalidRequest(_:)`` or ``HTTPError/fileError(path:reason:)``.
+    func serialize(_ request: HTTPRequest, with parameters: Parameters) throws(HTTPError) -> HTTPRequest
+}
+
+/// `application/x-www-form-urlencoded` pairs: in the query string for GET, HEAD and DELETE,
+/// in the body otherwise (AFNetworking's `AFHTTPRequestSerializer`); or always in the query.
+public struct URLEncodedRequestSerializer: RequestSerializer {
+    /// Where the pairs go.
+    public enum Destination: Sendable, Hashable {
+        /// Query for GET/HEAD/DELETE, body otherwise.
+        case methodDependent
+        /// Always the query string.
+        case queryString
+        /// Always the body.
+        case httpBody
+    }
+
+    /// Where the pairs go.
+    public var destination: Destination
+
+    /// Creates a serializer.
+    ///
+    /// - Parameter destination: Where the pairs go (default method-dependent).
+    public init(destination: Destination = .methodDependent) {
+        self.destination = destination
+    }
+
+    /// Encodes the pairs.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - parameters: Name/value pairs, in order.
+    /// - Returns: The request with a query or a form body.
+    /// - Throws: ``HTTPError/invalidURL(_:)`` never for relative URLs (they are resolved later).
+    public func serialize(_ request: HTTPRequest, with parameters: [(name: String, value: String)]) throws(HTTPError) -> HTTPRequest {
+        var request = request
+        let inQuery: Bool
+        switch destination {
+        case .methodDependent: inQuery = request.method.encodesParametersInURL
+        case .queryString: inQuery = true
+        case .httpBody: inQuery = false
+        }
+        if inQuery {
+            guard !parameters.isEmpty else { return request }
+            request.url = Self.appendingQuery(request.url, parameters)
+        } else {
+            request.body = Array(FormEncoding.encode(parameters).utf8)
+            if request.headers["Content-Type"] == nil {
+                request.headers["Content-Type"] = "application/x-www-form-urlencoded; charset=utf-8"
+            }
+        }
+        return request
+    }
+
+    static func appendingQuery(_ url: String, _ pairs: [(name: String, value: String)]) -> String {
+        var base = url
+        var fragment = ""
+        if let hash = base.firstIndex(of: "#") {
+            fragment = String(base[hash...])
+            base = String(base[..<hash])
+        }
+        let separator = base.contains("?") ? (base.hasSuffix("?") || base.hasSuffix("&") ? "" : "&") : "?"
+        return base + separator + FormEncoding.encode(pairs) + fragment
+    }
+}
+
+/// A JSON body (`application/json`), AFNetworking's `AFJSONRequestSerializer`.
+public struct JSONRequestSerializer: RequestSerializer {
+    /// Creates a serializer.
+    public init() {}
+
+    /// Encodes the value as the body.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - parameters: The JSON value.
+    /// - Returns: The request with a JSON body.
+    /// - Throws: ``HTTPError/invalidRequest(_:)`` for non-finite numbers.
+    public func serialize(_ request: HTTPRequest, with parameters: JSONValue) throws(HTTPError) -> HTTPRequest {
+        var request = request
+        do {
+            request.body = try parameters.encoded()
+        } catch {
+            throw HTTPError.invalidRequest("JSON body: \(error)")
+        }
+        if request.headers["Content-Type"] == nil { request.headers["Content-Type"] = "application/json" }
+        return request
+    }
+}
+
+/// A JSON body from any `Encodable` value.
+public struct EncodableJSONRequestSerializer<Value: Encodable & Sendable>: RequestSerializer {
+    /// Creates a serializer.
+    public init() {}
+
+    /// Encodes the value with `JSONEncoder` (sorted keys).
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - parameters: The value.
+    /// - Returns: The request with a JSON body.
+    /// - Throws: ``HTTPError/invalidRequest(_:)`` if encoding fails.
+    public func serialize(_ request: HTTPRequest, with parameters: Value) throws(HTTPError) -> HTTPRequest {
+        var request = request
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        do {
+            request.body = Array(try encoder.encode(parameters))
+        } catch {
+            throw HTTPError.invalidRequest("JSON body: \(error)")
+        }
+        if request.headers["Content-Type"] == nil { request.headers["Content-Type"] = "application/json" }
+        return request
+    }
+}
+
+/// A `multipart/form-data` body (RFC 7578), AFNetworking's `multipartFormRequestWithMethod`.
+public struct MultipartRequestSerializer: RequestSerializer {
+    /// Creates a serializer.
+    public init() {}
+
+    /// Encodes the parts as the body, with the boundary in `Content-Type`.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - parameters: The form.
+    /// - Returns: The request.
+    /// - Throws: Never for in-memory parts.
+    public func serialize(_ request: HTTPRequest, with parameters: MultipartFormData) throws(HTTPError) -> HTTPRequest {
+        var request = request
+        request.body = parameters.encoded()
+        request.headers["Content-Type"] = parameters.contentType
+        return request
+    }
+}
+
+/// The parts of a `multipart/form-data` body.
+public struct MultipartFormData: Sendable {
+    /// One part.
+    public struct Part: Sendable {
+        /// The form field name.
+        public var name: String
+        /// The file name, for file parts.
+        public var filename: String?
+        /// The part's `Content-Type`, if any.
+        public var contentType: String?
+        /// The content.
+        public var data: [UInt8]
+    }
+
+    /// The boundary (random unless given).
+    public let boundary: String
+    /// The parts, in order.
+    public private(set) var parts: [Part] = []
+
+    /// Creates an empty form.
+    ///
+    /// - Parameter boundary: The boundary, or `nil` for a random one.
+    public init(boundary: String? = nil) {
+        self.boundary = boundary ?? "ServerTrust-" + UUID().uuidString
+    }
+
+    /// Adds a text field.
+    ///
+    /// - Parameters:
+    ///   - name: The field name.
+    ///   - value: The text (UTF-8).
+    public mutating func append(name: String, value: String) {
+        parts.append(Part(name: name, filename: nil, contentType: nil, data: Array(value.utf8)))
+    }
+
+    /// Adds a file from memory.
+    ///
+    /// - Parameters:
+    ///   - name: The field name.
+    ///   - filename: The file name the server sees.
+    ///   - contentType: The media type (default `application/octet-stream`).
+    ///   - data: The content.
+    public mutating func append(name: String, filename: String, contentType: String = "application/octet-stream", data: [UInt8]) {
+        parts.append(Part(name: name, filename: filename, contentType: contentType, data: data))
+    }
+
+    /// Adds a file read from disk now.
+    ///
+    /// - Parameters:
+    ///   - name: The field name.
+    ///   - path: The file.
+    ///   - filename: The name the server sees (default: the last path component).
+    ///   - contentType: The media type (default `application/octet-stream`).
+    /// - Throws: ``HTTPError/fileError(path:reason:)`` if the file cannot be read.
+    public mutating func appendFile(name: String, path: String, filename: String? = nil,
+                                    contentType: String = "application/octet-stream") throws(HTTPError) {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw HTTPError.fileError(path: path, reason: "\(error)")
+        }
+        let shownName = filename ?? String(path.split(separator: "/").last ?? Substring(path))
+        append(name: name, filename: shownName, contentType: contentType, data: Array(data))
+    }
+
+    /// `multipart/form-data; boundary=…`.
+    public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+
+    /// The body bytes.
+    ///
+    /// - Returns: The encoded form.
+    public func encoded() -> [UInt8] {
+        var out: [UInt8] = []
+        func quoted(_ text: String) -> String {
+            // RFC 7578 §4.2: quote, escaping `"` and line breaks as browsers do.
+            "\"" + text.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D")
+                .replacingOccurrences(of: "\n", with: "%0A") + "\""
+        }
+        for part in parts {
+            var head = "--\(boundary)\r\nContent-Disposition: form-data; name=\(quoted(part.name))"
+            if let filename = part.filename { head += "; filename=\(quoted(filename))" }
+            head += "\r\n"
+            if let contentType = part.contentType { head += "Content-Type: \(contentType)\r\n" }
+            head += "\r\n"
+            out += Array(head.utf8)
+            out += part.data
+            out += Array("\r\n".utf8)
+        }
+        out += Array("--\(boundary)--\r\n".utf8)
+        return out
+    }
+}

@@ -1,1 +1,0 @@
-// ServerTrustHTTP: see README for the layout.

@@ -1,0 +1,96 @@
+/// A libcurl failure: the `CURLcode`, curl's text for it, and the detail curl wrote into the
+/// transfer's error buffer.
+public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The `CURLcode` value (for example 7 couldn't connect, 28 timed out, 35 TLS handshake
+    /// failed, 56 receive error).
+    public let code: Int
+    /// `curl_easy_strerror(code)`.
+    public let summary: String
+    /// The `CURLOPT_ERRORBUFFER` text, or the summary when curl wrote none.
+    public let message: String
+
+    /// Creates a transport error.
+    ///
+    /// - Parameters:
+    ///   - code: The `CURLcode`.
+    ///   - summary: curl's text for the code.
+    ///   - message: The detail.
+    public init(code: Int, summary: String, message: String) {
+        self.code = code
+        self.summary = summary
+        self.message = message
+    }
+
+    /// `CURLE_OPERATION_TIMEDOUT`.
+    public var isTimeout: Bool { code == 28 }
+
+    /// `curl 28 (Timeout was reached): Operation timed out after 200 milliseconds …`, one line.
+    public var description: String { "curl \(code) (\(summary)): \(message)" }
+}
+
+/// Every way an ``HTTPSession`` request can fail, in the spirit of `URLError` and Alamofire's
+/// `AFError`. Each case prints as one grep-friendly line.
+public enum HTTPError: Error, Sendable, CustomStringConvertible {
+    /// The URL could not be parsed or uses a scheme other than `http`/`https`.
+    case invalidURL(String)
+    /// The request or the session configuration is unusable (the reason says why).
+    case invalidRequest(String)
+    /// The server's certificate chain was rejected; no request byte was sent. Carries the
+    /// decision record and the served chain (AFNetworking's -1202 with the peer trust).
+    case serverTrustRejected(TrustDecision)
+    /// The request timed out (`CURLE_OPERATION_TIMEDOUT`).
+    case timedOut(TransportError)
+    /// Any other libcurl failure: connect, TLS handshake, proxy, receive.
+    case transport(TransportError)
+    /// The task was cancelled (Swift task cancellation).
+    case cancelled
+    /// A challenge handler cancelled the challenge for this protection space.
+    case challengeCancelled(ProtectionSpace)
+    /// A task-level challenge handler answered with an error; the request fails with it.
+    case challengeFailed(ProtectionSpace, any Error)
+    /// More redirects than the configuration allows.
+    case tooManyRedirects(Int)
+    /// A redirect the policy refuses (an `https` to `http` downgrade, a bad `Location`).
+    case redirectRefused(String)
+    /// The status code is not acceptable to the response serializer.
+    case unacceptableStatusCode(HTTPResponse)
+    /// The `Content-Type` is not acceptable to the response serializer.
+    case unacceptableContentType(HTTPResponse)
+    /// The body could not be decoded (JSON, text encoding, `Decodable`).
+    case responseSerializationFailed(reason: String, response: HTTPResponse)
+    /// A file could not be read or written (upload parts, download destination, credential store).
+    case fileError(path: String, reason: String)
+    /// The session was invalidated before or during the request.
+    case sessionInvalidated
+
+    /// The HTTP response attached to the error, when there is one.
+    public var response: HTTPResponse? {
+        switch self {
+        case .unacceptableStatusCode(let r), .unacceptableContentType(let r): return r
+        case .responseSerializationFailed(_, let r): return r
+        default: return nil
+        }
+    }
+
+    /// One line naming the kind first (`server trust rejected: …`, `timed out: …`).
+    public var description: String {
+        switch self {
+        case .invalidURL(let url): return "invalid URL: \(url)"
+        case .invalidRequest(let reason): return "invalid request: \(reason)"
+        case .serverTrustRejected(let decision): return "server trust rejected: \(decision)"
+        case .timedOut(let error): return "timed out: \(error)"
+        case .transport(let error): return "transport failure: \(error)"
+        case .cancelled: return "cancelled"
+        case .challengeCancelled(let space): return "challenge cancelled: \(space)"
+        case .challengeFailed(let space, let error): return "challenge failed: \(space): \(error)"
+        case .tooManyRedirects(let count): return "too many redirects: \(count)"
+        case .redirectRefused(let reason): return "redirect refused: \(reason)"
+        case .unacceptableStatusCode(let r): return "unacceptable status code: \(r.statusCode) for \(r.url)"
+        case .unacceptableContentType(let r):
+            return "unacceptable content type: \(r.headers["Content-Type"] ?? "none") for \(r.url)"
+        case .responseSerializationFailed(let reason, let r): return "response serialization failed: \(reason) for \(r.url)"
+        case .fileError(let path, let reason): return "file error: \(path): \(reason)"
+        case .sessionInvalidated: return "session invalidated"
+        }
+    }
+}

@@ -1,0 +1,135 @@
+public import TrustEvaluation
+
+/// A TLS protocol version, for minimums (ATS's `NSExceptionMinimumTLSVersion`).
+public enum TLSVersion: String, Sendable, Hashable, Comparable, CaseIterable {
+    /// TLS 1.0 (only as a per-host exception; OpenSSL's default security level may refuse it).
+    case tls1_0 = "TLSv1.0"
+    /// TLS 1.1 (only as a per-host exception).
+    case tls1_1 = "TLSv1.1"
+    /// TLS 1.2, the default minimum.
+    case tls1_2 = "TLSv1.2"
+    /// TLS 1.3.
+    case tls1_3 = "TLSv1.3"
+
+    /// Older versions order first.
+    public static func < (lhs: TLSVersion, rhs: TLSVersion) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
+
+/// An HTTP proxy reached with `CONNECT` for HTTPS (how Charles and mitmproxy are used).
+public struct ProxyConfiguration: Sendable {
+    /// `http://host:port`. (`https://` proxies are not supported: the TLS hook would see the
+    /// proxy's chain.)
+    public var url: String
+    /// Credentials sent preemptively as Basic; without them a 407 becomes a proxy challenge.
+    public var credential: Credential?
+
+    /// Creates a proxy configuration.
+    ///
+    /// - Parameters:
+    ///   - url: `http://host:port`.
+    ///   - credential: Proxy credentials, if any.
+    public init(url: String, credential: Credential? = nil) {
+        self.url = url
+        self.credential = credential
+    }
+}
+
+/// Everything an ``HTTPSession`` is built from. The session copies it; later changes to the
+/// value do not affect a session already made.
+public struct HTTPSessionConfiguration: Sendable {
+    /// Relative request URLs are resolved against this (`AFHTTPSessionManager.baseURL`).
+    public var baseURL: String?
+    /// Fields added to every request that does not set them.
+    public var defaultHeaders: HTTPHeaders
+    /// Decides every new TLS connection's chain (default handling of server-trust challenges).
+    public var serverTrust: any ServerTrustDecider
+    /// Seconds for a whole request (each redirect hop and authentication retry gets its own).
+    public var timeout: Double
+    /// Seconds for TCP connect plus TLS handshake.
+    public var connectTimeout: Double
+    /// curl-style `HOST:PORT:ADDRESS` overrides: connect to ADDRESS while TLS and the trust
+    /// decision use HOST.
+    public var resolve: [String]
+    /// An HTTP proxy, or `nil` for direct connections (proxy environment variables are ignored).
+    public var proxy: ProxyConfiguration?
+    /// The lowest TLS version for every host.
+    public var minimumTLSVersion: TLSVersion
+    /// Per-host minimums overriding ``minimumTLSVersion`` (host names lower-case).
+    public var minimumTLSVersionByHost: [String: TLSVersion]
+    /// Offer HTTP/2 through ALPN when libcurl supports it.
+    public var allowsHTTP2: Bool
+    /// Send `Accept-Encoding` for gzip/deflate (and what else libcurl decodes) and decode.
+    public var acceptsCompressedResponses: Bool
+    /// Redirects followed per request; 0 returns 3xx responses as they are.
+    public var maximumRedirects: Int
+    /// Follow redirects from `https` to `http`.
+    public var allowsInsecureRedirects: Bool
+    /// Client identities presented when a host asks for a certificate (host names lower-case),
+    /// without a challenge.
+    public var clientIdentities: [String: Identity]
+    /// Resume TLS sessions across connections of this session.
+    public var tlsSessionResumption: Bool
+    /// Close connections older than this many seconds instead of reusing them (so a
+    /// time-dependent decision is re-made); `nil` for no limit.
+    public var maximumConnectionAge: Double?
+    /// How many transfer threads (each with its own connection pool) the session may use.
+    /// One serves all requests normally; another is started when every existing one is
+    /// inside a connection-level challenge handler.
+    public var maximumTransferThreads: Int
+    /// Connections per host and transfer thread; further requests wait for a free
+    /// keep-alive connection (0: no limit).
+    public var maximumConnectionsPerHost: Int
+    /// Seconds a challenge answered with ``ChallengeOutcome/later`` may take before the
+    /// challenge is treated as cancelled.
+    public var challengeTimeout: Double
+    /// The session-level handler for connection-level challenges.
+    public var sessionChallengeHandler: SessionChallengeHandler?
+    /// The task-level handler used by requests that do not bring their own.
+    public var taskChallengeHandler: TaskChallengeHandler?
+    /// The file for ``Credential/Persistence/permanent`` credentials (created with mode
+    /// 0600), or `nil` to keep them in memory only.
+    public var credentialStorePath: String?
+
+    /// Creates a configuration with the defaults: 60 s timeout, 30 s connect timeout, TLS 1.2
+    /// minimum, HTTP/2 allowed, compression on, 10 redirects, resumption on.
+    ///
+    /// - Parameter serverTrust: The decider for every TLS connection.
+    public init(serverTrust: any ServerTrustDecider) {
+        self.baseURL = nil
+        self.defaultHeaders = ["User-Agent": "ServerTrust/0.1"]
+        self.serverTrust = serverTrust
+        self.timeout = 60
+        self.connectTimeout = 30
+        self.resolve = []
+        self.proxy = nil
+        self.minimumTLSVersion = .tls1_2
+        self.minimumTLSVersionByHost = [:]
+        self.allowsHTTP2 = true
+        self.acceptsCompressedResponses = true
+        self.maximumRedirects = 10
+        self.allowsInsecureRedirects = false
+        self.clientIdentities = [:]
+        self.tlsSessionResumption = true
+        self.maximumConnectionAge = nil
+        self.maximumTransferThreads = 4
+        self.maximumConnectionsPerHost = 8
+        self.challengeTimeout = 30
+        self.sessionChallengeHandler = nil
+        self.taskChallengeHandler = nil
+        self.credentialStorePath = nil
+    }
+
+    /// The system trust store with host checking.
+    ///
+    /// - Returns: A configuration using ``StandardTrustDecider/system()``.
+    /// - Throws: ``TrustEvaluation/TrustStoreError`` if the system bundle cannot be read.
+    public static func system() throws(TrustStoreError) -> HTTPSessionConfiguration {
+        HTTPSessionConfiguration(serverTrust: try StandardTrustDecider.system())
+    }
+
+    func minimumTLSVersion(for host: String) -> TLSVersion {
+        minimumTLSVersionByHost[host.lowercased()] ?? minimumTLSVersion
+    }
+}

@@ -1,0 +1,250 @@
+/// One request from start to final response: hops, redirects, 401/407 challenges.
+struct RequestExecution {
+    let session: HTTPSession
+    let request: HTTPRequest
+    /// Read once: the configuration is a large value, copied on every access.
+    let configuration: HTTPSessionConfiguration
+
+    init(session: HTTPSession, request: HTTPRequest) {
+        self.session = session
+        self.request = request
+        self.configuration = session.core.configuration
+    }
+
+    func run() async throws(HTTPError) -> HTTPResponse {
+        var target = try RequestTarget.resolve(request.url, against: configuration.baseURL)
+        var method = request.method
+        var body = request.body
+        var headers = request.headers.merging(defaults: configuration.defaultHeaders)
+        let handler = request.challengeHandler ?? configuration.taskChallengeHandler
+        // The request's credential belongs to the origin it was addressed to.
+        let credentialOrigin = target.origin
+        var httpCredential: (user: String, password: String, schemes: Int)?
+        if request.sendsCredentialPreemptively, case .password(let user, let password)? = request.credential?.kind {
+            httpCredential = (user, password, Curl.authBasic)
+        }
+        var proxyCredential: (user: String, password: String)?
+        var failures: [ProtectionSpace: Int] = [:]
+        var redirects: [(statusCode: Int, location: String)] = []
+
+        while true {
+            let spec = TransferSpec(
+                target: target, method: method, headers: headers, body: body, timeout: request.timeout ?? configuration.timeout,
+                httpCredential: httpCredential, proxyCredential: proxyCredential, usesFreshConnection: request.usesFreshConnection,
+                destinationPath: request.destinationPath, uploadProgress: request.uploadProgress,
+                downloadProgress: request.downloadProgress, challengeHandler: handler)
+            let raw: RawResponse
+            switch await session.engine.perform(spec) {
+            case .failed(let error, let partial):
+                // A proxy that refused the CONNECT with 407: a proxy challenge.
+                if partial.connectCode == 407, let proxy = configuration.proxy {
+                    let proxyTarget = try RequestTarget(proxy.url)
+                    let offered = AuthenticateHeader.challenges(partial.headerBlocks.last?.values("Proxy-Authenticate") ?? [])
+                    let response = makeResponse(partial, target: target, redirects: redirects, statusCode: 407)
+                    if let answer = try await authenticate(offered, host: proxyTarget.host, port: proxyTarget.port, scheme: "http",
+                                                           isProxy: true, response: response, proposed: proxy.credential,
+                                                           failures: &failures, handler: handler) {
+                        proxyCredential = (answer.user, answer.password)
+                        continue
+                    }
+                }
+                throw error
+            case .completed(let response):
+                raw = response
+            }
+            let response = makeResponse(raw, target: target, redirects: redirects, statusCode: raw.statusCode)
+
+            if raw.statusCode == 401 {
+                let offered = AuthenticateHeader.challenges(raw.finalHeaders.values("WWW-Authenticate"))
+                let proposed = target.origin == credentialOrigin ? request.credential : nil
+                if !offered.isEmpty, let answer = try await authenticate(
+                    offered, host: target.host, port: target.port, scheme: target.scheme, isProxy: false, response: response,
+                    proposed: proposed, failures: &failures, handler: handler) {
+                    httpCredential = answer
+                    continue
+                }
+                return response
+            }
+
+            if [301, 302, 303, 307, 308].contains(raw.statusCode), configuration.maximumRedirects > 0,
+               let location = raw.finalHeaders["Location"] {
+                guard redirects.count < configuration.maximumRedirects else { throw HTTPError.tooManyRedirects(redirects.count + 1) }
+                let next: RequestTarget
+                do {
+                    next = try RequestTarget.resolve(location, against: target.url)
+                } catch {
+                    throw HTTPError.redirectRefused("bad Location '\(location)'")
+                }
+                if target.isHTTPS && !next.isHTTPS && !configuration.allowsInsecureRedirects {
+                    throw HTTPError.redirectRefused("\(target.url) -> \(next.url) leaves HTTPS")
+                }
+                // RFC 9110 §15.4: 303 always, and 301/302 after POST (as every browser and
+                // URLSession do), continue with GET and no body.
+                if (raw.statusCode == 303 && method != .head) || ((raw.statusCode == 301 || raw.statusCode == 302) && method == .post) {
+                    method = .get
+                    body = nil
+                    headers.remove("Content-Type")
+                    headers.remove("Content-Length")
+                }
+                if next.origin != target.origin {
+                    // Credentials never follow a redirect to another origin (Fetch §4.4 step 13,
+                    // curl's --location-trusted off); the decision runs for the new host.
+                    headers.remove("Authorization")
+                    headers.remove("Cookie")
+                    httpCredential = nil
+                } else if next.origin != credentialOrigin {
+                    httpCredential = nil
+                }
+                redirects.append((raw.statusCode, location))
+                target = next
+                continue
+            }
+            return response
+        }
+    }
+
+    private func makeResponse(_ raw: RawResponse, target: RequestTarget, redirects: [(statusCode: Int, location: String)],
+                              statusCode: Int) -> HTTPResponse {
+        HTTPResponse(url: target.url, statusCode: statusCode, httpVersion: raw.httpVersion, headers: raw.finalHeaders, body: raw.body,
+                     timing: raw.timing, tlsVersion: raw.tlsVersion, tlsSessionResumed: raw.tlsSessionResumed,
+                     usedNewConnection: raw.usedNewConnection, trustDecision: raw.trustDecision, redirects: redirects)
+    }
+
+    /// Runs the HTTP-authentication challenge flow for the offered schemes (Digest before
+    /// Basic); returns the credential to retry with, or `nil` to return the 401/407 as is.
+    private func authenticate(
+        _ offered: [AuthenticateHeader.Challenge], host: String, port: Int, scheme: String, isProxy: Bool, response: HTTPResponse,
+        proposed: Credential?, failures: inout [ProtectionSpace: Int], handler: TaskChallengeHandler?
+    ) async throws(HTTPError) -> (user: String, password: String, schemes: Int)? {
+        let ordered = offered.filter { $0.method == .httpDigest } + offered.filter { $0.method == .httpBasic }
+        for challengeOffer in ordered {
+            // A proxy only gets Basic from us (the preemptive proxy credential is Basic).
+            if isProxy && challengeOffer.method != .httpBasic { continue }
+            let space = ProtectionSpace(host: host, port: port, protocol: scheme, realm: challengeOffer.realm,
+                                        authenticationMethod: challengeOffer.method, isProxy: isProxy)
+            let previous = failures[space, default: 0]
+            // Give up after a few rejected credentials rather than loop with a server.
+            guard previous < Self.maximumAttempts else { return nil }
+            let remembered = session.core.credentials.credential(for: space)
+            let candidate = proposed ?? remembered
+            let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: previous, proposedCredential: candidate,
+                                                    servedChain: nil, failureResponse: response, defaultDecider: nil)
+            let disposition: ChallengeDisposition
+            if let handler {
+                let reply = ChallengeReply()
+                switch handler(challenge, ChallengeCompletion(reply: reply)) {
+                case .disposition(let answer): disposition = answer
+                case .credential(let credential): disposition = .useCredential(credential)
+                case .error(let error): throw HTTPError.challengeFailed(space, error)
+                case .later:
+                    let answer = await reply.wait(timeout: configuration.challengeTimeout)
+                    if Task.isCancelled { throw HTTPError.cancelled }
+                    guard let answer else { throw HTTPError.challengeCancelled(space) }
+                    disposition = answer
+                }
+            } else {
+                disposition = .performDefaultHandling
+            }
+            let chosen: Credential?
+            switch disposition {
+            case .useCredential(let credential?):
+                chosen = credential
+            case .useCredential(nil), .performDefaultHandling:
+                // Default handling tries the proposed credential once.
+                chosen = previous == 0 ? candidate : nil
+            case .cancelAuthenticationChallenge:
+                throw HTTPError.challengeCancelled(space)
+            case .rejectProtectionSpace:
+                continue
+            }
+            guard let chosen, case .password(let user, let password) = chosen.kind else { return nil }
+            try session.core.credentials.set(chosen, for: space)
+            failures[space] = previous + 1
+            return (user, password, challengeOffer.method == .httpDigest ? Curl.authDigest : Curl.authBasic)
+        }
+        return nil
+    }
+
+    /// Credentials tried per protection space and request.
+    static let maximumAttempts = 5
+}
+
+/// `WWW-Authenticate` / `Proxy-Authenticate` (RFC 9110 §11.6.1), just enough to learn the
+/// schemes offered and their realms.
+enum AuthenticateHeader {
+    struct Challenge: Hashable {
+        var method: ProtectionSpace.AuthenticationMethod
+        var realm: String?
+    }
+
+    static func challenges(_ values: [String]) -> [Challenge] {
+        var result: [Challenge] = []
+        for value in values {
+            // A field may hold several challenges: split where a scheme token starts.
+            for part in splitChallenges(value) {
+                let scheme = part.prefix { $0 != " " }.lowercased()
+                let method: ProtectionSpace.AuthenticationMethod
+                switch scheme {
+                case "basic": method = .httpBasic
+                case "digest": method = .httpDigest
+                default: continue
+                }
+                result.append(Challenge(method: method, realm: parameter("realm", in: part)))
+            }
+        }
+        return result
+    }
+
+    private static func splitChallenges(_ value: String) -> [String] {
+        var parts: [String] = []
+        var current = ""
+        var inQuotes = false
+        var index = value.startIndex
+        while index < value.endIndex {
+            let character = value[index]
+            if character == "\"" { inQuotes.toggle() }
+            if character == "," && !inQuotes {
+                let rest = value[value.index(after: index)...].drop { $0 == " " }
+                let token = rest.prefix { $0 != " " && $0 != "," && $0 != "=" }
+                let afterToken = rest.dropFirst(token.count)
+                // `, Scheme param=…` or `, Scheme` at the end starts a new challenge.
+                if !token.isEmpty && (afterToken.isEmpty || afterToken.first == " " || afterToken.first == ",") {
+                    parts.append(current.trimmingSpaces)
+                    current = ""
+                    index = value.index(after: index)
+                    continue
+                }
+            }
+            current.append(character)
+            index = value.index(after: index)
+        }
+        if !current.trimmingSpaces.isEmpty { parts.append(current.trimmingSpaces) }
+        return parts
+    }
+
+    static func parameter(_ name: String, in challenge: String) -> String? {
+        let lower = challenge.lowercased()
+        guard let range = lower.range(of: name + "=") else { return nil }
+        let offset = lower.distance(from: lower.startIndex, to: range.upperBound)
+        var rest = challenge.dropFirst(offset)
+        if rest.first == "\"" {
+            rest = rest.dropFirst()
+            var value = ""
+            var escaped = false
+            for character in rest {
+                if escaped {
+                    value.append(character)
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == "\"" {
+                    return value
+                } else {
+                    value.append(character)
+                }
+            }
+            return value
+        }
+        return String(rest.prefix { $0 != "," && $0 != " " })
+    }
+}

@@ -1,0 +1,68 @@
+internal import TrustEvaluation
+internal import Synchronization
+
+/// The parts of a session that the transfer threads read: the configuration, the decider,
+/// the shared curl objects and the session's memory (decisions, credentials).
+final class SessionCore: Sendable {
+    let configuration: HTTPSessionConfiguration
+    let share: CurlShare
+    let resolveList: CurlSList?
+    let credentials: CredentialStore
+    let usesHTTP2: Bool
+    /// Set once a transfer completed with the `resolve` list loaded into the shared DNS cache.
+    let resolveLoaded = Atomic<Bool>(false)
+    /// The last accepted decision per `host:port`, reported for requests that reused a
+    /// connection or resumed a TLS session (no certificate was presented to them).
+    private let decisions = Mutex<[Endpoint: TrustDecision]>([:])
+
+    private struct Endpoint: Hashable {
+        var host: String
+        var port: Int
+    }
+
+    init(configuration: HTTPSessionConfiguration) throws(HTTPError) {
+        _ = Curl.initialized
+        self.configuration = configuration
+        self.share = try CurlShare(sharesTLSSessions: configuration.tlsSessionResumption)
+        for entry in configuration.resolve {
+            let parts = entry.split(separator: ":", maxSplits: 2)
+            guard parts.count == 3, Int(parts[1]) != nil, !parts[0].isEmpty, !parts[2].isEmpty else {
+                throw HTTPError.invalidRequest("resolve entry '\(entry)' is not HOST:PORT:ADDRESS")
+            }
+        }
+        if configuration.resolve.isEmpty {
+            resolveList = nil
+        } else {
+            guard let list = CurlSList(configuration.resolve) else { throw HTTPError.invalidRequest("curl_slist_append failed") }
+            resolveList = list
+        }
+        if let proxy = configuration.proxy {
+            let target = try RequestTarget(proxy.url)
+            guard target.scheme == "http" else {
+                throw HTTPError.invalidRequest("proxy '\(proxy.url)': only http:// proxies are supported (CONNECT for https)")
+            }
+        }
+        self.credentials = try CredentialStore(path: configuration.credentialStorePath)
+        self.usesHTTP2 = configuration.allowsHTTP2 && Curl.supportsHTTP2
+    }
+
+    var decider: any ServerTrustDecider { configuration.serverTrust }
+
+    func remember(_ decision: TrustDecision) {
+        guard decision.isAccepted else { return }
+        decisions.withLock { $0[Endpoint(host: decision.host, port: decision.port)] = decision }
+    }
+
+    func lastDecision(host: String, port: Int) -> TrustDecision? {
+        decisions.withLock { $0[Endpoint(host: host, port: port)] }
+    }
+
+    /// The identity to present to `host` without asking: preset, or remembered from an
+    /// earlier client-certificate challenge.
+    func presetIdentity(host: String, port: Int) -> Identity? {
+        if let identity = configuration.clientIdentities[host.lowercased()] { return identity }
+        let space = ProtectionSpace(host: host, port: port, protocol: "https", authenticationMethod: .clientCertificate)
+        if case .identity(let identity)? = credentials.credential(for: space)?.kind { return identity }
+        return nil
+    }
+}

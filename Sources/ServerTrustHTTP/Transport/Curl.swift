@@ -1,0 +1,90 @@
+internal import CCurl
+internal import CServerTrustShims
+internal import Glibc
+
+/// Process-wide libcurl facts. `curl_global_init` runs once, before any handle exists (this
+/// libcurl is built thread-safe, so the lazy initialisation may race with nothing else).
+enum Curl {
+    static let initialized: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
+
+    /// Whether this libcurl can negotiate HTTP/2 (ALPN `h2`).
+    static let supportsHTTP2: Bool = {
+        guard let info = curl_version_info(CURLVERSION_TENTH) else { return false }
+        return info.pointee.features & CURL_VERSION_HTTP2 != 0
+    }()
+
+    /// `libcurl/7.88.1 OpenSSL/3.0.19 …`.
+    static let versionText: String = String(cString: curl_version())
+
+    /// curl's text for a code.
+    static func describe(_ code: CURLcode) -> String {
+        String(cString: curl_easy_strerror(code))
+    }
+
+    /// `CURLAUTH_BASIC` and `CURLAUTH_DIGEST` (casting macros the importer cannot see).
+    static let authBasic = 1
+    static let authDigest = 2
+}
+
+/// Owns one `curl_slist`. Immutable after `init`, and curl only reads a list while a transfer
+/// uses it, so one list may serve transfers on several threads at once.
+final class CurlSList: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<curl_slist>?
+
+    /// Builds the list; `nil` if curl could not allocate it.
+    init?(_ lines: [String]) {
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        for line in lines {
+            guard let appended = curl_slist_append(list, line) else {
+                curl_slist_free_all(list)
+                return nil
+            }
+            list = appended
+        }
+        self.pointer = list
+    }
+
+    deinit { curl_slist_free_all(pointer) }
+}
+
+/// Owns one `CURLSH` sharing the DNS cache and TLS sessions among the easy handles of one
+/// session (never connections: curl does not support sharing a connection pool between
+/// threads, and each transfer thread has its own multi handle and pool). The lock callbacks
+/// make it safe to use from every transfer thread of the session.
+final class CurlShare: @unchecked Sendable {
+    let handle: UnsafeMutableRawPointer
+    /// One mutex per `curl_lock_data` value; allocated once, never moved.
+    private let locks: UnsafeMutablePointer<pthread_mutex_t>
+    private static let lockCount = Int(CURL_LOCK_DATA_LAST.rawValue) + 1
+
+    init(sharesTLSSessions: Bool) throws(HTTPError) {
+        _ = Curl.initialized
+        guard let handle = curl_share_init() else { throw HTTPError.invalidRequest("curl_share_init failed") }
+        self.handle = handle
+        locks = .allocate(capacity: Self.lockCount)
+        for index in 0..<Self.lockCount { pthread_mutex_init(locks + index, nil) }
+        let lock: curl_lock_function = { _, data, _, userptr in
+            guard let userptr else { return }
+            pthread_mutex_lock(userptr.assumingMemoryBound(to: pthread_mutex_t.self) + Int(data.rawValue))
+        }
+        let unlock: curl_unlock_function = { _, data, userptr in
+            guard let userptr else { return }
+            pthread_mutex_unlock(userptr.assumingMemoryBound(to: pthread_mutex_t.self) + Int(data.rawValue))
+        }
+        _ = CServerTrustShims_curl_share_setopt_pointer(handle, CURLSHOPT_USERDATA, UnsafeMutableRawPointer(locks))
+        _ = CServerTrustShims_curl_share_setopt_lockfunc(handle, lock)
+        _ = CServerTrustShims_curl_share_setopt_unlockfunc(handle, unlock)
+        _ = CServerTrustShims_curl_share_setopt_long(handle, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_DNS.rawValue))
+        if sharesTLSSessions {
+            _ = CServerTrustShims_curl_share_setopt_long(handle, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_SSL_SESSION.rawValue))
+        }
+    }
+
+    /// Runs after every easy handle using the share was cleaned up (the lanes hold the share
+    /// and clean their handles first).
+    deinit {
+        curl_share_cleanup(handle)
+        for index in 0..<Self.lockCount { pthread_mutex_destroy(locks + index) }
+        locks.deallocate()
+    }
+}

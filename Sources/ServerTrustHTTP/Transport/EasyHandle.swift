@@ -1,0 +1,365 @@
+internal import CCurl
+internal import CServerTrustShims
+internal import Glibc
+
+/// Owns one `CURL*` easy handle and its error buffer. It belongs to one ``TransferLane`` and
+/// is used only on that lane's thread; between transfers it waits in the lane's idle pool
+/// (re-initialised with `curl_easy_reset`, which keeps nothing of the previous request but
+/// the share). Every C callback gets this object through its userdata pointer
+/// (`Unmanaged.passUnretained`); the lane keeps it alive until after `curl_multi_cleanup`,
+/// so it outlives every transfer and every connection handshake that can call back into it.
+final class EasyHandle {
+    let handle: UnsafeMutableRawPointer
+    unowned let lane: TransferLane
+    let core: SessionCore
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// The transfer being run, `nil` while idle.
+    var transfer: Transfer?
+    /// The `CURLOPT_HTTPHEADER` list set on the handle (curl reads it during transfers).
+    private var headerList: CurlSList?
+    /// What the handle is configured for, when the options can be reused as they are.
+    private var configuredFor: ReuseKey?
+
+    /// The inputs of ``configure(for:)`` for a request without body, file or progress: when
+    /// the next request has the same key, every option is already right (a keep-alive loop
+    /// of identical GETs skips `curl_easy_reset` and some forty `curl_easy_setopt` calls).
+    private struct ReuseKey: Equatable {
+        var url: String
+        var method: String
+        var headers: [String]
+        var timeout: Double
+        var credential: String?
+        var proxyCredential: String?
+        var fresh: Bool
+        var resolveListSet: Bool
+    }
+
+    private func reuseKey(for transfer: Transfer) -> ReuseKey? {
+        let spec = transfer.spec
+        guard transfer.postBuffer == nil, spec.destinationPath == nil, spec.uploadProgress == nil, spec.downloadProgress == nil else {
+            return nil
+        }
+        return ReuseKey(
+            url: spec.target.url, method: spec.method.rawValue, headers: spec.headers.fields.map { $0.name + ":" + $0.value },
+            timeout: spec.timeout, credential: spec.httpCredential.map { "\($0.schemes):\($0.user):\($0.password)" },
+            proxyCredential: spec.proxyCredential.map { "\($0.user):\($0.password)" }, fresh: spec.usesFreshConnection,
+            resolveListSet: core.resolveList != nil && !core.resolveLoaded.load(ordering: .relaxed))
+    }
+
+    init?(lane: TransferLane, core: SessionCore) {
+        guard let handle = curl_easy_init() else { return nil }
+        self.handle = handle
+        self.lane = lane
+        self.core = core
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        errorBuffer.deallocate()
+    }
+
+    private var opaqueSelf: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// The text curl wrote for the last failure.
+    var errorText: String { String(cString: errorBuffer) }
+
+    // MARK: - Configuration
+
+    /// Sets every option for `transfer`; returns the first failure.
+    func configure(for transfer: Transfer) -> HTTPError? {
+        errorBuffer[0] = 0
+        let key = reuseKey(for: transfer)
+        if let key, key == configuredFor { return nil }
+        configuredFor = nil
+        let spec = transfer.spec
+        let configuration = core.configuration
+        curl_easy_reset(handle)
+        var failure: (CURLoption, CURLcode)?
+        func check(_ option: CURLoption, _ code: CURLcode) {
+            if code != CURLE_OK && failure == nil { failure = (option, code) }
+        }
+        func setLong(_ option: CURLoption, _ value: Int) { check(option, CServerTrustShims_curl_easy_setopt_long(handle, option, value)) }
+        func setString(_ option: CURLoption, _ value: String?) {
+            // curl copies string options (CURLOPT_POSTFIELDS excepted, which is not set here).
+            if let value {
+                check(option, CServerTrustShims_curl_easy_setopt_string(handle, option, value))
+            } else {
+                check(option, CServerTrustShims_curl_easy_setopt_string(handle, option, nil))
+            }
+        }
+        func setPointer(_ option: CURLoption, _ value: UnsafeMutableRawPointer?) {
+            check(option, CServerTrustShims_curl_easy_setopt_pointer(handle, option, value))
+        }
+
+        setString(CURLOPT_URL, spec.target.url)
+        setLong(CURLOPT_NOSIGNAL, 1)
+        setPointer(CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
+        setPointer(CURLOPT_SHARE, core.share.handle)
+        setString(CURLOPT_PROTOCOLS_STR, "http,https")
+        setLong(CURLOPT_FOLLOWLOCATION, 0)  // redirects are ours: the decision runs for every host
+
+        // Callbacks: all reach this object through their userdata.
+        check(CURLOPT_WRITEFUNCTION, CServerTrustShims_curl_easy_setopt_write_function(handle, easyWriteCallback))
+        setPointer(CURLOPT_WRITEDATA, opaqueSelf)
+        check(CURLOPT_HEADERFUNCTION, CServerTrustShims_curl_easy_setopt_header_function(handle, easyHeaderCallback))
+        setPointer(CURLOPT_HEADERDATA, opaqueSelf)
+        if spec.uploadProgress != nil || spec.downloadProgress != nil {
+            check(CURLOPT_XFERINFOFUNCTION, CServerTrustShims_curl_easy_setopt_xferinfo_function(handle, easyProgressCallback))
+            setPointer(CURLOPT_XFERINFODATA, opaqueSelf)
+            setLong(CURLOPT_NOPROGRESS, 0)
+        }
+
+        // TLS: our verify callback decides. VERIFYPEER must stay 1 (under SSL_VERIFY_NONE
+        // OpenSSL ignores the callback's verdict); VERIFYHOST 0 (the host is the decider's
+        // business); no CA file or directory, so curl parses no bundle per connection.
+        setLong(CURLOPT_SSL_VERIFYPEER, 1)
+        setLong(CURLOPT_SSL_VERIFYHOST, 0)
+        setString(CURLOPT_CAINFO, nil)
+        setString(CURLOPT_CAPATH, nil)
+        check(CURLOPT_SSL_CTX_FUNCTION, CServerTrustShims_curl_easy_setopt_ssl_ctx_function(handle, easySSLContextCallback))
+        setPointer(CURLOPT_SSL_CTX_DATA, opaqueSelf)
+        setLong(CURLOPT_SSLVERSION, Self.curlVersion(configuration.minimumTLSVersion(for: spec.target.host)))
+        setLong(CURLOPT_SSL_SESSIONID_CACHE, configuration.tlsSessionResumption ? 1 : 0)
+        setLong(CURLOPT_HTTP_VERSION, core.usesHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1))
+        if let age = configuration.maximumConnectionAge { setLong(CURLOPT_MAXLIFETIME_CONN, max(1, Int(age))) }
+
+        if configuration.acceptsCompressedResponses { setString(CURLOPT_ACCEPT_ENCODING, "") }
+        // RESOLVE entries become permanent entries of the session's shared DNS cache once a
+        // transfer has loaded them; curl would otherwise parse the list again per transfer.
+        if let list = core.resolveList, !core.resolveLoaded.load(ordering: .relaxed) {
+            check(CURLOPT_RESOLVE, CServerTrustShims_curl_easy_setopt_slist(handle, CURLOPT_RESOLVE, list.pointer))
+        }
+        if let proxy = configuration.proxy {
+            setString(CURLOPT_PROXY, proxy.url)
+            let credential: (user: String, password: String)?
+            if let explicit = spec.proxyCredential {
+                credential = explicit
+            } else if case .password(let user, let password)? = proxy.credential?.kind {
+                credential = (user, password)
+            } else {
+                credential = nil
+            }
+            if let credential {
+                setString(CURLOPT_PROXYUSERNAME, credential.user)
+                setString(CURLOPT_PROXYPASSWORD, credential.password)
+                setLong(CURLOPT_PROXYAUTH, Curl.authBasic)
+            }
+        } else {
+            setString(CURLOPT_PROXY, "")  // ignore http_proxy/https_proxy from the environment
+        }
+        setLong(CURLOPT_TIMEOUT_MS, max(1, Int(spec.timeout * 1000)))
+        setLong(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(configuration.connectTimeout * 1000)))
+        if spec.usesFreshConnection {
+            setLong(CURLOPT_FRESH_CONNECT, 1)
+            setLong(CURLOPT_FORBID_REUSE, 1)
+        }
+
+        // Method and body.
+        let method = spec.method
+        if method == .head {
+            setLong(CURLOPT_NOBODY, 1)
+        } else if method == .get && transfer.postBuffer == nil {
+            setLong(CURLOPT_HTTPGET, 1)
+        } else {
+            if let buffer = transfer.postBuffer {
+                check(CURLOPT_POSTFIELDSIZE_LARGE, CServerTrustShims_curl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(buffer.count)))
+                setPointer(CURLOPT_POSTFIELDS, buffer.baseAddress)
+            } else if method == .post || method == .put || method == .patch {
+                setLong(CURLOPT_POSTFIELDSIZE, 0)
+                setString(CURLOPT_COPYPOSTFIELDS, "")
+            }
+            if method != .post { setString(CURLOPT_CUSTOMREQUEST, method.rawValue) }
+        }
+
+        var lines = spec.headers.fields.map { "\($0.name): \($0.value)" }
+        // No `Expect: 100-continue` round trip; curl would otherwise add it for large bodies.
+        if spec.headers["Expect"] == nil { lines.append("Expect:") }
+        // Without a Content-Type curl would label every body as a form.
+        if transfer.postBuffer != nil && spec.headers["Content-Type"] == nil { lines.append("Content-Type:") }
+        guard let list = CurlSList(lines) else { return .invalidRequest("curl_slist_append failed") }
+        headerList = list
+        check(CURLOPT_HTTPHEADER, CServerTrustShims_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list.pointer))
+
+        if let credential = spec.httpCredential {
+            setString(CURLOPT_USERNAME, credential.user)
+            setString(CURLOPT_PASSWORD, credential.password)
+            setLong(CURLOPT_HTTPAUTH, credential.schemes)
+        }
+
+        if let path = spec.destinationPath {
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { return .fileError(path: path, reason: String(cString: strerror(errno))) }
+            transfer.destination = descriptor
+        }
+
+        if let (option, code) = failure {
+            return .invalidRequest("curl_easy_setopt(\(option.rawValue)) failed: \(Curl.describe(code))")
+        }
+        configuredFor = key
+        return nil
+    }
+
+    static func curlVersion(_ version: TLSVersion) -> Int {
+        switch version {
+        case .tls1_0: return Int(CURL_SSLVERSION_TLSv1_0)
+        case .tls1_1: return Int(CURL_SSLVERSION_TLSv1_1)
+        case .tls1_2: return Int(CURL_SSLVERSION_TLSv1_2)
+        case .tls1_3: return Int(CURL_SSLVERSION_TLSv1_3)
+        }
+    }
+
+    // MARK: - Data callbacks
+
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard let transfer else { return 0 }
+        if transfer.destination >= 0 {
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(transfer.destination, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    transfer.callbackFailure = .fileError(path: transfer.spec.destinationPath ?? "?", reason: String(cString: strerror(errno)))
+                    return 0
+                }
+                offset += written
+            }
+        } else {
+            transfer.response.body.append(contentsOf: bytes)
+        }
+        return bytes.count
+    }
+
+    /// One header line as curl delivers it (status line, field, or the blank line ending a
+    /// block), parsed on the bytes.
+    func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard let transfer else { return 0 }
+        var end = bytes.count
+        while end > 0 && (bytes[end - 1] == 10 || bytes[end - 1] == 13) { end -= 1 }
+        func text(_ from: Int, _ to: Int) -> String {
+            var start = from
+            var stop = to
+            while start < stop && (bytes[start] == 32 || bytes[start] == 9) { start += 1 }
+            while stop > start && (bytes[stop - 1] == 32 || bytes[stop - 1] == 9) { stop -= 1 }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<stop]), as: UTF8.self)
+        }
+        if end == 0 {
+            // End of a header block.
+            if transfer.blockOpen {
+                transfer.response.headerBlocks.append(HTTPHeaders(transfer.currentBlock))
+                transfer.currentBlock = []
+                transfer.blockOpen = false
+                captureTLSDetails(into: transfer)
+            }
+        } else if end >= 5 && bytes[0] == UInt8(ascii: "H") && bytes[1] == UInt8(ascii: "T") && bytes[2] == UInt8(ascii: "T")
+                    && bytes[3] == UInt8(ascii: "P") && bytes[4] == UInt8(ascii: "/") {
+            transfer.blockOpen = true
+            transfer.currentBlock = []
+        } else if bytes[0] == 32 || bytes[0] == 9 {
+            // Obsolete line folding (RFC 9112 §5.2): join with a space.
+            if let last = transfer.currentBlock.popLast() {
+                transfer.currentBlock.append((last.name, last.value + " " + text(0, end)))
+            }
+        } else if let colon = (0..<end).first(where: { bytes[$0] == UInt8(ascii: ":") }) {
+            transfer.currentBlock.append((text(0, colon), text(colon + 1, end)))
+        }
+        return bytes.count
+    }
+
+    /// Reads the TLS version and resumption flag from the live connection (only valid while
+    /// the transfer runs).
+    private func captureTLSDetails(into transfer: Transfer) {
+        var raw: UnsafeMutableRawPointer?
+        guard CServerTrustShims_curl_easy_getinfo_pointer(handle, CURLINFO_TLS_SSL_PTR, &raw) == CURLE_OK, let raw else { return }
+        let info = raw.assumingMemoryBound(to: curl_tlssessioninfo.self).pointee
+        guard info.backend == CURLSSLBACKEND_OPENSSL, let internals = info.internals else { return }
+        let ssl = OpaquePointer(internals)
+        TLSHooks.describe(ssl: ssl, into: &transfer.response)
+    }
+
+    func reportProgress(downloadTotal: Int64, downloaded: Int64, uploadTotal: Int64, uploaded: Int64) -> Int32 {
+        guard let transfer else { return 0 }
+        if let handler = transfer.spec.uploadProgress, uploaded != transfer.lastUpload {
+            transfer.lastUpload = uploaded
+            handler(TransferProgress(completed: uploaded, total: uploadTotal > 0 ? uploadTotal : nil))
+        }
+        if let handler = transfer.spec.downloadProgress, downloaded != transfer.lastDownload {
+            transfer.lastDownload = downloaded
+            handler(TransferProgress(completed: downloaded, total: downloadTotal > 0 ? downloadTotal : nil))
+        }
+        return 0
+    }
+
+    // MARK: - Completion
+
+    /// Reads curl's counters into the transfer's response.
+    func collectInfo(into transfer: Transfer) {
+        var value = 0
+        if CServerTrustShims_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &value) == CURLE_OK {
+            transfer.response.statusCode = value
+        }
+        value = 0
+        if CServerTrustShims_curl_easy_getinfo_long(handle, CURLINFO_HTTP_CONNECTCODE, &value) == CURLE_OK {
+            transfer.response.connectCode = value
+        }
+        value = 0
+        if CServerTrustShims_curl_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &value) == CURLE_OK {
+            switch value {
+            case Int(CURL_HTTP_VERSION_2_0): transfer.response.httpVersion = "HTTP/2"
+            case Int(CURL_HTTP_VERSION_1_0): transfer.response.httpVersion = "HTTP/1.0"
+            case Int(CURL_HTTP_VERSION_3): transfer.response.httpVersion = "HTTP/3"
+            default: transfer.response.httpVersion = "HTTP/1.1"
+            }
+        }
+        value = 0
+        if CServerTrustShims_curl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &value) == CURLE_OK {
+            transfer.response.usedNewConnection = value > 0
+        }
+        func seconds(_ info: CURLINFO) -> Double {
+            var micros: curl_off_t = 0
+            _ = CServerTrustShims_curl_easy_getinfo_off_t(handle, info, &micros)
+            return Double(micros) / 1e6
+        }
+        transfer.response.timing = HTTPTiming(
+            nameLookup: seconds(CURLINFO_NAMELOOKUP_TIME_T), connect: seconds(CURLINFO_CONNECT_TIME_T),
+            tlsHandshake: seconds(CURLINFO_APPCONNECT_TIME_T), firstByte: seconds(CURLINFO_STARTTRANSFER_TIME_T),
+            total: seconds(CURLINFO_TOTAL_TIME_T))
+        if transfer.blockOpen {
+            transfer.response.headerBlocks.append(HTTPHeaders(transfer.currentBlock))
+            transfer.blockOpen = false
+        }
+        let target = transfer.spec.target
+        if target.isHTTPS {
+            transfer.response.trustDecision = transfer.trustDecision ?? core.lastDecision(host: target.host, port: target.port)?.reused
+        }
+    }
+}
+
+// MARK: - C entry points (capture-free closures; context comes from the userdata pointer)
+
+let easyWriteCallback: curl_write_callback = { data, size, count, userdata in
+    guard let userdata else { return 0 }
+    let easy = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
+    guard let data else { return easy.receiveBody(UnsafeRawBufferPointer(start: nil, count: 0)) }
+    return easy.receiveBody(UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: size * count))
+}
+
+let easyHeaderCallback: curl_write_callback = { data, size, count, userdata in
+    guard let userdata, let data else { return 0 }
+    let easy = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
+    return easy.receiveHeaderLine(UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: size * count))
+}
+
+let easyProgressCallback: curl_xferinfo_callback = { userdata, downloadTotal, downloaded, uploadTotal, uploaded in
+    guard let userdata else { return 0 }
+    let easy = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
+    return easy.reportProgress(downloadTotal: Int64(downloadTotal), downloaded: Int64(downloaded),
+                               uploadTotal: Int64(uploadTotal), uploaded: Int64(uploaded))
+}
+
+let easySSLContextCallback: curl_ssl_ctx_callback = { _, sslContext, userdata in
+    guard let sslContext, let userdata else { return CURLE_SSL_CERTPROBLEM }
+    TLSHooks.install(on: OpaquePointer(sslContext), context: userdata)
+    return CURLE_OK
+}

@@ -1,0 +1,224 @@
+internal import CertificateParsing
+internal import TrustEvaluation
+internal import COpenSSL
+internal import CServerTrustShims
+
+/// The OpenSSL side of the transport: what the `CURLOPT_SSL_CTX_FUNCTION` callback installs
+/// on each new connection's `SSL_CTX` (curl makes one per connection, just before the
+/// handshake; nothing here touches the context afterwards).
+enum TLSHooks {
+    /// Installs the certificate-verify callback (our decision replaces OpenSSL's chain
+    /// verification) and the client-certificate callback (called only when the server sends
+    /// a CertificateRequest). `context` is the ``EasyHandle`` that opens the connection.
+    static func install(on context: OpaquePointer, context easy: UnsafeMutableRawPointer) {
+        SSL_CTX_set_cert_verify_callback(context, { storeContext, arg in
+            guard let storeContext, let arg else { return 0 }
+            let easy = Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue()
+            if easy.verifyServer(storeContext) { return 1 }
+            X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
+            return 0
+        }, easy)
+        SSL_CTX_set_cert_cb(context, { ssl, arg in
+            guard let ssl, let arg else { return 0 }
+            let easy = Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue()
+            return easy.answerCertificateRequest(ssl) ? 1 : 0
+        }, easy)
+    }
+
+    /// Version, resumption and ALPN of a live connection.
+    static func describe(ssl: OpaquePointer, into response: inout RawResponse) {
+        if let version = SSL_get_version(ssl) { response.tlsVersion = String(cString: version) }
+        response.tlsSessionResumed = SSL_session_reused(ssl) == 1
+    }
+
+    /// The DER of every certificate in a borrowed `STACK_OF(X509)`.
+    static func derChain(_ stack: OpaquePointer?) -> [[UInt8]] {
+        guard let stack else { return [] }
+        var chain: [[UInt8]] = []
+        let count = CServerTrustShims_sk_X509_num(stack)
+        guard count > 0 else { return [] }
+        for index in 0..<count {
+            guard let x509 = CServerTrustShims_sk_X509_value(stack, index), let der = derBytes(x509) else { continue }
+            chain.append(der)
+        }
+        return chain
+    }
+
+    static func derBytes(_ x509: OpaquePointer) -> [UInt8]? {
+        let length = i2d_X509(x509, nil)
+        guard length > 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(length))
+        let written = bytes.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor = buffer.baseAddress
+            return i2d_X509(x509, &cursor)
+        }
+        return written == length ? bytes : nil
+    }
+
+    /// RFC 4514 strings of the CA names a server sent with its CertificateRequest.
+    static func acceptableCANames(_ ssl: OpaquePointer) -> [String] {
+        guard let names = SSL_get_client_CA_list(ssl) else { return [] }
+        let count = OPENSSL_sk_num(names)
+        guard count > 0 else { return [] }
+        var result: [String] = []
+        for index in 0..<count {
+            guard let name = OPENSSL_sk_value(names, index) else { continue }
+            let x509Name = OpaquePointer(name)
+            let length = i2d_X509_NAME(x509Name, nil)
+            guard length > 0 else { continue }
+            var bytes = [UInt8](repeating: 0, count: Int(length))
+            _ = bytes.withUnsafeMutableBufferPointer { buffer -> Int32 in
+                var cursor = buffer.baseAddress
+                return i2d_X509_NAME(x509Name, &cursor)
+            }
+            if let parsed = try? DistinguishedName(derEncoded: bytes) { result.append(parsed.rfc4514) }
+        }
+        return result
+    }
+}
+
+extension EasyHandle {
+    /// The certificate-verify callback's work: read the served chain, decide (running the
+    /// challenge handlers if any), record the decision on the transfer. Runs on the lane
+    /// thread inside `SSL_connect`.
+    func verifyServer(_ storeContext: OpaquePointer) -> Bool {
+        guard let transfer else { return false }
+        let target = transfer.spec.target
+        var der = TLSHooks.derChain(X509_STORE_CTX_get0_untrusted(storeContext))
+        if der.isEmpty, let leaf = X509_STORE_CTX_get0_cert(storeContext), let bytes = TLSHooks.derBytes(leaf) {
+            der = [bytes]
+        }
+        var version: String?
+        if let sslPointer = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()),
+           let text = SSL_get_version(OpaquePointer(sslPointer)) {
+            version = String(cString: text)
+        }
+        var certificates: [Certificate] = []
+        certificates.reserveCapacity(der.count)
+        for (index, bytes) in der.enumerated() {
+            do {
+                certificates.append(try Certificate(derEncoded: bytes))
+            } catch {
+                // A chain we cannot read is never trusted.
+                let served = ServedChain(certificates: certificates, host: target.host, port: target.port, tlsVersion: version)
+                transfer.trustDecision = .reject(served, by: "parser", "certificate \(index) is malformed: \(error)")
+                return false
+            }
+        }
+        let served = ServedChain(certificates: certificates, host: target.host, port: target.port, tlsVersion: version)
+        let decision = decideServerTrust(served, for: transfer)
+        transfer.trustDecision = decision
+        if decision.isAccepted { core.remember(decision) }
+        return decision.isAccepted
+    }
+
+    /// Server trust with the challenge flow: the session-level handler if set, else the
+    /// task-level handler, else the session's decider.
+    private func decideServerTrust(_ served: ServedChain, for transfer: Transfer) -> TrustDecision {
+        let configuration = core.configuration
+        let space = ProtectionSpace(host: served.host, port: served.port, protocol: "https", authenticationMethod: .serverTrust)
+        let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: 0, proposedCredential: nil,
+                                                servedChain: served, failureResponse: nil, defaultDecider: core.decider)
+        let disposition: ChallengeDisposition
+        if let handler = configuration.sessionChallengeHandler {
+            disposition = lane.runningHandler { handler(challenge) }
+        } else if let handler = transfer.spec.challengeHandler ?? configuration.taskChallengeHandler {
+            switch lane.runningHandler({ runTaskHandler(handler, challenge) }) {
+            case .success(let answer):
+                disposition = answer
+            case .failure(let error):
+                transfer.challengeFailure = error
+                return .reject(served, by: "challenge handler", "\(error)")
+            }
+        } else {
+            return core.decider.decide(served)
+        }
+        switch disposition {
+        case .useCredential(let credential?):
+            if case .serverTrust = credential.kind {
+                return .accept(served, by: "challenge handler", "the handler trusted the served chain")
+            }
+            return core.decider.decide(served)
+        case .useCredential(nil), .performDefaultHandling, .rejectProtectionSpace:
+            return core.decider.decide(served)
+        case .cancelAuthenticationChallenge:
+            transfer.challengeFailure = .challengeCancelled(space)
+            return .reject(served, by: "challenge handler", "the handler cancelled the server-trust challenge")
+        }
+    }
+
+    /// A task-level handler's four outcomes, waiting (on this thread) for a later answer.
+    private func runTaskHandler(_ handler: TaskChallengeHandler, _ challenge: AuthenticationChallenge) -> Result<ChallengeDisposition, HTTPError> {
+        let reply = ChallengeReply()
+        switch handler(challenge, ChallengeCompletion(reply: reply)) {
+        case .disposition(let disposition): return .success(disposition)
+        case .credential(let credential): return .success(.useCredential(credential))
+        case .error(let error): return .failure(.challengeFailed(challenge.protectionSpace, error))
+        case .later:
+            guard let answer = reply.waitBlocking(timeout: core.configuration.challengeTimeout) else {
+                return .failure(.challengeCancelled(challenge.protectionSpace))
+            }
+            return .success(answer)
+        }
+    }
+
+    /// The client-certificate callback's work: present a preset or remembered identity, or
+    /// ask the handlers. Returning `true` without installing anything sends no certificate.
+    func answerCertificateRequest(_ ssl: OpaquePointer) -> Bool {
+        guard let transfer else { return false }
+        let target = transfer.spec.target
+        if let identity = core.presetIdentity(host: target.host, port: target.port) {
+            return Self.use(identity, on: ssl)
+        }
+        let configuration = core.configuration
+        let space = ProtectionSpace(host: target.host, port: target.port, protocol: "https", authenticationMethod: .clientCertificate,
+                                    distinguishedNames: TLSHooks.acceptableCANames(ssl))
+        let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: 0, proposedCredential: nil,
+                                                servedChain: nil, failureResponse: nil, defaultDecider: nil)
+        let disposition: ChallengeDisposition
+        if let handler = configuration.sessionChallengeHandler {
+            disposition = lane.runningHandler { handler(challenge) }
+        } else if let handler = transfer.spec.challengeHandler ?? configuration.taskChallengeHandler {
+            switch lane.runningHandler({ runTaskHandler(handler, challenge) }) {
+            case .success(let answer): disposition = answer
+            case .failure(let error):
+                transfer.challengeFailure = error
+                return false
+            }
+        } else {
+            return true
+        }
+        switch disposition {
+        case .useCredential(let credential?):
+            guard case .identity(let identity) = credential.kind else { return true }
+            if credential.persistence != .none { try? core.credentials.set(credential, for: space) }
+            return Self.use(identity, on: ssl)
+        case .useCredential(nil), .performDefaultHandling, .rejectProtectionSpace:
+            return true
+        case .cancelAuthenticationChallenge:
+            transfer.challengeFailure = .challengeCancelled(space)
+            return false
+        }
+    }
+
+    /// Puts an identity's certificate, chain and key on one connection's `SSL`.
+    private static func use(_ identity: Identity, on ssl: OpaquePointer) -> Bool {
+        func x509(_ certificate: Certificate) -> OpaquePointer? {
+            certificate.derBytes.withUnsafeBufferPointer { buffer in
+                var cursor = buffer.baseAddress
+                return d2i_X509(nil, &cursor, buffer.count)
+            }
+        }
+        guard let leaf = x509(identity.certificate) else { return false }
+        defer { X509_free(leaf) }  // SSL_use_certificate takes its own reference
+        guard SSL_use_certificate(ssl, leaf) == 1 else { return false }
+        let keyInstalled = identity.privateKey.withUnsafeEVPPKEY { key in SSL_use_PrivateKey(ssl, key) == 1 }
+        guard keyInstalled else { return false }
+        for certificate in identity.chain {
+            guard let extra = x509(certificate) else { return false }
+            defer { X509_free(extra) }  // add1 takes its own reference
+            guard CServerTrustShims_SSL_add1_chain_cert(ssl, extra) == 1 else { return false }
+        }
+        return true
+    }
+}

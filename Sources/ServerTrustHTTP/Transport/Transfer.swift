@@ -1,0 +1,98 @@
+internal import Synchronization
+internal import Glibc
+
+/// Everything one HTTP exchange (one hop: no redirects, no retries) needs; built by
+/// ``HTTPSession`` and read by the transfer thread.
+struct TransferSpec: Sendable {
+    var target: RequestTarget
+    var method: HTTPMethod
+    var headers: HTTPHeaders
+    var body: [UInt8]?
+    var timeout: Double
+    /// User/password and the `CURLAUTH_*` mask for the origin.
+    var httpCredential: (user: String, password: String, schemes: Int)?
+    /// Proxy user/password (Basic), overriding the configuration's.
+    var proxyCredential: (user: String, password: String)?
+    var usesFreshConnection: Bool
+    var destinationPath: String?
+    var uploadProgress: ProgressHandler?
+    var downloadProgress: ProgressHandler?
+    var challengeHandler: TaskChallengeHandler?
+}
+
+/// What a finished hop produced (also on failure, for a proxy's 407 headers).
+struct RawResponse: Sendable {
+    var statusCode: Int = 0
+    var connectCode: Int = 0
+    var httpVersion: String = "HTTP/1.1"
+    /// Each header block received, in order (proxy CONNECT answers, 1xx, the final one).
+    var headerBlocks: [HTTPHeaders] = []
+    var body: [UInt8] = []
+    var timing = HTTPTiming(nameLookup: 0, connect: 0, tlsHandshake: 0, firstByte: 0, total: 0)
+    var tlsVersion: String?
+    var tlsSessionResumed = false
+    var usedNewConnection = false
+    var trustDecision: TrustDecision?
+
+    var finalHeaders: HTTPHeaders { headerBlocks.last ?? HTTPHeaders() }
+}
+
+/// The result of one hop.
+enum TransferOutcome: Sendable {
+    case completed(RawResponse)
+    case failed(HTTPError, RawResponse)
+}
+
+/// One hop in flight. Created by the requesting task, then handed to one transfer lane:
+/// the mutable state below is touched only on that lane's thread (the inbox mutex orders
+/// the hand-over), except `cancelRequested`, which is atomic, and the continuation, which is
+/// set before the hand-over and resumed exactly once by the lane.
+final class Transfer: @unchecked Sendable {
+    let spec: TransferSpec
+    let cancelRequested = Atomic<Bool>(false)
+    var continuation: CheckedContinuation<TransferOutcome, Never>?
+
+    // Lane-thread state.
+    var response = RawResponse()
+    var currentBlock: [(name: String, value: String)] = []
+    var blockOpen = false
+    /// The decision made in this transfer's own handshake.
+    var trustDecision: TrustDecision?
+    /// A challenge handler's cancel/error during the handshake (overrides curl's code).
+    var challengeFailure: HTTPError?
+    /// A local failure inside a callback (download file).
+    var callbackFailure: HTTPError?
+    var destination: Int32 = -1
+    var lastUpload: Int64 = -1
+    var lastDownload: Int64 = -1
+    /// The request body, copied once into memory curl may read until the hop ends
+    /// (`CURLOPT_POSTFIELDS` is not copied by curl, and lets curl rewind for authentication).
+    let postBuffer: UnsafeMutableRawBufferPointer?
+
+    init(spec: TransferSpec) {
+        self.spec = spec
+        if let body = spec.body, !body.isEmpty {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: body.count, alignment: 1)
+            buffer.copyBytes(from: body)
+            postBuffer = buffer
+        } else {
+            postBuffer = nil
+        }
+    }
+
+    deinit {
+        postBuffer?.deallocate()
+        if destination >= 0 { close(destination) }
+    }
+
+    /// Resumes the waiting task; later calls do nothing.
+    func finish(_ outcome: TransferOutcome) {
+        if destination >= 0 {
+            close(destination)
+            destination = -1
+        }
+        guard let continuation else { return }
+        self.continuation = nil
+        continuation.resume(returning: outcome)
+    }
+}

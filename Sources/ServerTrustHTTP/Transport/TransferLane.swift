@@ -1,0 +1,356 @@
+internal import CCurl
+internal import CServerTrustShims
+internal import Foundation
+internal import Synchronization
+
+/// One transfer thread: a `CURLM` multi handle (with its own connection pool) driven by a
+/// single dedicated thread in a `curl_multi_poll` loop, fed through a locked inbox.
+///
+/// Thread rules: `multi`, `active` and `idle` are touched only by the lane's own thread,
+/// except `curl_multi_wakeup`, which curl documents as callable from any thread. A waker
+/// registers in `wakers` before it checks `closed` and calls `curl_multi_wakeup` (outside the
+/// inbox lock, so the woken lane never spins on a lock its waker still holds); the lane sets
+/// `closed` and waits for `wakers` to drain before `curl_multi_cleanup`. Hence
+/// `@unchecked Sendable`.
+///
+/// The lane is also a `TaskExecutor`: a task that prefers it runs its nonisolated code on the
+/// lane's thread between `curl_multi_perform` calls, so a request issued from such a task and
+/// its completion need no thread switch (see ``HTTPSession/transferExecutor``).
+final class TransferLane: TaskExecutor, @unchecked Sendable {
+    private struct Inbox {
+        var pending: [Transfer] = []
+        var cancellations: [Transfer] = []
+        var jobs: [UnownedJob] = []
+        var stopping = false
+        var closed = false
+    }
+
+    let index: Int
+    let core: SessionCore
+    private let multi: UnsafeMutableRawPointer
+    private let inbox = Mutex(Inbox())
+    /// How many handlers are running on this lane's thread right now (0 or 1).
+    let handlersRunning = Atomic<Int>(0)
+    /// Transfers submitted and not yet finished.
+    let outstanding = Atomic<Int>(0)
+    private let exited = DispatchSemaphore(value: 0)
+    private let wakers = Atomic<Int>(0)
+    private let closed = Atomic<Bool>(false)
+    /// `pthread_self()` of the lane's thread (0 until it starts).
+    private let threadIdentity = Atomic<UInt>(0)
+
+    // Lane-thread state.
+    private var active: [UnsafeMutableRawPointer: EasyHandle] = [:]
+    /// Easy handles between transfers. None is cleaned up before the multi handle: a pooled
+    /// connection's `SSL_CTX` keeps the handle that opened it as its callback argument (a TLS
+    /// 1.2 renegotiation would call back into it), so handles live as long as the pool.
+    private var idle: [EasyHandle] = []
+
+    init(index: Int, core: SessionCore, maximumConnectionsPerHost: Int) throws(HTTPError) {
+        guard let multi = curl_multi_init() else { throw HTTPError.invalidRequest("curl_multi_init failed") }
+        self.index = index
+        self.core = core
+        self.multi = multi
+        if maximumConnectionsPerHost > 0 {
+            _ = CServerTrustShims_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maximumConnectionsPerHost)
+        }
+        let thread = Thread { [self] in run() }
+        thread.name = "servertrust-http-\(index)"
+        thread.start()
+    }
+
+    /// Hands a transfer to the lane; `false` if the lane has stopped.
+    func submit(_ transfer: Transfer) -> Bool {
+        outstanding.add(1, ordering: .relaxed)
+        let accepted = inbox.withLock { inbox -> Bool in
+            guard !inbox.closed, !inbox.stopping else { return false }
+            inbox.pending.append(transfer)
+            return true
+        }
+        if accepted { wakeUnlessOnLane() } else { outstanding.subtract(1, ordering: .relaxed) }
+        return accepted
+    }
+
+    /// Runs a job of a task that prefers this executor on the lane's thread. After the lane
+    /// has stopped, jobs go to the global concurrent executor, so no task is ever stranded.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        let queued = inbox.withLock { inbox -> Bool in
+            guard !inbox.closed else { return false }
+            inbox.jobs.append(unowned)
+            return true
+        }
+        if queued {
+            wakeUnlessOnLane()
+        } else {
+            globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
+        }
+    }
+
+    private var isOnLaneThread: Bool {
+        threadIdentity.load(ordering: .relaxed) == UInt(pthread_self())
+    }
+
+    /// The lane re-reads its inbox before it polls again, so work queued from its own thread
+    /// needs no wake-up system call.
+    private func wakeUnlessOnLane() {
+        if !isOnLaneThread { wake() }
+    }
+
+    /// Interrupts `curl_multi_poll`, unless the lane has closed its multi handle.
+    private func wake() {
+        wakers.add(1, ordering: .sequentiallyConsistent)
+        if !closed.load(ordering: .sequentiallyConsistent) { curl_multi_wakeup(multi) }
+        wakers.subtract(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Asks the lane to abort a transfer (it may already be done; then nothing happens).
+    func cancel(_ transfer: Transfer) {
+        transfer.cancelRequested.store(true, ordering: .sequentiallyConsistent)
+        let queued = inbox.withLock { inbox -> Bool in
+            guard !inbox.closed else { return false }
+            inbox.cancellations.append(transfer)
+            return true
+        }
+        if queued { wake() }
+    }
+
+    /// Stops the thread: every transfer still pending or running fails with
+    /// ``HTTPError/sessionInvalidated``. Waits for the thread unless called on it.
+    func stop() {
+        let wasRunning = inbox.withLock { inbox -> Bool in
+            guard !inbox.closed, !inbox.stopping else { return false }
+            inbox.stopping = true
+            return true
+        }
+        if wasRunning { wake() }
+        if wasRunning && !isOnLaneThread { exited.wait() }
+    }
+
+    /// Runs `body` counting it as a handler on this lane, so the engine sends new transfers
+    /// elsewhere while it runs.
+    func runningHandler<Result>(_ body: () -> Result) -> Result {
+        handlersRunning.add(1, ordering: .sequentiallyConsistent)
+        defer { handlersRunning.subtract(1, ordering: .sequentiallyConsistent) }
+        return body()
+    }
+
+    var isInsideHandler: Bool { handlersRunning.load(ordering: .sequentiallyConsistent) > 0 }
+
+    // MARK: - The thread
+
+    private func run() {
+        threadIdentity.store(UInt(pthread_self()), ordering: .relaxed)
+        let executor = asUnownedTaskExecutor()
+        // Swapped with the inbox's arrays each round, so both keep their capacity.
+        var jobs: [UnownedJob] = []
+        var pending: [Transfer] = []
+        var cancellations: [Transfer] = []
+        while true {
+            let stopping = inbox.withLock { inbox in
+                swap(&jobs, &inbox.jobs)
+                swap(&pending, &inbox.pending)
+                swap(&cancellations, &inbox.cancellations)
+                return inbox.stopping
+            }
+            for job in jobs { job.runSynchronously(on: executor) }
+            for transfer in pending { start(transfer) }
+            for transfer in cancellations { abort(transfer, with: .cancelled) }
+            jobs.removeAll(keepingCapacity: true)
+            pending.removeAll(keepingCapacity: true)
+            cancellations.removeAll(keepingCapacity: true)
+            if stopping { break }
+            var running: Int32 = 0
+            _ = curl_multi_perform(multi, &running)
+            collectFinished()
+            // Jobs or transfers queued from this thread (by the jobs above or by completions
+            // resuming tasks that prefer this executor) are handled before sleeping.
+            let more = inbox.withLock { !$0.jobs.isEmpty || !$0.pending.isEmpty || !$0.cancellations.isEmpty || $0.stopping }
+            if !more { _ = curl_multi_poll(multi, nil, 0, 1000, nil) }
+        }
+        shutDown()
+    }
+
+    private func start(_ transfer: Transfer) {
+        if transfer.cancelRequested.load(ordering: .sequentiallyConsistent) {
+            finish(transfer, .failed(.cancelled, transfer.response))
+            return
+        }
+        guard let easy = idle.popLast() ?? EasyHandle(lane: self, core: core) else {
+            finish(transfer, .failed(.invalidRequest("curl_easy_init failed"), transfer.response))
+            return
+        }
+        easy.transfer = transfer
+        if let failure = easy.configure(for: transfer) {
+            release(easy)
+            finish(transfer, .failed(failure, transfer.response))
+            return
+        }
+        let code = curl_multi_add_handle(multi, easy.handle)
+        guard code == CURLM_OK else {
+            release(easy)
+            finish(transfer, .failed(.invalidRequest("curl_multi_add_handle: \(String(cString: curl_multi_strerror(code)))"), transfer.response))
+            return
+        }
+        active[easy.handle] = easy
+    }
+
+    private func collectFinished() {
+        var left: Int32 = 0
+        while let message = curl_multi_info_read(multi, &left) {
+            guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle,
+                  let easy = active.removeValue(forKey: handle) else { continue }
+            let code = message.pointee.data.result
+            _ = curl_multi_remove_handle(multi, handle)
+            guard let transfer = easy.transfer else {
+                release(easy)
+                continue
+            }
+            easy.collectInfo(into: transfer)
+            if code == CURLE_OK { core.resolveLoaded.store(true, ordering: .relaxed) }
+            let errorText = easy.errorText
+            release(easy)
+            finish(transfer, Self.outcome(code, errorText: errorText, transfer: transfer))
+        }
+    }
+
+    /// Maps curl's result to ours: a recorded trust rejection or challenge failure wins over
+    /// curl's generic code (60, 35).
+    private static func outcome(_ code: CURLcode, errorText: String, transfer: Transfer) -> TransferOutcome {
+        let response = transfer.response
+        if code == CURLE_OK { return .completed(response) }
+        if let failure = transfer.challengeFailure { return .failed(failure, response) }
+        if let decision = transfer.trustDecision, !decision.isAccepted { return .failed(.serverTrustRejected(decision), response) }
+        if let failure = transfer.callbackFailure { return .failed(failure, response) }
+        let summary = Curl.describe(code)
+        let error = TransportError(code: Int(code.rawValue), summary: summary, message: errorText.isEmpty ? summary : errorText)
+        return .failed(code == CURLE_OPERATION_TIMEDOUT ? .timedOut(error) : .transport(error), response)
+    }
+
+    private func abort(_ transfer: Transfer, with error: HTTPError) {
+        guard let (handle, easy) = active.first(where: { $0.value.transfer === transfer }) else { return }
+        active.removeValue(forKey: handle)
+        _ = curl_multi_remove_handle(multi, handle)
+        easy.collectInfo(into: transfer)
+        release(easy)
+        finish(transfer, .failed(error, transfer.response))
+    }
+
+    private func release(_ easy: EasyHandle) {
+        easy.transfer = nil
+        idle.append(easy)
+    }
+
+    private func finish(_ transfer: Transfer, _ outcome: TransferOutcome) {
+        outstanding.subtract(1, ordering: .relaxed)
+        transfer.finish(outcome)
+    }
+
+    private func shutDown() {
+        let (leftovers, jobs) = inbox.withLock { inbox -> ([Transfer], [UnownedJob]) in
+            inbox.closed = true
+            let leftovers = (inbox.pending, inbox.jobs)
+            inbox.pending = []
+            inbox.jobs = []
+            return leftovers
+        }
+        for transfer in leftovers { finish(transfer, .failed(.sessionInvalidated, transfer.response)) }
+        for job in jobs { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
+        for (handle, easy) in active {
+            _ = curl_multi_remove_handle(multi, handle)
+            if let transfer = easy.transfer {
+                easy.transfer = nil
+                finish(transfer, .failed(.sessionInvalidated, transfer.response))
+            }
+            idle.append(easy)
+        }
+        active = [:]
+        closed.store(true, ordering: .sequentiallyConsistent)
+        while wakers.load(ordering: .sequentiallyConsistent) > 0 { sched_yield() }
+        // Closes the pool's connections; no handshake (and so no callback) can start now.
+        curl_multi_cleanup(multi)
+        idle = []  // curl_easy_cleanup for each, after the multi handle is gone
+        exited.signal()
+    }
+}
+
+/// The lanes of one session and the rule for choosing one: the first lane whose thread is
+/// not inside a challenge handler (so in normal operation every request shares lane 0's
+/// connection pool); when all are busy in handlers, a new lane, up to the configured
+/// maximum; failing that, the least loaded.
+final class TransferEngine: Sendable {
+    let core: SessionCore
+    private let lanes = Mutex<[TransferLane]>([])
+    private let invalidated = Atomic<Bool>(false)
+    private let maximumLanes: Int
+    private let maximumConnectionsPerHost: Int
+
+    init(core: SessionCore, maximumLanes: Int, maximumConnectionsPerHost: Int) throws(HTTPError) {
+        self.core = core
+        self.maximumLanes = max(1, maximumLanes)
+        self.maximumConnectionsPerHost = maximumConnectionsPerHost
+        let first = try TransferLane(index: 0, core: core, maximumConnectionsPerHost: maximumConnectionsPerHost)
+        primaryLane = first
+        lanes.withLock { $0 = [first] }
+    }
+
+    /// Lane 0, which serves every request unless it is inside a challenge handler.
+    let primaryLane: TransferLane
+
+    /// The number of lanes started so far.
+    var laneCount: Int { lanes.withLock { $0.count } }
+
+    func chooseLane() throws(HTTPError) -> TransferLane {
+        if invalidated.load(ordering: .sequentiallyConsistent) { throw HTTPError.sessionInvalidated }
+        let result: Result<TransferLane, HTTPError> = lanes.withLock { lanes in
+            if let free = lanes.first(where: { !$0.isInsideHandler }) { return .success(free) }
+            if invalidated.load(ordering: .sequentiallyConsistent) { return .failure(.sessionInvalidated) }
+            if lanes.count < maximumLanes {
+                do throws(HTTPError) {
+                    let lane = try TransferLane(index: lanes.count, core: core, maximumConnectionsPerHost: maximumConnectionsPerHost)
+                    lanes.append(lane)
+                    return .success(lane)
+                } catch {
+                    return .failure(error)
+                }
+            }
+            return .success(lanes.min { $0.outstanding.load(ordering: .relaxed) < $1.outstanding.load(ordering: .relaxed) }!)
+        }
+        return try result.get()
+    }
+
+    /// Runs one hop, honouring task cancellation.
+    func perform(_ spec: TransferSpec) async -> TransferOutcome {
+        let transfer = Transfer(spec: spec)
+        if Task.isCancelled { return .failed(.cancelled, transfer.response) }
+        let lane: TransferLane
+        do {
+            lane = try chooseLane()
+        } catch {
+            return .failed(error, transfer.response)
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<TransferOutcome, Never>) in
+                transfer.continuation = continuation
+                if !lane.submit(transfer) {
+                    transfer.continuation = nil
+                    continuation.resume(returning: .failed(.sessionInvalidated, RawResponse()))
+                }
+            }
+        } onCancel: {
+            lane.cancel(transfer)
+        }
+    }
+
+    func shutDown() {
+        let all = lanes.withLock { lanes -> [TransferLane] in
+            invalidated.store(true, ordering: .sequentiallyConsistent)
+            let all = lanes
+            lanes = []
+            return all
+        }
+        for lane in all { lane.stop() }
+    }
+
+    deinit { shutDown() }
+}

@@ -1,0 +1,153 @@
+import CertificateParsing
+import Foundation
+import ServerTrustHTTP
+import TrustEvaluation
+
+/// `servertrust bench https …`: the HTTPS plug-in of ../shared/bench (README "Plug-in
+/// interface"): GETs through ``HTTPSession`` with the chain evaluated against `--cainfo`, the
+/// host checked and the SPKI pin enforced by the session's decider, like the libcurl anchor
+/// with `CURLOPT_PINNEDPUBLICKEY`.
+enum BenchHTTPS {
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let options = try Options(arguments, flags: [], values: [
+            "--url", "--connect-ip", "--cainfo", "--pin", "--mode", "--requests", "--max-seconds", "--alg", "--impl", "--expect-bytes",
+        ])
+        guard let url = options.value("--url"), let cainfo = options.value("--cainfo") else {
+            throw CLIError("usage: servertrust bench https --url URL --cainfo FILE [--connect-ip IP] [--pin sha256//B64] "
+                           + "[--mode newconn|resume|keepalive] [--requests N] [--max-seconds S] [--alg A]")
+        }
+        let mode = options.value("--mode") ?? "newconn"
+        guard ["newconn", "resume", "keepalive"].contains(mode) else { throw CLIError("--mode: '\(mode)' is not newconn, resume or keepalive") }
+        let requests = try options.int("--requests", default: 500)
+        let maxSeconds = Double(options.value("--max-seconds") ?? "50") ?? 50
+        let alg = options.value("--alg") ?? "unknown"
+        let impl = options.value("--impl") ?? "servertrust"
+        let expectedBytes = try options.int("--expect-bytes", default: 1024)
+        let connectIP = options.value("--connect-ip") ?? "127.0.0.1"
+        guard let components = URLComponents(string: url), let host = components.host else { throw CLIError("--url: '\(url)' is not a URL") }
+        let port = components.port ?? 443
+
+        let anchors: TrustStore
+        do {
+            anchors = try TrustStore(contentsOf: [cainfo])
+        } catch {
+            throw CLIError("--cainfo: \(error)")
+        }
+        var pins: Set<PublicKeyPin> = []
+        if let text = options.value("--pin") {
+            guard let pin = PublicKeyPin(text) else { throw CLIError("--pin '\(text)' is not sha256//BASE64") }
+            pins.insert(pin)
+        }
+        var configuration = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: anchors, pins: pins))
+        configuration.resolve = ["\(host):\(port):\(connectIP)"]
+        configuration.minimumTLSVersion = .tls1_3
+        configuration.allowsHTTP2 = false
+        configuration.acceptsCompressedResponses = false
+        configuration.tlsSessionResumption = mode != "newconn"
+        configuration.maximumRedirects = 0
+        configuration.defaultHeaders = HTTPHeaders()
+        let session: HTTPSession
+        do {
+            session = try HTTPSession(configuration: configuration)
+        } catch {
+            throw CLIError("\(error)")
+        }
+        defer { session.invalidate() }
+        var template = HTTPRequest(.get, url)
+        template.usesFreshConnection = mode != "keepalive"
+        let request = template
+
+        // The loop runs on the session's transfer thread (HTTPSession.transferExecutor), as a
+        // single-threaded client would: no thread switch between a response and the next request.
+        let executor = session.transferExecutor
+        let report = GetCommand.runBlocking { () -> Report in
+            await withTaskExecutorPreference(executor) {
+                await measure(session: session, request: request, requests: requests, maxSeconds: maxSeconds, expectedBytes: expectedBytes)
+            }
+        }
+        if let firstError = report.firstError { CLI.writeStderr("servertrust: bench https: \(firstError)") }
+        let done = report.latencies.count
+        let seconds = report.seconds
+        let sorted = report.latencies.sorted()
+        func percentile(_ p: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            let rank = p * Double(sorted.count - 1)
+            let low = Int(rank.rounded(.down))
+            let high = min(low + 1, sorted.count - 1)
+            return (sorted[low] + (sorted[high] - sorted[low]) * (rank - Double(low))) * 1e6
+        }
+        let ok = report.errors == 0 && done > 0 && !report.warmupFailed
+        let perRequest = Double(max(done, 1))
+        let json: JSON = .object([
+            ("impl", .string(impl)), ("bench", .string("https-\(mode)")), ("alg", .string(alg)), ("requests", .int(done)),
+            ("errors", .int(report.errors)), ("resumed", .int(report.resumed)), ("seconds", .double(rounded(seconds, 6))),
+            ("req_per_sec", .double(rounded(Double(done) / max(seconds, 1e-9), 2))),
+            ("us_per_req", .double(rounded(seconds * 1e6 / perRequest, 2))),
+            ("client_cpu_us_per_req", .double(rounded(report.cpuSeconds * 1e6 / perRequest, 2))),
+            ("p50_us", .double(rounded(percentile(0.5), 1))), ("p99_us", .double(rounded(percentile(0.99), 1))),
+            ("min_us", .double(rounded((sorted.first ?? 0) * 1e6, 1))), ("ok", .bool(ok)),
+            ("lib", .string("servertrust 0.1 (\(HTTPSession.libcurlVersion))")),
+        ])
+        CLI.writeStdout(json.rendered + "\n")
+        return ok ? ExitCode.success : 1
+    }
+
+    struct Report: Sendable {
+        var latencies: [Double] = []
+        var errors = 0
+        var resumed = 0
+        var seconds = 0.0
+        var cpuSeconds = 0.0
+        var warmupFailed = false
+        var firstError: String?
+    }
+
+    static func rounded(_ value: Double, _ digits: Int) -> Double {
+        let scale = pow(10.0, Double(digits))
+        return (value * scale).rounded() / scale
+    }
+
+    /// One untimed warm-up request (DNS, the first TLS session), then the timed loop, bounded
+    /// by the request count and the time limit.
+    static func measure(session: HTTPSession, request: HTTPRequest, requests: Int, maxSeconds: Double, expectedBytes: Int) async -> Report {
+        var report = Report()
+        report.latencies.reserveCapacity(requests)
+        var start = BenchCommand.now()
+        var cpuStart = BenchCommand.cpuNow()
+        for index in -1..<requests {
+            let before = BenchCommand.now()
+            var failed: String?
+            var resumed = false
+            do {
+                let response = try await session.send(request)
+                if response.statusCode != 200 || (expectedBytes >= 0 && response.body.count != expectedBytes) {
+                    failed = "HTTP \(response.statusCode), \(response.body.count) bytes"
+                }
+                resumed = response.tlsSessionResumed
+            } catch {
+                failed = "\(error)"
+            }
+            let after = BenchCommand.now()
+            if let failed {
+                if report.firstError == nil { report.firstError = failed }
+                if index < 0 {
+                    report.warmupFailed = true
+                    return report
+                }
+                report.errors += 1
+                continue
+            }
+            if index < 0 {
+                start = BenchCommand.now()
+                cpuStart = BenchCommand.cpuNow()
+                continue
+            }
+            report.latencies.append(after - before)
+            if resumed { report.resumed += 1 }
+            if after - start > maxSeconds { break }
+        }
+        report.seconds = BenchCommand.now() - start
+        report.cpuSeconds = BenchCommand.cpuNow() - cpuStart
+        return report
+    }
+}

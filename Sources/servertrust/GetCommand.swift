@@ -1,0 +1,377 @@
+import CertificateParsing
+import Foundation
+import ServerTrust
+import ServerTrustHTTP
+import Synchronization
+import TrustEvaluation
+
+/// `servertrust get URL …`: one HTTPS request through ``HTTPSession`` with the policy flags of
+/// `servertrust evaluate`, curl's request flags, and exit codes for scripts.
+enum GetCommand {
+    static let usage = """
+        usage: servertrust get URL [options]
+
+        trust (default: the system roots, host checked):
+          --anchors FILE            extra trust anchors, PEM or DER (repeatable)
+          --anchors-only            trust only --anchors, not the system roots
+          --pin sha256/BASE64       an SPKI pin some served certificate must carry (repeatable)
+          --mode none|public-key|certificate
+                                    AFNetworking pinning mode with --pinned-cert (ServerTrust.SecurityPolicy)
+          --pinned-cert FILE        a pinned certificate for --mode (repeatable)
+          --strict                  SecurityPolicy strict semantics (default compat)
+          --no-validate-domain      do not check the host name
+          --allow-invalid           accept invalid chains (pins, if any, still apply)
+        request:
+          -X, --request METHOD      the method (default GET, or POST with -d)
+          -d, --data DATA           a body; @FILE reads a file (repeatable, joined with &)
+          -H, --header 'Name: value'  a header (repeatable)
+          -u, --user USER:PASS      Basic credentials, sent preemptively (Digest answered on 401)
+          --cert FILE [--key FILE] [--pass PASS]
+                                    a client certificate: PKCS#12, or PEM certificate (and key)
+          --proxy http://HOST:PORT  an HTTP proxy (CONNECT for https); --proxy-user USER:PASS
+          --resolve HOST:PORT:ADDR  connect to ADDR for HOST:PORT (as curl; repeatable)
+          --timeout SECONDS         for the whole request (default 60)
+          --max-redirs N            redirects to follow (default 10; 0 returns the 3xx)
+        output:
+          -o, --output FILE         write the body to FILE (a progress bar on a terminal)
+          --json                    print status, headers, timing, TLS version and the decision as JSON
+
+        exit codes: 0 2xx/3xx, 1 trust rejected, 2 bad input, 3 HTTP status >= 400, 4 other network or TLS failure
+        """
+
+    static let httpError: Int32 = 3
+    static let networkError: Int32 = 4
+
+    struct Arguments {
+        var url: String?
+        var values: [String: [String]] = [:]
+        var flags: Set<String> = []
+
+        func value(_ name: String) -> String? { values[name]?.last }
+        func all(_ name: String) -> [String] { values[name] ?? [] }
+    }
+
+    static let valueOptions: [String: String] = [
+        "-X": "--request", "--request": "--request", "-d": "--data", "--data": "--data", "-H": "--header", "--header": "--header",
+        "-u": "--user", "--user": "--user", "-o": "--output", "--output": "--output", "--cert": "--cert", "--key": "--key",
+        "--pass": "--pass", "--proxy": "--proxy", "--proxy-user": "--proxy-user", "--resolve": "--resolve",
+        "--anchors": "--anchors", "--pin": "--pin", "--mode": "--mode", "--pinned-cert": "--pinned-cert",
+        "--timeout": "--timeout", "--max-redirs": "--max-redirs",
+    ]
+    static let flagOptions: Set<String> = ["--json", "--anchors-only", "--no-validate-domain", "--allow-invalid", "--strict", "--help"]
+
+    static func parse(_ arguments: [String]) throws -> Arguments {
+        var parsed = Arguments()
+        var index = 0
+        while index < arguments.count {
+            var argument = arguments[index]
+            var inline: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                inline = String(argument[argument.index(after: equals)...])
+                argument = String(argument[..<equals])
+            }
+            if let name = valueOptions[argument] {
+                let value: String
+                if let inline {
+                    value = inline
+                } else {
+                    index += 1
+                    guard index < arguments.count else { throw CLIError("\(argument) needs a value") }
+                    value = arguments[index]
+                }
+                parsed.values[name, default: []].append(value)
+            } else if flagOptions.contains(argument), inline == nil {
+                parsed.flags.insert(argument)
+            } else if argument.hasPrefix("-") && argument.count > 1 {
+                throw CLIError("unknown option \(argument)")
+            } else {
+                guard parsed.url == nil else { throw CLIError("more than one URL ('\(parsed.url!)', '\(argument)')") }
+                parsed.url = argument
+            }
+            index += 1
+        }
+        return parsed
+    }
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let parsed = try parse(arguments)
+        if parsed.flags.contains("--help") {
+            print(usage)
+            return ExitCode.success
+        }
+        guard let url = parsed.url else { throw CLIError("a URL is required (try 'servertrust get --help')") }
+        let (configuration, request) = try build(parsed, url: url)
+        let session: HTTPSession
+        do {
+            session = try HTTPSession(configuration: configuration)
+        } catch {
+            throw CLIError("\(error)")
+        }
+        defer { session.invalidate() }
+        let result = runBlocking { () -> Result<HTTPResponse, HTTPError> in
+            do throws(HTTPError) {
+                return .success(try await session.send(request))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let json = parsed.flags.contains("--json")
+        switch result {
+        case .success(let response):
+            if parsed.value("--output") != nil && isatty(2) != 0 { CLI.writeStderr("") }
+            if json {
+                CLI.writeStdout(responseJSON(response, includeBody: parsed.value("--output") == nil).rendered + "\n")
+            } else if parsed.value("--output") == nil {
+                writeBytes(response.body)
+            }
+            if response.statusCode >= 400 {
+                CLI.writeStderr("servertrust: get: HTTP \(response.statusCode) from \(response.url)")
+                return httpError
+            }
+            return ExitCode.success
+        case .failure(let error):
+            if json { CLI.writeStdout(errorJSON(error).rendered + "\n") }
+            CLI.writeStderr("servertrust: get: \(error)")
+            if case .serverTrustRejected(let decision) = error, let explanation = decision.explanation {
+                CLI.writeStderr(explanation)
+            }
+            switch error {
+            case .serverTrustRejected: return ExitCode.rejected
+            case .invalidURL, .invalidRequest: return ExitCode.badInput
+            case .fileError(let path, _) where path == parsed.value("--output"): return ExitCode.badInput
+            default: return networkError
+            }
+        }
+    }
+
+    // MARK: - Building the session and the request
+
+    static func build(_ parsed: Arguments, url: String) throws -> (HTTPSessionConfiguration, HTTPRequest) {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+              scheme == "https" || scheme == "http", let host = components.host, !host.isEmpty else {
+            throw CLIError("'\(url)' is not an http or https URL")
+        }
+        var configuration = HTTPSessionConfiguration(serverTrust: try decider(parsed))
+        configuration.resolve = parsed.all("--resolve")
+        for entry in configuration.resolve {
+            let parts = entry.split(separator: ":", maxSplits: 2)
+            guard parts.count == 3, Int(parts[1]) != nil else { throw CLIError("--resolve '\(entry)' is not HOST:PORT:ADDRESS") }
+        }
+        if let timeout = parsed.value("--timeout") {
+            guard let seconds = Double(timeout), seconds > 0 else { throw CLIError("--timeout must be a positive number of seconds") }
+            configuration.timeout = seconds
+        }
+        if let redirects = parsed.value("--max-redirs") {
+            guard let count = Int(redirects), count >= 0 else { throw CLIError("--max-redirs must be a non-negative integer") }
+            configuration.maximumRedirects = count
+        }
+        if let proxy = parsed.value("--proxy") {
+            guard proxy.lowercased().hasPrefix("http://") else { throw CLIError("--proxy must be an http:// URL") }
+            var proxyConfiguration = ProxyConfiguration(url: proxy)
+            if let user = parsed.value("--proxy-user") {
+                let (name, password) = try splitUser(user, option: "--proxy-user")
+                proxyConfiguration.credential = .user(name, password: password, persistence: .none)
+            }
+            configuration.proxy = proxyConfiguration
+        }
+        if let certificatePath = parsed.value("--cert") {
+            configuration.clientIdentities[host.lowercased()] = try identity(certificatePath, key: parsed.value("--key"),
+                                                                              password: parsed.value("--pass"))
+        } else if parsed.value("--key") != nil {
+            throw CLIError("--key needs --cert")
+        }
+
+        var request = HTTPRequest(.get, url)
+        let data = parsed.all("--data")
+        if !data.isEmpty {
+            var parts: [[UInt8]] = []
+            for item in data {
+                if item.hasPrefix("@") { parts.append(try CLI.readFile(String(item.dropFirst()))) } else { parts.append(Array(item.utf8)) }
+            }
+            request.body = Array(parts.joined(separator: [UInt8(ascii: "&")]))
+            request.method = .post
+            request.headers["Content-Type"] = "application/x-www-form-urlencoded"
+        }
+        if let method = parsed.value("--request") {
+            guard !method.isEmpty, method.allSatisfy({ $0.isLetter }) else { throw CLIError("-X '\(method)' is not a method") }
+            request.method = HTTPMethod(rawValue: method.uppercased())
+        }
+        for header in parsed.all("--header") {
+            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
+                throw CLIError("-H '\(header)' is not 'Name: value'")
+            }
+            let name = String(header[..<colon])
+            let value = header[header.index(after: colon)...].drop { $0 == " " }
+            request.headers[name] = String(value)
+        }
+        if let user = parsed.value("--user") {
+            let (name, password) = try splitUser(user, option: "-u")
+            request.credential = .user(name, password: password, persistence: .none)
+            request.sendsCredentialPreemptively = true
+        }
+        if let output = parsed.value("--output") {
+            request.destinationPath = output
+            if isatty(2) != 0 {
+                request.downloadProgress = { progress in
+                    guard let total = progress.total, total > 1_000_000 else { return }
+                    let fraction = Double(progress.completed) / Double(total)
+                    let filled = Int(fraction * 40)
+                    CLI.writeProgress("\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: 40 - filled)
+                                      + "] \(Int(fraction * 100))% \(progress.completed / 1024) KiB")
+                }
+            }
+        }
+        return (configuration, request)
+    }
+
+    static func splitUser(_ text: String, option: String) throws -> (String, String) {
+        guard let colon = text.firstIndex(of: ":") else { throw CLIError("\(option) must be USER:PASS") }
+        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+    }
+
+    static func certificates(_ path: String) throws -> [Certificate] {
+        do {
+            return try Certificate.load(try CLI.readFile(path))
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw CLIError("\(path): \(error)")
+        }
+    }
+
+    static func identity(_ path: String, key keyPath: String?, password: String?) throws -> Identity {
+        let bytes = try CLI.readFile(path)
+        do {
+            if !PEMDocument.looksLikePEM(bytes) {
+                return try Identity(pkcs12: bytes, password: password ?? "")
+            }
+            let certificatePEM = String(decoding: bytes, as: UTF8.self)
+            let keyPEM = try keyPath.map { String(decoding: try CLI.readFile($0), as: UTF8.self) } ?? certificatePEM
+            return try Identity(certificatePEM: certificatePEM, keyPEM: keyPEM, password: password)
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw CLIError("--cert \(path): \(error)")
+        }
+    }
+
+    /// The trust decision the flags describe.
+    static func decider(_ parsed: Arguments) throws -> any ServerTrustDecider {
+        let custom = try parsed.all("--anchors").flatMap(certificates)
+        let anchorsOnly = parsed.flags.contains("--anchors-only")
+        if anchorsOnly && custom.isEmpty { throw CLIError("--anchors-only needs --anchors") }
+        let system: TrustStore
+        do {
+            system = anchorsOnly ? .empty : try TrustStore.system()
+        } catch {
+            throw CLIError("system trust store: \(error)")
+        }
+        var pins: Set<PublicKeyPin> = []
+        for text in parsed.all("--pin") {
+            guard let pin = PublicKeyPin(text) else { throw CLIError("--pin '\(text)' is not sha256/BASE64 of 32 bytes") }
+            pins.insert(pin)
+        }
+        let validatesDomain = !parsed.flags.contains("--no-validate-domain")
+        let allowInvalid = parsed.flags.contains("--allow-invalid")
+        let usesPolicy = parsed.value("--mode") != nil || !parsed.all("--pinned-cert").isEmpty || parsed.flags.contains("--strict")
+        guard usesPolicy else {
+            let anchors = anchorsOnly ? TrustStore(custom, sources: parsed.all("--anchors"))
+                : system + TrustStore(custom, sources: parsed.all("--anchors"))
+            return StandardTrustDecider(anchors: anchors, validatesDomainName: validatesDomain, allowInvalidCertificates: allowInvalid, pins: pins)
+        }
+        let mode: PinningMode
+        switch parsed.value("--mode") ?? "none" {
+        case "none": mode = .none
+        case "public-key": mode = .publicKey
+        case "certificate": mode = .certificate
+        case let other: throw CLIError("--mode: '\(other)' is not none, public-key or certificate")
+        }
+        let policy = SecurityPolicy(pinningMode: mode, pinnedCertificates: try parsed.all("--pinned-cert").flatMap(certificates),
+                                    allowInvalidCertificates: allowInvalid, validatesDomainName: validatesDomain,
+                                    semantics: parsed.flags.contains("--strict") ? .strict : .compat)
+        let policyDecider = SecurityPolicyDecider(policy, systemAnchors: system, customAnchors: custom, anchorsOnly: anchorsOnly)
+        guard !pins.isEmpty else { return policyDecider }
+        // SPKI pins on top of the policy: both must accept.
+        let pinDecider = StandardTrustDecider(anchors: .empty, allowInvalidCertificates: true, pins: pins)
+        return ClosureTrustDecider { chain in
+            let first = policyDecider.decide(chain)
+            return first.isAccepted ? pinDecider.decide(chain) : first
+        }
+    }
+
+    // MARK: - Output
+
+    static func decisionJSON(_ decision: TrustDecision) -> JSON {
+        var pairs: [(String, JSON)] = [
+            ("verdict", .string(decision.verdict.rawValue)),
+            ("evaluator", .string(decision.evaluator)),
+            ("reason", .string(decision.reason)),
+            ("host", .string(decision.host)),
+            ("port", .int(decision.port)),
+            ("fromEarlierHandshake", .bool(decision.isFromEarlierHandshake)),
+            ("servedChain", .array(decision.servedChain.map { certificate in
+                .object([("subject", .string(certificate.subject.rfc4514)), ("issuer", .string(certificate.issuer.rfc4514)),
+                         ("spkiSHA256", .string(certificate.spkiSHA256Base64))])
+            })),
+        ]
+        if let failure = decision.validationFailure { pairs.append(("failureKind", .string(failure.kind.rawValue))) }
+        if let verified = decision.verifiedChain { pairs.append(("verifiedChain", .array(verified.map { .string($0.subject.rfc4514) }))) }
+        return .object(pairs)
+    }
+
+    static func responseJSON(_ response: HTTPResponse, includeBody: Bool) -> JSON {
+        var pairs: [(String, JSON)] = [
+            ("url", .string(response.url)),
+            ("status", .int(response.statusCode)),
+            ("httpVersion", .string(response.httpVersion)),
+            ("tlsVersion", response.tlsVersion.map(JSON.string) ?? .null),
+            ("tlsSessionResumed", .bool(response.tlsSessionResumed)),
+            ("headers", .array(response.headers.fields.map { .array([.string($0.name), .string($0.value)]) })),
+            ("timing", .object([
+                ("nameLookup", .double(response.timing.nameLookup)), ("connect", .double(response.timing.connect)),
+                ("tlsHandshake", .double(response.timing.tlsHandshake)), ("firstByte", .double(response.timing.firstByte)),
+                ("total", .double(response.timing.total)),
+            ])),
+            ("redirects", .array(response.redirects.map { .object([("status", .int($0.statusCode)), ("location", .string($0.location))]) })),
+            ("decision", response.trustDecision.map(decisionJSON) ?? .null),
+            ("bodyBytes", .int(response.body.count)),
+        ]
+        if includeBody { pairs.append(("body", .string(response.text))) }
+        return .object(pairs)
+    }
+
+    static func errorJSON(_ error: HTTPError) -> JSON {
+        var pairs: [(String, JSON)] = [("error", .string("\(error)"))]
+        if case .serverTrustRejected(let decision) = error { pairs.append(("decision", decisionJSON(decision))) }
+        return .object(pairs)
+    }
+
+    static func writeBytes(_ bytes: [UInt8]) {
+        var rest = bytes[...]
+        while !rest.isEmpty {
+            let written = rest.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+            if written <= 0 { return }
+            rest = rest.dropFirst(written)
+        }
+    }
+
+    /// Runs async work from the synchronous command line.
+    static func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
+        let box = Mutex<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let value = await body()
+            box.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        return box.withLock { $0! }
+    }
+}
+
+extension CLI {
+    /// Progress text on stderr without a newline.
+    static func writeProgress(_ text: String) {
+        _ = text.utf8CString.withUnsafeBufferPointer { buffer in write(2, buffer.baseAddress, buffer.count - 1) }
+    }
+}

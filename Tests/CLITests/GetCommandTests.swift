@@ -1,0 +1,201 @@
+import CertificateParsing
+import Foundation
+import ServerTrustLab
+import Testing
+
+/// `servertrust get` against loopback Lab servers, run as a separate process.
+@Suite("servertrust get")
+struct GetCommandTests {
+    static let host = "www.example.test"
+    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+
+    struct Fixture {
+        let pki: LabPKI
+        let server: LabTLSServer
+        let directory: String
+        let rootPath: String
+
+        init(identity: ((LabPKI) throws -> LabTLSServer.Identity)? = nil,
+             configure: (inout LabTLSServer.Configuration) -> Void = { _ in }) throws {
+            pki = try LabPKI.webChain(host: GetCommandTests.host, leafNotBefore: GetCommandTests.now - LabClock.day,
+                                      leafNotAfter: GetCommandTests.now + 30 * LabClock.day, keySlot: 50)
+            var configuration = LabTLSServer.Configuration(identity: try identity?(pki) ?? .init(pki: pki), name: "cli")
+            configuration.handler = { request in
+                switch request.path {
+                case "/missing": return .text("gone", status: 404)
+                case "/echo":
+                    let text = "\(request.method) auth=\(request.header("Authorization") ?? "-") x=\(request.header("X-Test") ?? "-") body="
+                    return LabHTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: .bytes(Array(text.utf8) + request.body))
+                default: return .text("hello from cli")
+                }
+            }
+            configure(&configuration)
+            server = try LabTLSServer.started(configuration)
+            directory = try CLIRunner.temporaryDirectory()
+            rootPath = try LabFiles.write(pki.root.pem, to: directory + "/root.pem")
+        }
+
+        var resolve: [String] { ["--resolve", "\(GetCommandTests.host):\(server.port):127.0.0.1"] }
+        func url(_ path: String = "/") -> String { server.url(host: GetCommandTests.host, path: path) }
+        func get(_ path: String = "/", _ extra: [String] = []) throws -> CLIRunner.Result {
+            try CLIRunner.run(["get", url(path), "--anchors", rootPath] + resolve + extra)
+        }
+    }
+
+    @Test("exit 0 and the body for a trusted server; --json carries the decision")
+    func success() throws {
+        let fixture = try Fixture()
+        defer { fixture.server.stop() }
+        let plain = try fixture.get()
+        #expect(plain.status == 0 && plain.stdout == "hello from cli", "\(plain.stderr)")
+        let json = try fixture.get("/", ["--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["status"] as? Int == 200)
+        #expect(object["tlsVersion"] as? String == "TLSv1.3")
+        #expect(object["body"] as? String == "hello from cli")
+        let decision = try #require(object["decision"] as? [String: Any])
+        #expect(decision["verdict"] as? String == "accepted")
+        #expect(decision["host"] as? String == Self.host)
+        #expect((decision["servedChain"] as? [Any])?.count == 2)
+        #expect((object["timing"] as? [String: Any])?["total"] != nil)
+    }
+
+    @Test("exit 1 when trust is rejected, and nothing reaches the server")
+    func rejected() throws {
+        let fixture = try Fixture { pki in
+            let leaf = try pki.issueLeaf(host: "other.example.test", notBefore: GetCommandTests.now - LabClock.day,
+                                         notAfter: GetCommandTests.now + LabClock.day)
+            return LabTLSServer.Identity(chain: [leaf, pki.intermediate], key: pki.leafKey)
+        }
+        defer { fixture.server.stop() }
+        let result = try fixture.get("/", ["--json"])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("server trust rejected: rejected www.example.test:\(fixture.server.port) by chain: hostnameMismatch"))
+        #expect(result.stdout.contains("\"failureKind\":\"hostnameMismatch\""))
+        // Without the host check it passes.
+        #expect(try fixture.get("/", ["--no-validate-domain"]).status == 0)
+        // The system roots alone do not know the Lab root.
+        let system = try CLIRunner.run(["get", fixture.url()] + fixture.resolve + ["--no-validate-domain"])
+        #expect(system.status == 1 && system.stderr.contains("untrustedRoot"), "\(system.stderr)")
+        #expect(fixture.server.statistics.requestsServed == 1)
+    }
+
+    @Test("SPKI pins, --allow-invalid and AFNetworking modes")
+    func pins() throws {
+        let fixture = try Fixture()
+        defer { fixture.server.stop() }
+        let leaf = try Certificate(derEncoded: fixture.pki.leaf.der)
+        #expect(try fixture.get("/", ["--pin", "sha256/" + leaf.spkiSHA256Base64]).status == 0)
+        let wrong = try fixture.get("/", ["--pin", "sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="])
+        #expect(wrong.status == 1 && wrong.stderr.contains("by pins: no pinned public key"), "\(wrong.stderr)")
+        // Pins hold even with --allow-invalid and no anchors.
+        let invalidPinned = try CLIRunner.run(["get", fixture.url(), "--allow-invalid", "--pin", "sha256/" + leaf.spkiSHA256Base64] + fixture.resolve)
+        #expect(invalidPinned.status == 0, "\(invalidPinned.stderr)")
+        // ServerTrust.SecurityPolicy through --mode: pinned certificate in certificate mode.
+        let leafPath = try LabFiles.write(fixture.pki.leaf.pem, to: fixture.directory + "/leaf.pem")
+        let stranger = try LabPKI.webChain(host: GetCommandTests.host, algorithm: .p384, keySlot: 54)
+        let otherPath = try LabFiles.write(stranger.root.pem, to: fixture.directory + "/other.pem")
+        let byPolicy = try fixture.get("/", ["--mode", "public-key", "--pinned-cert", leafPath, "--strict"])
+        #expect(byPolicy.status == 0, "\(byPolicy.stderr)")
+        let policyRejects = try fixture.get("/", ["--mode", "certificate", "--pinned-cert", otherPath])
+        #expect(policyRejects.status == 1, "\(policyRejects.stderr)")
+        #expect(policyRejects.stderr.contains("decision:  rejected"), "\(policyRejects.stderr)")
+    }
+
+    @Test("exit 3 for HTTP errors; -X, -d, -H, -u and -o")
+    func requestOptions() throws {
+        let fixture = try Fixture()
+        defer { fixture.server.stop() }
+        let missing = try fixture.get("/missing")
+        #expect(missing.status == 3 && missing.stdout == "gone")
+        let echo = try fixture.get("/echo", ["-X", "PUT", "-d", "a=1", "-d", "b=2", "-H", "X-Test: yes", "-u", "alice:secret"])
+        #expect(echo.status == 0, "\(echo.stderr)")
+        #expect(echo.stdout == "PUT auth=Basic YWxpY2U6c2VjcmV0 x=yes body=a=1&b=2")
+        let output = fixture.directory + "/out.txt"
+        let saved = try fixture.get("/", ["-o", output])
+        #expect(saved.status == 0 && saved.stdout.isEmpty)
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "hello from cli")
+        let posted = try fixture.get("/echo", ["--data=x"])
+        #expect(posted.stdout == "POST auth=- x=- body=x")
+    }
+
+    @Test("exit 2 for bad input")
+    func badInput() throws {
+        let fixture = try Fixture()
+        defer { fixture.server.stop() }
+        for arguments in [["get"], ["get", "ftp://example.test/"], ["get", fixture.url(), "--resolve", "nonsense"],
+                          ["get", fixture.url(), "--anchors", fixture.directory + "/absent.pem"],
+                          ["get", fixture.url(), "--pin", "md5/abc"], ["get", fixture.url(), "--bogus"],
+                          ["get", fixture.url(), "-u", "nocolon"], ["get", fixture.url(), "--cert", fixture.rootPath]] {
+            let result = try CLIRunner.run(arguments)
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("servertrust: get: "), "\(arguments): \(result.stderr)")
+        }
+        #expect(fixture.server.statistics.connectionsAccepted == 0)
+    }
+
+    @Test("exit 4 for network and TLS failures")
+    func networkFailure() throws {
+        let clientRoot = try LabPKI.webChain(host: "client.example.test", keySlot: 51).root
+        let fixture = try Fixture(configure: { configuration in
+            configuration.clientAuthentication = .init(trustedCertificates: [clientRoot])
+        })
+        defer { fixture.server.stop() }
+        let refusedPort = fixture.server.port
+        let noClientCertificate = try fixture.get()
+        #expect(noClientCertificate.status == 4, "\(noClientCertificate.stderr)")
+        #expect(noClientCertificate.stderr.contains("transport failure: curl"))
+        fixture.server.stop()
+        let refused = try CLIRunner.run(["get", "https://\(Self.host):\(refusedPort)/", "--anchors", fixture.rootPath,
+                                         "--resolve", "\(Self.host):\(refusedPort):127.0.0.1"])
+        #expect(refused.status == 4 && refused.stderr.contains("curl 7"), "\(refused.stderr)")
+    }
+
+    @Test("--cert with a PEM certificate and key, or PKCS#12 with --pass")
+    func clientCertificates() throws {
+        let clientPKI = try LabPKI.webChain(host: "client.example.test", leafNotBefore: Self.now - LabClock.day,
+                                            leafNotAfter: Self.now + 30 * LabClock.day, keySlot: 52)
+        let spec = LabCertificateSpec(
+            subject: LabName([("CN", "cli client")]), notBefore: Self.now - LabClock.day, notAfter: Self.now + 30 * LabClock.day,
+            extensions: [.basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
+                         .subjectKeyIdentifier(), .authorityKeyIdentifier()])
+        let clientLeaf = try LabCertificate.issue(spec, subjectKey: clientPKI.leafKey, issuer: clientPKI.intermediateIssuer)
+        let fixture = try Fixture(configure: { configuration in
+            configuration.clientAuthentication = .init(trustedCertificates: [clientPKI.root])
+        })
+        defer { fixture.server.stop() }
+        let certificate = try LabFiles.write(LabPEM.bundle([clientLeaf, clientPKI.intermediate]), to: fixture.directory + "/client.pem")
+        let key = try LabFiles.write(try clientPKI.leafKey.privateKeyPEM(), to: fixture.directory + "/client.key")
+        let pem = try fixture.get("/", ["--cert", certificate, "--key", key])
+        #expect(pem.status == 0 && pem.stdout == "hello from cli", "\(pem.stderr)")
+        let pfx = try LabPKCS12.create(certificate: clientLeaf, key: clientPKI.leafKey, chain: [clientPKI.intermediate], password: "pw")
+        let pfxPath = try LabFiles.write(pfx, to: fixture.directory + "/client.p12")
+        #expect(try fixture.get("/", ["--cert", pfxPath, "--pass", "pw"]).status == 0)
+        let wrongPassword = try fixture.get("/", ["--cert", pfxPath, "--pass", "nope"])
+        #expect(wrongPassword.status == 2 && wrongPassword.stderr.contains("--cert"), "\(wrongPassword.stderr)")
+    }
+
+    @Test("--proxy through an intercepting relay: trusted root passes, a pin fails before any byte is forwarded")
+    func proxy() throws {
+        let fixture = try Fixture()
+        defer { fixture.server.stop() }
+        let interception = try LabPKI.webChain(host: "mitm.invalid", keySlot: 53)
+        var configuration = LabMITMRelay.Configuration(mode: .httpProxy, interceptionCA: interception.rootIssuer)
+        configuration.hostOverrides = [Self.host: "127.0.0.1"]
+        configuration.proxyCredentials = .init(user: "proxy", password: "pw")
+        let relay = try LabMITMRelay.started(configuration)
+        defer { relay.stop() }
+        let interceptionRoot = try LabFiles.write(interception.root.pem, to: fixture.directory + "/mitm.pem")
+        let base = ["get", fixture.url(), "--proxy", relay.proxyURL, "--anchors", interceptionRoot]
+        let unauthenticated = try CLIRunner.run(base)
+        #expect(unauthenticated.status == 4, "\(unauthenticated.stderr)")
+        let through = try CLIRunner.run(base + ["--proxy-user", "proxy:pw"])
+        #expect(through.status == 0 && through.stdout == "hello from cli", "\(through.stderr)")
+        let leaf = try Certificate(derEncoded: fixture.pki.leaf.der)
+        let bytesBefore = relay.statistics.bytesClientToUpstream
+        let pinned = try CLIRunner.run(base + ["--proxy-user", "proxy:pw", "--pin", "sha256/" + leaf.spkiSHA256Base64])
+        #expect(pinned.status == 1 && pinned.stderr.contains("by pins"), "\(pinned.stderr)")
+        #expect(relay.statistics.bytesClientToUpstream == bytesBefore)
+    }
+}

@@ -1,0 +1,86 @@
+import CertificateParsing
+import Foundation
+import ServerTrustHTTP
+import ServerTrustLab
+import Synchronization
+import TrustEvaluation
+
+/// Loopback servers and sessions for the HTTPS client tests. libcurl and OpenSSL check
+/// validity against the wall clock, so every leaf here is valid around now.
+enum Lab {
+    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+
+    /// A web PKI whose leaf is valid today.
+    static func pki(host: String, keySlot: Int = 40, algorithm: LabKeyAlgorithm = .p256) throws -> LabPKI {
+        try LabPKI.webChain(host: host, algorithm: algorithm, leafNotBefore: now - LabClock.day,
+                            leafNotAfter: now + 30 * LabClock.day, keySlot: keySlot)
+    }
+
+    /// Another leaf from `pki`'s intermediate, valid today unless times are given.
+    static func identity(_ pki: LabPKI, host: String, notBefore: Int64? = nil, notAfter: Int64? = nil) throws -> LabTLSServer.Identity {
+        let leaf = try pki.issueLeaf(host: host, notBefore: notBefore ?? now - LabClock.day, notAfter: notAfter ?? now + 30 * LabClock.day)
+        return LabTLSServer.Identity(chain: [leaf, pki.intermediate], key: pki.leafKey)
+    }
+
+    /// Starts a server for `identity`.
+    static func server(_ identity: LabTLSServer.Identity, name: String = "lab",
+                       configure: (inout LabTLSServer.Configuration) -> Void = { _ in }) throws -> LabTLSServer {
+        var configuration = LabTLSServer.Configuration(identity: identity, name: name)
+        configure(&configuration)
+        return try LabTLSServer.started(configuration)
+    }
+
+    static func certificate(_ lab: LabCertificate) throws -> Certificate { try Certificate(derEncoded: lab.der) }
+
+    static func anchors(_ pki: LabPKI) throws -> TrustStore { TrustStore([try certificate(pki.root)], sources: ["lab root"]) }
+
+    /// A session trusting `pki`'s root, with `host` resolved to the server.
+    static func session(trusting pki: LabPKI, resolving entries: [(host: String, server: LabTLSServer)],
+                        configure: (inout HTTPSessionConfiguration) -> Void = { _ in }) throws -> HTTPSession {
+        var configuration = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: try anchors(pki)))
+        configuration.resolve = entries.map { "\($0.host):\($0.server.port):127.0.0.1" }
+        configuration.timeout = 20
+        configure(&configuration)
+        return try HTTPSession(configuration: configuration)
+    }
+
+    /// A client certificate (EKU clientAuth) from `pki`'s intermediate.
+    static func clientLeaf(_ pki: LabPKI, name: String = "lab client") throws -> LabCertificate {
+        let spec = LabCertificateSpec(
+            subject: LabName([("CN", name)]), notBefore: now - LabClock.day, notAfter: now + 30 * LabClock.day,
+            extensions: [.basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
+                         .subjectKeyIdentifier(), .authorityKeyIdentifier()])
+        return try LabCertificate.issue(spec, subjectKey: pki.leafKey, issuer: pki.intermediateIssuer)
+    }
+
+    static func temporaryDirectory() throws -> String {
+        let path = NSTemporaryDirectory() + "servertrust-http-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+}
+
+/// A thread-safe list for recording what callbacks saw.
+final class Recorder<Element: Sendable>: Sendable {
+    private let items = Mutex<[Element]>([])
+    func append(_ item: Element) { items.withLock { $0.append(item) } }
+    var all: [Element] { items.withLock { $0 } }
+}
+
+extension HTTPError {
+    /// The decision of a trust rejection, if this is one.
+    var rejection: TrustDecision? {
+        if case .serverTrustRejected(let decision) = self { return decision }
+        return nil
+    }
+}
+
+/// Runs `body`, returning its ``HTTPError`` (`nil` if it succeeds or throws anything else).
+func failure<T>(_ body: () async throws -> T) async -> HTTPError? {
+    do {
+        _ = try await body()
+        return nil
+    } catch {
+        return error as? HTTPError
+    }
+}

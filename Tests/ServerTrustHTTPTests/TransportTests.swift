@@ -1,0 +1,261 @@
+import CertificateParsing
+import Foundation
+import ServerTrustHTTP
+import ServerTrustLab
+import Testing
+import TrustEvaluation
+
+@Suite("transport: concurrency, redirects, cancellation, timeouts")
+struct TransportTests {
+    let host = "www.example.test"
+
+    @Test("256 concurrent requests complete over a few keep-alive connections")
+    func manyConcurrentRequests() async throws {
+        let pki = try Lab.pki(host: host)
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.handler = { request in .text("echo \(request.target)") }
+        }
+        defer { server.stop() }
+        let session = try Lab.session(trusting: pki, resolving: [(host, server)])
+        let bodies = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            for index in 0..<256 {
+                group.addTask {
+                    let response = try await session.get(server.url(host: host, path: "/item"), parameters: [("n", String(index))])
+                    return (index, response.text)
+                }
+            }
+            var result: [Int: String] = [:]
+            for try await (index, text) in group { result[index] = text }
+            return result
+        }
+        #expect(bodies.count == 256)
+        #expect(bodies.allSatisfy { $0.value == "echo /item?n=\($0.key)" })
+        let statistics = server.statistics
+        #expect(statistics.requestsServed == 256)
+        #expect(statistics.connectionsAccepted <= 8, "\(statistics.connectionsAccepted) connections")
+        #expect(session.transferThreadCount == 1)
+    }
+
+    @Test("a slow server-trust handler for one request does not delay the others")
+    func slowHandlerDoesNotBlock() async throws {
+        let pki = try Lab.pki(host: host)
+        // The fast server's handler signals; the slow challenge handler waits for that signal
+        // (up to 10 s). If a handler blocked the whole session, the fast request could not be
+        // served while it waits, and the handler would time out.
+        let fastServed = DispatchSemaphore(value: 0)
+        let outcome = Recorder<Bool>()
+        let slowServer = try Lab.server(try Lab.identity(pki, host: "slow.example.test"), name: "slow")
+        let fastServer = try Lab.server(.init(pki: pki), name: "fast") { configuration in
+            configuration.handler = { _ in
+                fastServed.signal()
+                return .text("hello from fast")
+            }
+        }
+        defer {
+            slowServer.stop()
+            fastServer.stop()
+        }
+        let session = try Lab.session(trusting: pki, resolving: [("slow.example.test", slowServer), (host, fastServer)]) { configuration in
+            configuration.sessionChallengeHandler = { challenge in
+                if challenge.protectionSpace.host == "slow.example.test" {
+                    outcome.append(fastServed.wait(timeout: .now() + 10) == .success)
+                }
+                return .performDefaultHandling
+            }
+        }
+        async let slow = session.get(slowServer.url(host: "slow.example.test"))
+        // Wait until the slow handshake is inside its handler, then send the fast request.
+        while slowServer.statistics.connectionsAccepted == 0 { try await Task.sleep(nanoseconds: 10_000_000) }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        let fast = try await session.get(fastServer.url(host: host))
+        #expect(fast.text == "hello from fast")
+        let slowResponse = try await slow
+        #expect(slowResponse.text == "hello from slow")
+        #expect(outcome.all == [true], "the fast request was not served while the slow handler ran")
+        #expect(session.transferThreadCount == 2)
+    }
+
+    @Test("a redirect to another host runs the decision again and drops Authorization")
+    func redirectAcrossHosts() async throws {
+        let pki = try Lab.pki(host: host)
+        let other = "api.example.test"
+        let seen = Recorder<(String, String?)>()
+        let target = try Lab.server(try Lab.identity(pki, host: other), name: "target") { configuration in
+            configuration.handler = { request in
+                seen.append((request.target, request.header("Authorization")))
+                return .text("arrived")
+            }
+        }
+        defer { target.stop() }
+        let origin = try Lab.server(.init(pki: pki), name: "origin") { configuration in
+            configuration.handler = { request in
+                seen.append((request.target, request.header("Authorization")))
+                if request.path == "/same" { return LabHTTPResponse(status: 307, headers: [("Location", "/landing")]) }
+                if request.path == "/landing" { return .text("same origin") }
+                return LabHTTPResponse(status: 302, headers: [("Location", target.url(host: other, path: "/moved"))])
+            }
+        }
+        defer { origin.stop() }
+        let hosts = Recorder<String>()
+        let anchors = try Lab.anchors(pki)
+        var configuration = HTTPSessionConfiguration(serverTrust: ClosureTrustDecider { chain in
+            hosts.append(chain.host)
+            return StandardTrustDecider(anchors: anchors).decide(chain)
+        })
+        configuration.resolve = ["\(host):\(origin.port):127.0.0.1", "\(other):\(target.port):127.0.0.1"]
+        let session = try HTTPSession(configuration: configuration)
+
+        let response = try await session.get(origin.url(host: host, path: "/start"), headers: ["Authorization": "Bearer secret"])
+        #expect(response.text == "arrived")
+        #expect(response.url == target.url(host: other, path: "/moved"))
+        #expect(response.redirects.map(\.statusCode) == [302])
+        #expect(response.trustDecision?.host == other)
+        #expect(hosts.all == [host, other])
+        let requests = seen.all
+        #expect(requests.count == 2)
+        #expect(requests.first?.1 == "Bearer secret")
+        #expect(requests.last?.0 == "/moved" && requests.last?.1 == nil)
+
+        // Same origin: Authorization is kept.
+        let same = try await session.get(origin.url(host: host, path: "/same"), headers: ["Authorization": "Bearer secret"])
+        #expect(same.text == "same origin")
+        #expect(seen.all.last?.1 == "Bearer secret")
+
+        // If the new host's chain is rejected, the redirect fails with that decision.
+        var strict = configuration
+        strict.serverTrust = ClosureTrustDecider { chain in
+            chain.host == other ? .reject(chain, by: "test", "not this one") : .accept(chain, by: "test", "fine")
+        }
+        let servedBefore = target.statistics.requestsServed
+        let error = await failure { try await HTTPSession(configuration: strict).get(origin.url(host: host, path: "/start")) }
+        #expect(error?.rejection?.host == other)
+        #expect(target.statistics.requestsServed == servedBefore)
+    }
+
+    @Test("task cancellation aborts a running request")
+    func cancellation() async throws {
+        let pki = try Lab.pki(host: host)
+        // The server answers only when the test releases it, after the request has ended.
+        let release = DispatchSemaphore(value: 0)
+        let entered = Recorder<Bool>()
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.handler = { _ in
+                entered.append(true)
+                _ = release.wait(timeout: .now() + 20)
+                return .text("late")
+            }
+        }
+        defer {
+            release.signal()
+            server.stop()
+        }
+        let session = try Lab.session(trusting: pki, resolving: [(host, server)])
+        let task = Task { try await session.get(server.url(host: host)) }
+        while entered.all.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
+        task.cancel()
+        let result = await task.result
+        guard case .failure(let error) = result, case .cancelled? = error as? HTTPError else {
+            Issue.record("expected cancellation, got \(result)")
+            return
+        }
+        // The session keeps working after a cancellation.
+        let quick = try Lab.server(.init(pki: pki), name: "quick")
+        defer { quick.stop() }
+        let other = try Lab.session(trusting: pki, resolving: [(host, quick)])
+        #expect(try await other.get(quick.url(host: host)).statusCode == 200)
+        #expect(server.statistics.requestsServed == 0)
+    }
+
+    @Test("a request that takes too long times out")
+    func timeouts() async throws {
+        let pki = try Lab.pki(host: host)
+        let slow = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.handler = { _ in
+                Thread.sleep(forTimeInterval: 2)
+                return .text("late")
+            }
+        }
+        defer { slow.stop() }
+        let session = try Lab.session(trusting: pki, resolving: [(host, slow)])
+        var request = HTTPRequest(.get, slow.url(host: host))
+        request.timeout = 0.3
+        let error = await failure { try await session.send(request) }
+        guard case .timedOut(let transport)? = error else {
+            Issue.record("expected a timeout, got \(String(describing: error))")
+            return
+        }
+        #expect(transport.code == 28 && transport.isTimeout)
+        #expect("\(error!)".hasPrefix("timed out: curl 28 (Timeout was reached):"))
+
+        // A server that never answers the handshake: the connect timeout.
+        let stalled = try Lab.server(.init(pki: pki), name: "stall") { $0.behavior = .stall }
+        defer { stalled.stop() }
+        let connectLimited = try Lab.session(trusting: pki, resolving: [(host, stalled)]) { $0.connectTimeout = 0.3 }
+        let connectError = await failure { try await connectLimited.get(stalled.url(host: host)) }
+        guard case .timedOut? = connectError else {
+            Issue.record("expected a connect timeout, got \(String(describing: connectError))")
+            return
+        }
+    }
+
+    @Test("a handshake failure that is not a trust decision is a transport error")
+    func handshakeFailure() async throws {
+        let pki = try Lab.pki(host: host)
+        let server = try Lab.server(.init(pki: pki)) { $0.behavior = .sendAlert(40) }
+        defer { server.stop() }
+        let session = try Lab.session(trusting: pki, resolving: [(host, server)])
+        let error = await failure { try await session.get(server.url(host: host)) }
+        guard case .transport(let transport)? = error else {
+            Issue.record("expected a transport error, got \(String(describing: error))")
+            return
+        }
+        #expect(transport.code == 35)
+    }
+
+    @Test("a per-host TLS minimum refuses an older server")
+    func perHostMinimumVersion() async throws {
+        let pki = try Lab.pki(host: host)
+        let server = try Lab.server(.init(pki: pki)) { $0.maximumTLSVersion = .tls1_2 }
+        defer { server.stop() }
+        let relaxed = try Lab.session(trusting: pki, resolving: [(host, server)])
+        #expect(try await relaxed.get(server.url(host: host)).tlsVersion == "TLSv1.2")
+        let strict = try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.minimumTLSVersionByHost = [host: .tls1_3] }
+        let error = await failure { try await strict.get(server.url(host: host)) }
+        guard case .transport? = error else {
+            Issue.record("expected a handshake failure, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test("the session is invalidated: running and later requests fail")
+    func invalidation() async throws {
+        let pki = try Lab.pki(host: host)
+        // The server answers only after the session was invalidated.
+        let release = DispatchSemaphore(value: 0)
+        let entered = Recorder<Bool>()
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.handler = { _ in
+                entered.append(true)
+                _ = release.wait(timeout: .now() + 20)
+                return .text("late")
+            }
+        }
+        defer {
+            release.signal()
+            server.stop()
+        }
+        let session = try Lab.session(trusting: pki, resolving: [(host, server)])
+        async let running = failure { try await session.get(server.url(host: host)) }
+        while entered.all.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
+        session.invalidate()
+        let outcome = await running
+        guard case .sessionInvalidated? = outcome else {
+            Issue.record("expected sessionInvalidated, got \(String(describing: outcome))")
+            return
+        }
+        guard case .sessionInvalidated? = await failure({ try await session.get(server.url(host: host)) }) else {
+            Issue.record("expected sessionInvalidated after invalidate()")
+            return
+        }
+    }
+}
