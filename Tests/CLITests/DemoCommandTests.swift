@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+
+@Suite("servertrust demo", .serialized)
+struct DemoCommandTests {
+    @Test("the live matrix: 12 policies × 6 situations × compat and strict, every cell as expected")
+    func jsonMatrixMatches() throws {
+        let result = try CLIRunner.run(["demo", "--json"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let cells = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        #expect(cells.count == 12 * 6 * 2)
+        for cell in cells {
+            for key in ["mode", "allowInvalidCertificates", "validatesDomainName", "strict", "situation", "expected", "actual", "reason"] {
+                #expect(cell[key] != nil, "missing \(key)")
+            }
+            #expect(cell["expected"] as? String == cell["actual"] as? String, "cell \(cell)")
+        }
+        // The cells the demo exists to show: with the default policy the man-in-the-middle is
+        // accepted; with every pinning mode it is refused.
+        let mitm = cells.filter { $0["situation"] as? String == "mitm" && $0["strict"] as? Bool == false }
+        let defaultPolicy = mitm.first {
+            $0["mode"] as? String == "none" && $0["allowInvalidCertificates"] as? Bool == false && $0["validatesDomainName"] as? Bool == true
+        }
+        #expect(defaultPolicy?["actual"] as? String == "accepted")
+        #expect(mitm.filter { $0["mode"] as? String != "none" }.allSatisfy { $0["actual"] as? String == "rejected" })
+    }
+
+    @Test("the human matrix names both semantics and ends with the summary line")
+    func humanMatrix() throws {
+        let result = try CLIRunner.run(["demo", "--no-color"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("COMPAT semantics"))
+        #expect(result.stdout.contains("STRICT semantics"))
+        #expect(result.stdout.contains("144 of 144 cells match the expected table"))
+        #expect(!result.stdout.contains("\u{1B}["), "no colour codes when asked for none or not on a terminal")
+    }
+
+    @Test("the demo leaves no temporary folder behind")
+    func cleansUp() throws {
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("servertrust-demo-") })
+        _ = try CLIRunner.run(["demo", "--json"])
+        let after = Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("servertrust-demo-") })
+        #expect(after.subtracting(before).isEmpty)
+    }
+
+    @Test("bad options exit 2 with one line")
+    func badInput() throws {
+        let result = try CLIRunner.run(["demo", "--bogus"])
+        #expect(result.status == 2)
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+}
