@@ -137,76 +137,16 @@ public enum DER {
     /// Reads one element's header from the front of `input` and advances past the element.
 
     static func readElement(_ input: inout ArraySlice<UInt8>) throws(DERError) -> ASN1Node {
-        let start = input.startIndex
-        var index = start
-        let end = input.endIndex
-        guard index < end else { throw DERError(.truncated, at: start, "expected an element, found end of data") }
-        let first = input[index]
-        index += 1
-        let tagClass = ASN1Identifier.TagClass(rawValue: first >> 6)!
-        let constructed = first & 0x20 != 0
-        var tagNumber = UInt32(first & 0x1F)
-        if tagNumber == 0x1F {
-            // X.690 §8.1.2.4: high tag number form, base 128, no leading 0x80 octet, and only for
-            // numbers that do not fit the low form.
-            tagNumber = 0
-            var count = 0
-            while true {
-                guard index < end else { throw DERError(.truncated, at: start, "tag number runs past the end of data") }
-                let byte = input[index]
-                index += 1
-                if count == 0 && byte == 0x80 {
-                    throw DERError(.invalidTag, at: start, "tag number has a leading zero octet")
-                }
-                count += 1
-                guard count <= 4 else { throw DERError(.invalidTag, at: start, "tag number too large") }
-                tagNumber = (tagNumber << 7) | UInt32(byte & 0x7F)
-                if byte & 0x80 == 0 { break }
-            }
-            guard tagNumber >= 0x1F else {
-                throw DERError(.invalidTag, at: start, "tag number \(tagNumber) must use the low tag form")
-            }
+        // One header reader serves both paths: the slice's buffer is read with the raw reader,
+        // whose offsets are the slice's own indices.
+        let bias = input.startIndex
+        let raw = try input.withUnsafeBufferPointer { (buffer) throws(DERError) -> RawNode in
+            try DERInput.header(buffer, at: 0, end: buffer.count, bias: bias)
         }
-        guard index < end else { throw DERError(.truncated, at: start, "length runs past the end of data") }
-        let lengthByte = input[index]
-        index += 1
-        var length: Int
-        if lengthByte < 0x80 {
-            length = Int(lengthByte)
-        } else if lengthByte == 0x80 {
-            throw DERError(.indefiniteLength, at: start, "indefinite length is not DER")
-        } else {
-            let count = Int(lengthByte & 0x7F)
-            guard count <= 4 else {
-                throw DERError(.unsupportedLength, at: start, "length of \(count) octets is larger than this reader accepts")
-            }
-            guard end - index >= count else { throw DERError(.truncated, at: start, "length runs past the end of data") }
-            guard input[index] != 0 else {
-                throw DERError(.nonMinimalLength, at: start, "long-form length with a leading zero octet")
-            }
-            length = 0
-            for _ in 0..<count {
-                length = (length << 8) | Int(input[index])
-                index += 1
-            }
-            guard length >= 0x80 else {
-                throw DERError(.nonMinimalLength, at: start, "length \(length) must use the short form")
-            }
-        }
-        guard end - index >= length else {
-            throw DERError(.truncated, at: start, "element announces \(length) content bytes, \(end - index) remain")
-        }
-        let identifier = ASN1Identifier(tagNumber: tagNumber, tagClass: tagClass)
-        if let required = identifier.requiredConstruction, required != constructed {
-            throw DERError(
-                .invalidConstruction, at: start,
-                "\(identifier) must be \(required ? "constructed" : "primitive") in DER")
-        }
-        let contentEnd = index + length
         let node = ASN1Node(
-            identifier: identifier, isConstructed: constructed,
-            encodedBytes: input[start..<contentEnd], content: input[index..<contentEnd])
-        input = input[contentEnd...]
+            identifier: raw.identifier, isConstructed: raw.isConstructed,
+            encodedBytes: input[raw.start..<raw.end], content: input[raw.contentStart..<raw.end])
+        input = input[raw.end...]
         return node
     }
 }

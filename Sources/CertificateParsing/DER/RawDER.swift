@@ -51,7 +51,13 @@ struct DERInput {
 
     /// Reads the header of the element at `position` (which must end by `end`).
     func element(at position: Int, end: Int) throws(DERError) -> RawNode {
-        let start = position
+        try DERInput.header(buffer, at: position, end: end, bias: 0)
+    }
+
+    /// The strict DER header reader (X.690 §8.1.2–8.1.3, §10.1–10.2). Offsets in the result
+    /// and in errors are positions in `buffer` plus `bias`.
+    static func header(_ buffer: UnsafeBufferPointer<UInt8>, at position: Int, end: Int, bias: Int) throws(DERError) -> RawNode {
+        let start = position + bias
         var index = position
         guard index < end else { throw DERError(.truncated, at: start, "expected an element, found end of data") }
         let first = buffer[index]
@@ -103,7 +109,7 @@ struct DERInput {
         if let required = identifier.requiredConstruction, required != constructed {
             throw DERError(.invalidConstruction, at: start, "\(identifier) must be \(required ? "constructed" : "primitive") in DER")
         }
-        return RawNode(identifier: identifier, isConstructed: constructed, start: start, contentStart: index, end: index + length)
+        return RawNode(identifier: identifier, isConstructed: constructed, start: start, contentStart: index + bias, end: index + length + bias)
     }
 
     /// Children of a constructed node.
