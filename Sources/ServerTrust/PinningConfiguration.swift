@@ -70,8 +70,9 @@ public struct PinningConfiguration: Sendable {
     ///
     /// In order: no entry, an exclusion or an expired pin set leave the host unpinned (NSC and
     /// TrustKit fail open on expiry; the caller logs it). A negative pin matching any
-    /// certificate fails. When enforcing, a pin set whose every pin is in the chain has no
-    /// backup and fails (RFC 7469 §2.5 / §4.3, on the validated chain). Then, among the pins
+    /// certificate fails. When enforcing, a pin set whose every pin is in the served chain has
+    /// no backup and fails (RFC 7469 §4.3, TrustKit): a pin on a root the server does not send
+    /// is a backup, because it survives a rotation of everything the server sends. Then, among the pins
     /// valid at `time`: when leaf-scoped or CA-scoped pins exist, each such set needs a match
     /// (so with both, both must match, as ATS requires), and an `any` pin counts toward the set
     /// of the position it matches; when only `any` pins exist, one match anywhere suffices.
@@ -79,10 +80,11 @@ public struct PinningConfiguration: Sendable {
     /// - Parameters:
     ///   - chain: The validated chain, leaf first and anchor last (pins may name the anchor,
     ///     as OkHttp's cleaned chain allows), or the served chain when none was validated.
+    ///   - served: The chain the server sent, for the backup-pin rule (defaults to `chain`).
     ///   - host: The host.
     ///   - time: The instant, seconds since 1970.
     /// - Returns: The outcome.
-    public func check(chain: [Certificate], forHost host: String, at time: Int64) -> PinCheckResult {
+    public func check(chain: [Certificate], served: [Certificate]? = nil, forHost host: String, at time: Int64) -> PinCheckResult {
         guard let entry = pinnedHost(for: host) else { return PinCheckResult(.notPinned, nil, host: host, time: time) }
         if entry.isExcluded { return PinCheckResult(.excluded, entry, host: host, time: time) }
         if let expiration = entry.expirationDate, time > expiration { return PinCheckResult(.expired, entry, host: host, time: time) }
@@ -94,10 +96,12 @@ public struct PinningConfiguration: Sendable {
                     subjects: chain.map(\.subject.rfc4514))
             }
         }
-        if entry.enforcePinning && entry.requiresBackupPin && !entry.pins.isEmpty
-            && entry.pins.allSatisfy({ digests.firstPosition(of: $0, in: 0..<chain.count) != nil })
-        {
-            return PinCheckResult(.missingBackupPin, entry, host: host, time: time)
+        if entry.enforcePinning && entry.requiresBackupPin && !entry.pins.isEmpty {
+            let servedChain = served ?? chain
+            var servedDigests = ChainDigests(servedChain)
+            if entry.pins.allSatisfy({ servedDigests.firstPosition(of: $0, in: 0..<servedChain.count) != nil }) {
+                return PinCheckResult(.missingBackupPin, entry, host: host, time: time)
+            }
         }
         if entry.pins.isEmpty { return PinCheckResult(.matched, entry, host: host, time: time) }
         var matches: [PinMatch] = []

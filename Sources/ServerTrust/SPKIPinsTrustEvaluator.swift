@@ -93,7 +93,7 @@ public final class SPKIPinsTrustEvaluator: ServerTrustEvaluating {
             recorder.step("no default validation: pins matched on the served chain and the anchor that signed it")
         }
 
-        let check = configuration.check(chain: chain, forHost: host, at: time)
+        let check = configuration.check(chain: chain, served: trust.certificates, forHost: host, at: time)
         recorder.step("pin check: \(check.outcome.rawValue) — \(check.detail)")
         let configured = check.pinnedHost.map { $0.pins.map(\.description) + $0.negativePins.map { "!" + $0.description } } ?? []
         switch check.outcome {

@@ -113,14 +113,22 @@ struct PinningConfigurationTests {
         let none = #expect(throws: PolicyFileError.self) { try configuration([]) }
         #expect(none?.problems.map(\.kind) == [.noPins])
 
-        let noBackup = try configuration([rootPin, SPKIPin(certificate: f.intermediate)])
-        let result = noBackup.check(chain: chain, forHost: host, at: now)
+        // Leaf and intermediate are both in what the server sends: no backup.
+        let noBackup = try configuration([SPKIPin(certificate: f.validChain[0]), SPKIPin(certificate: f.intermediate)])
+        let result = noBackup.check(chain: chain, served: f.validChain, forHost: host, at: now)
         #expect(result.outcome == .missingBackupPin)
         #expect(!result.allowsConnection)
         let decision = SPKIPinsTrustEvaluator(configuration: noBackup).decide(f.trust(f.validChain), forHost: host)
         #expect(decision.failure?.kind == .missingBackupPin)
         #expect(decision.failure?.detail.contains("none is a backup") == true)
-        #expect(try configuration([rootPin, SPKIPin(certificate: f.intermediate)], enforce: false).check(chain: chain, forHost: host, at: now).outcome == .matched)
+        #expect(
+            try configuration([SPKIPin(certificate: f.validChain[0]), SPKIPin(certificate: f.intermediate)], enforce: false)
+                .check(chain: chain, served: f.validChain, forHost: host, at: now).outcome == .matched)
+        // The root is not served, so a root pin is a backup (it survives rotating everything the
+        // server sends): root + intermediate enforces.
+        let rootBackup = try configuration([rootPin, SPKIPin(certificate: f.intermediate)])
+        #expect(rootBackup.check(chain: chain, served: f.validChain, forHost: host, at: now).outcome == .matched)
+        #expect(SPKIPinsTrustEvaluator(configuration: rootBackup).decide(f.trust(f.validChain), forHost: host).isTrusted)
     }
 
     @Test("report-only: a mismatch is allowed, reported and noted")
