@@ -7,12 +7,35 @@ import Glibc
 /// `servertrust bench evaluate …`: the plug-in interface of ../shared/bench (README there).
 /// Modes: evaluate, evaluate-preparsed, floor, parse, store-load (README there).
 enum BenchCommand {
+    static let usage = """
+        usage: servertrust bench evaluate --chain DIR [options]
+               servertrust bench https --url URL --cainfo FILE [options]   (see servertrust bench https --help)
+
+        The benchmark plug-ins of ../shared/bench: each run prints one JSON line of results on stdout.
+
+        bench evaluate times the chain work on a corpus folder DIR (leaf.der, intermediates/NN.der,
+        trust-store.pem, meta.json with "host" and "validation_time"):
+          --chain DIR               the corpus folder (required)
+          --mode MODE               evaluate (parse and verify, default), evaluate-preparsed (verify only),
+                                    floor (the signature checks alone), parse, store-load
+          --iterations N            timed iterations (default 2000)
+          --warmup W                untimed iterations first (default max(50, N/10))
+          --host H                  the host to verify for (default: meta.json "host")
+          --time UNIX               the validation time (default: meta.json "validation_time")
+          --trust FILE              the anchors (default DIR/trust-store.pem)
+
+        exit codes: 0 success, 1 the chain does not verify (or a timed run failed), 2 bad input
+        """
+
     static func run(_ arguments: [String]) throws -> Int32 {
-        guard let kind = arguments.first else { throw CLIError("usage: servertrust bench evaluate --chain DIR --mode MODE [--iterations N]") }
+        guard let kind = arguments.first else { throw CLIError("which benchmark? evaluate or https (usage: servertrust bench --help)") }
         switch kind {
         case "evaluate": return try evaluate(Array(arguments.dropFirst()))
         case "https": return try BenchHTTPS.run(Array(arguments.dropFirst()))
-        default: throw CLIError("unknown benchmark '\(kind)' (available: evaluate)")
+        case "--help", "-h", "help":
+            print(usage)
+            return ExitCode.success
+        default: throw CLIError("unknown benchmark '\(kind)' (available: evaluate, https; see servertrust bench --help)")
         }
     }
 
@@ -35,8 +58,13 @@ enum BenchCommand {
 
     static func evaluate(_ arguments: [String]) throws -> Int32 {
         let options = try Options(
-            arguments, flags: [], values: ["--chain", "--host", "--mode", "--iterations", "--warmup", "--time", "--trust"])
-        guard let chain = options.value("--chain") else { throw CLIError("--chain DIR is required") }
+            arguments, flags: ["--help"], values: ["--chain", "--host", "--mode", "--iterations", "--warmup", "--time", "--trust"])
+        if options.flags.contains("--help") {
+            print(usage)
+            return ExitCode.success
+        }
+        guard options.positionals.isEmpty else { throw CLIError("unexpected argument '\(options.positionals[0])' (usage: servertrust bench --help)") }
+        guard let chain = options.value("--chain") else { throw CLIError("--chain DIR is required (usage: servertrust bench --help)") }
         let mode = options.value("--mode") ?? "evaluate"
         let iterations = try options.int("--iterations", default: 2000)
         let warmup = try options.int("--warmup", default: max(50, iterations / 10))

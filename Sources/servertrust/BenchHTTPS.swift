@@ -8,18 +8,49 @@ import TrustEvaluation
 /// host checked and the SPKI pin enforced by the session's decider, like the libcurl anchor
 /// with `CURLOPT_PINNEDPUBLICKEY`.
 enum BenchHTTPS {
+    static let usage = """
+        usage: servertrust bench https --url URL --cainfo FILE [options]
+
+        GETs URL through HTTPSession with the chain verified against --cainfo and the host checked (the
+        libcurl anchor with CURLOPT_CAINFO and CURLOPT_PINNEDPUBLICKEY), one untimed warm-up request
+        first, and prints one JSON line: requests, errors, req_per_sec, us_per_req, p50_us, p99_us, ok.
+
+        options:
+          --url URL                 https://HOST:PORT/PATH (required)
+          --cainfo FILE             the trust anchors, PEM (required)
+          --connect-ip IP           connect to IP for the URL's host (default 127.0.0.1)
+          --pin sha256//BASE64      an SPKI pin the server's chain must carry
+          --mode newconn|resume|keepalive
+                                    a new connection and full handshake per request (default), a new
+                                    connection resuming the TLS session, or one keep-alive connection
+          --requests N              timed requests (default 500)
+          --max-seconds S           stop after S seconds (default 50)
+          --expect-bytes N          the body size every response must have (default 1024)
+          --alg A, --impl NAME      labels copied into the JSON line
+
+        exit codes: 0 every request succeeded, 1 some request failed (the JSON line says how many),
+        2 bad input
+        """
+
     static func run(_ arguments: [String]) throws -> Int32 {
-        let options = try Options(arguments, flags: [], values: [
+        let options = try Options(arguments, flags: ["--help"], values: [
             "--url", "--connect-ip", "--cainfo", "--pin", "--mode", "--requests", "--max-seconds", "--alg", "--impl", "--expect-bytes",
         ])
+        if options.flags.contains("--help") {
+            print(usage)
+            return ExitCode.success
+        }
+        guard options.positionals.isEmpty else { throw CLIError("unexpected argument '\(options.positionals[0])' (usage: servertrust bench https --help)") }
         guard let url = options.value("--url"), let cainfo = options.value("--cainfo") else {
-            throw CLIError("usage: servertrust bench https --url URL --cainfo FILE [--connect-ip IP] [--pin sha256//B64] "
-                           + "[--mode newconn|resume|keepalive] [--requests N] [--max-seconds S] [--alg A]")
+            throw CLIError("--url and --cainfo are required (usage: servertrust bench https --help)")
         }
         let mode = options.value("--mode") ?? "newconn"
         guard ["newconn", "resume", "keepalive"].contains(mode) else { throw CLIError("--mode: '\(mode)' is not newconn, resume or keepalive") }
         let requests = try options.int("--requests", default: 500)
-        let maxSeconds = Double(options.value("--max-seconds") ?? "50") ?? 50
+        let maxSecondsText = options.value("--max-seconds") ?? "50"
+        guard let maxSeconds = Double(maxSecondsText), maxSeconds > 0, maxSeconds.isFinite else {
+            throw CLIError("--max-seconds must be a positive number, got '\(maxSecondsText)'")
+        }
         let alg = options.value("--alg") ?? "unknown"
         let impl = options.value("--impl") ?? "servertrust"
         let expectedBytes = try options.int("--expect-bytes", default: 1024)

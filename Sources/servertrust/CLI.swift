@@ -28,14 +28,17 @@ enum CLI {
 
         commands:
           inspect FILE... [--json]     show the certificates in PEM/DER files and bundles
+          inspect https://HOST[:PORT]  what a server serves: TLS version, ALPN, the chain, and whether it verifies
+          pins FILE|https://HOST       the pins to configure, with a backup: ServerTrust, TrustKit, OkHttp, ATS, curl
           evaluate CHAIN.pem --host H  judge a served chain offline (AFNetworking policy, pins, policy file; --help)
+          get URL [options]            one HTTPS request through the policy flags of evaluate, curl-style options
           demo [--json]                the policy matrix, live: local servers, a man-in-the-middle, 12 policies × 6 situations
-          bench evaluate --chain DIR --mode parse [--iterations N] [--warmup W]
-                                       benchmark plug-in for ../shared/bench (see README)
+          bench evaluate|https ...     benchmark plug-ins for ../shared/bench (servertrust bench --help)
           limbo-serve                  x509-limbo conformance server (limbo-jsonl/1 on stdin/stdout)
           help                         this text
 
-        exit codes: 0 success, 1 trust rejected, 2 bad input
+        every command takes --help.
+        exit codes: 0 success, 1 trust rejected, 2 bad input (more per command: see its --help)
         """
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -52,6 +55,7 @@ enum CLI {
             case "bench": return try BenchCommand.run(rest)
             case "get": return try GetCommand.run(rest)
             case "limbo-serve": return try LimboServeCommand.run(rest)
+            case "pins": return try PinsCommand.run(rest)
             case "help", "--help", "-h":
                 print(usage)
                 return ExitCode.success

@@ -123,10 +123,19 @@ enum DemoCommand {
                 Starts local TLS servers (genuine, other host, expired, pinned self-signed, attacker,
                 man-in-the-middle) and runs every AFNetworking policy combination against each, through
                 the HTTPS client, in compat and strict semantics. Prints the matrix (or one JSON object
-                per cell with --json). Exit 0 when every cell matches the expected table, 1 otherwise.
+                per cell with --json). It stops every server and deletes its temporary folder when it ends,
+                also on Ctrl-C.
+
+                options:
+                  --json        one object per cell: mode, allowInvalidCertificates, validatesDomainName,
+                                strict, situation, expected, actual, reason
+                  --no-color    no colour (the default when stdout is not a terminal)
+
+                exit codes: 0 every cell matches the expected table, 1 some cell does not, 2 bad usage
                 """)
             return ExitCode.success
         }
+        guard options.positionals.isEmpty else { throw CLIError("unexpected argument '\(options.positionals[0])' (usage: servertrust demo --help)") }
         let started = Date()
         let lab = try DemoLab()
         let cleanup = DemoCleanup(lab: lab)

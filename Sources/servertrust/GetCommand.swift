@@ -11,6 +11,9 @@ enum GetCommand {
     static let usage = """
         usage: servertrust get URL [options]
 
+        One HTTP(S) request, like curl, through HTTPSession: the server's chain is judged by the trust
+        options below inside the TLS handshake, before any request byte is sent. The body goes to stdout.
+
         trust (default: the system roots, host checked):
           --anchors FILE            extra trust anchors, PEM or DER (repeatable)
           --anchors-only            trust only --anchors, not the system roots
@@ -21,6 +24,9 @@ enum GetCommand {
           --strict                  SecurityPolicy strict semantics (default compat)
           --no-validate-domain      do not check the host name
           --allow-invalid           accept invalid chains (pins, if any, still apply)
+          --policy FILE             a JSON policy file (docs/policy-schema.md) instead of --mode, --pinned-cert,
+                                    --pin, --strict, --no-validate-domain, --allow-invalid (--anchors add roots);
+                                    pin failures are posted to its reportUris (system roots, never its pins)
         request:
           -X, --request METHOD      the method (default GET, or POST with -d)
           -d, --data DATA           a body; @FILE reads a file (repeatable, joined with &)
@@ -56,7 +62,7 @@ enum GetCommand {
         "-u": "--user", "--user": "--user", "-o": "--output", "--output": "--output", "--cert": "--cert", "--key": "--key",
         "--pass": "--pass", "--proxy": "--proxy", "--proxy-user": "--proxy-user", "--resolve": "--resolve",
         "--anchors": "--anchors", "--pin": "--pin", "--mode": "--mode", "--pinned-cert": "--pinned-cert",
-        "--timeout": "--timeout", "--max-redirs": "--max-redirs",
+        "--timeout": "--timeout", "--max-redirs": "--max-redirs", "--policy": "--policy",
     ]
     static let flagOptions: Set<String> = ["--json", "--anchors-only", "--no-validate-domain", "--allow-invalid", "--strict", "--help"]
 
@@ -100,7 +106,8 @@ enum GetCommand {
             return ExitCode.success
         }
         guard let url = parsed.url else { throw CLIError("a URL is required (try 'servertrust get --help')") }
-        let (configuration, request) = try build(parsed, url: url)
+        let reporter = reportPoster(parsed)
+        let (configuration, request) = try build(parsed, url: url, reporter: reporter)
         let session: HTTPSession
         do {
             session = try HTTPSession(configuration: configuration)
@@ -114,6 +121,9 @@ enum GetCommand {
             } catch {
                 return .failure(error)
             }
+        }
+        if let reporter, !runBlocking({ await reporter.waitUntilIdle(timeout: 10) }) {
+            CLI.writeStderr("servertrust: get: \(reporter.pendingUploads) pin-failure report(s) still unsent after 10 s")
         }
         let json = parsed.flags.contains("--json")
         switch result {
@@ -146,12 +156,12 @@ enum GetCommand {
 
     // MARK: - Building the session and the request
 
-    static func build(_ parsed: Arguments, url: String) throws -> (HTTPSessionConfiguration, HTTPRequest) {
+    static func build(_ parsed: Arguments, url: String, reporter: (any PinFailureReporter)? = nil) throws -> (HTTPSessionConfiguration, HTTPRequest) {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
               scheme == "https" || scheme == "http", let host = components.host, !host.isEmpty else {
             throw CLIError("'\(url)' is not an http or https URL")
         }
-        var configuration = HTTPSessionConfiguration(serverTrust: try decider(parsed))
+        var configuration = HTTPSessionConfiguration(serverTrust: try decider(parsed, reporter: reporter))
         configuration.resolve = parsed.all("--resolve")
         for entry in configuration.resolve {
             let parts = entry.split(separator: ":", maxSplits: 2)
@@ -256,7 +266,7 @@ enum GetCommand {
     }
 
     /// The trust decision the flags describe.
-    static func decider(_ parsed: Arguments) throws -> any ServerTrustDecider {
+    static func decider(_ parsed: Arguments, reporter: (any PinFailureReporter)? = nil) throws -> any ServerTrustDecider {
         let custom = try parsed.all("--anchors").flatMap(certificates)
         let anchorsOnly = parsed.flags.contains("--anchors-only")
         if anchorsOnly && custom.isEmpty { throw CLIError("--anchors-only needs --anchors") }
@@ -265,6 +275,11 @@ enum GetCommand {
             system = anchorsOnly ? .empty : try TrustStore.system()
         } catch {
             throw CLIError("system trust store: \(error)")
+        }
+        if let policyPath = parsed.value("--policy") {
+            let anchors = anchorsOnly ? TrustStore(custom, sources: parsed.all("--anchors"))
+                : system + TrustStore(custom, sources: parsed.all("--anchors"))
+            return try policyFileDecider(policyPath, parsed, anchors: anchors, reporter: reporter)
         }
         var pins: Set<PublicKeyPin> = []
         for text in parsed.all("--pin") {
@@ -296,6 +311,35 @@ enum GetCommand {
         return ClosureTrustDecider { chain in
             let first = policyDecider.decide(chain)
             return first.isAccepted ? pinDecider.decide(chain) : first
+        }
+    }
+
+    /// `--policy FILE`: the file's per-host rules (`PolicyFile.makeManager`), with `anchors` as
+    /// the system roots; failures of its `spkiPins` entries go to `reporter`.
+    static func policyFileDecider(_ path: String, _ parsed: Arguments, anchors: TrustStore,
+                                  reporter: (any PinFailureReporter)?) throws -> any ServerTrustDecider {
+        let conflicting = ["--mode", "--pinned-cert", "--pin"].filter { parsed.values[$0] != nil }
+            + ["--allow-invalid", "--no-validate-domain", "--strict"].filter { parsed.flags.contains($0) }
+        guard conflicting.isEmpty else { throw CLIError("--policy cannot be combined with \(conflicting.joined(separator: ", "))") }
+        let policy: PolicyFile
+        do { policy = try PolicyFile.load(contentsOf: path) } catch {
+            throw CLIError("--policy \(path): " + error.problems.map(\.description).joined(separator: "; "))
+        }
+        return SecurityPolicyDecider(policy.makeManager(reporter: reporter), systemAnchors: anchors)
+    }
+
+    /// With `--policy`: the poster of pin-failure reports, through its own session on the system
+    /// roots (never the policy's pins), with the `--resolve` entries. It makes no connection
+    /// unless a report is sent; each outcome is one line on stderr.
+    static func reportPoster(_ parsed: Arguments) -> HTTPPinFailureReporter? {
+        guard parsed.value("--policy") != nil else { return nil }
+        return HTTPPinFailureReporter(resolve: parsed.all("--resolve"), timeout: 10) { delivery in
+            switch delivery.result {
+            case .success(let status):
+                CLI.writeStderr("servertrust: get: pin-failure report for \(delivery.report.hostname) sent to \(delivery.reportURI): HTTP \(status)")
+            case .failure(let error):
+                CLI.writeStderr("servertrust: get: pin-failure report for \(delivery.report.hostname) not sent to \(delivery.reportURI): \(error)")
+            }
         }
     }
 

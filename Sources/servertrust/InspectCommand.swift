@@ -1,14 +1,53 @@
 import CertificateParsing
+import Foundation
 
-/// `servertrust inspect FILE... [--json]`: what a certificate file holds.
+/// `servertrust inspect FILE... [--json]`: what a certificate file holds;
+/// `servertrust inspect https://HOST[:PORT]`: what a server serves (``InspectHost``).
 enum InspectCommand {
+    static let usage = """
+        usage: servertrust inspect FILE... [--json]
+               servertrust inspect https://HOST[:PORT] [--resolve HOST:PORT:ADDR] [--timeout S] [--handshake-only] [--json]
+
+        FILE: prints every certificate in PEM files and bundles (explanatory text allowed) and DER
+        files, as `openssl x509 -text -noout` would, one block per certificate.
+
+        https://HOST[:PORT] (default port 443): connects, like `openssl s_client -showcerts`, and shows
+        what the server serves: TLS version, ALPN, and each certificate of the chain as sent (subject,
+        issuer, validity and days left, SANs, key, signature algorithm, SHA-256 fingerprint, SPKI pin);
+        then whether the chain verifies for HOST against the system roots (SSL_CERT_FILE /
+        SSL_CERT_DIR, default /etc/ssl/certs/ca-certificates.crt), and if not, why.
+        The chain is recorded, never trusted; one HEAD / request is sent (no credentials) to learn the
+        HTTP protocol. The cipher suite is not shown: the libcurl transport does not expose it.
+
+        options:
+          --json                    JSON: files, an array with one object per certificate; a host, one
+                                    object with the connection facts and "certificates" (README)
+          --resolve HOST:PORT:ADDR  connect to ADDR for HOST:PORT (as curl); TLS and the checks use HOST
+          --timeout SECONDS         for connecting, the handshake and the HEAD request (default 10)
+          --handshake-only          abort once the certificates arrive: nothing is sent, ALPN not shown
+
+        exit codes: 0 success (a host: its chain verifies), 1 a host's chain does not verify against the
+        system roots (everything is still shown), 2 unreadable or malformed input or bad usage,
+        4 connection or TLS failure
+        """
+
     static func run(_ arguments: [String]) throws -> Int32 {
-        let options = try Options(arguments, flags: ["--json", "--help"], values: [])
+        let options = try Options(arguments, flags: ["--json", "--help", "--handshake-only"], values: ["--resolve", "--timeout"])
         if options.flags.contains("--help") {
-            print("usage: servertrust inspect FILE... [--json]\n\nPrints every certificate in PEM or DER files and bundles.\nexit codes: 0 success, 2 unreadable or malformed input")
+            print(usage)
             return ExitCode.success
         }
-        guard !options.positionals.isEmpty else { throw CLIError("no file given (usage: servertrust inspect FILE... [--json])") }
+        guard !options.positionals.isEmpty else {
+            throw CLIError("no file or https:// URL given (usage: servertrust inspect FILE... | https://HOST[:PORT]; --help)")
+        }
+        if let url = options.positionals.first(where: HTTPSTarget.looksLikeURL) {
+            guard options.positionals.count == 1 else { throw CLIError("give one https:// URL, or files, not both or several URLs") }
+            return try InspectHost.run(url, options: options)
+        }
+        for option in ["--resolve", "--timeout"] where options.values[option] != nil {
+            throw CLIError("\(option) is for an https:// URL, not files")
+        }
+        if options.flags.contains("--handshake-only") { throw CLIError("--handshake-only is for an https:// URL, not files") }
         var loaded: [(file: String, certificates: [Certificate])] = []
         for path in options.positionals {
             let bytes = try CLI.readFile(path)
@@ -73,12 +112,25 @@ enum InspectCommand {
         bytes.map { Hex.encode([$0]).uppercased() }.joined(separator: ":")
     }
 
-    static func human(_ c: Certificate, file: String, index: Int, count: Int) -> String {
+    /// The current time, seconds since 1970.
+    static var currentTime: Int64 { Int64(Date().timeIntervalSince1970) }
+
+    /// `29 days left`, `expired 3 days ago`, `not yet valid: starts in 2 days`.
+    static func validityNote(_ c: Certificate, now: Int64) -> String {
+        let day: Int64 = 86_400
+        func days(_ seconds: Int64) -> String { seconds / day == 1 ? "1 day" : "\(seconds / day) days" }
+        if now < c.notBefore.secondsSince1970 { return "not yet valid: starts in \(days(c.notBefore.secondsSince1970 - now))" }
+        if now > c.notAfter.secondsSince1970 { return "EXPIRED \(days(now - c.notAfter.secondsSince1970)) ago" }
+        let left = c.notAfter.secondsSince1970 - now
+        return left < day ? "expires within a day" : "\(days(left)) left"
+    }
+
+    static func human(_ c: Certificate, file: String, index: Int, count: Int, now: Int64 = currentTime) -> String {
         var lines: [(String, String)] = [
             ("Subject", c.subject.rfc4514.isEmpty ? "(empty)" : c.subject.rfc4514),
             ("Issuer", c.issuer.rfc4514.isEmpty ? "(empty)" : c.issuer.rfc4514 + (c.isSelfIssued ? "  (self-issued)" : "")),
             ("Serial", c.serialNumber.hex),
-            ("Valid", "\(c.notBefore.rfc3339) to \(c.notAfter.rfc3339)"),
+            ("Valid", "\(c.notBefore.rfc3339) to \(c.notAfter.rfc3339) (\(validityNote(c, now: now)))"),
             ("Key", "\(c.subjectPublicKeyInfo.key.algorithmName) \(c.subjectPublicKeyInfo.key.bitSize) bits"),
             ("Signature", c.signatureAlgorithm.description),
         ]

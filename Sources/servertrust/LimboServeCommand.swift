@@ -8,9 +8,21 @@ enum LimboServeCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try Options(arguments, flags: ["--help"], values: [])
         if options.flags.contains("--help") {
-            print("usage: servertrust limbo-serve\n\nSpeaks limbo-jsonl/1 on stdin/stdout (see ../shared/conformance/README.md).")
+            print(
+                """
+                usage: servertrust limbo-serve
+
+                The x509-limbo conformance server: speaks limbo-jsonl/1 (../shared/conformance/README.md).
+                Reads one JSON request per line on stdin (id, peer_certificate, untrusted_intermediates,
+                trusted_certs, validation_time, expected_peer_name, …) and answers each, in order, with one
+                line on stdout: {"id": …, "result": "SUCCESS"|"FAILURE"|"SKIP", "reason": …}. A line that is
+                not a request is answered with FAILURE ("unreadable request"), not an exit.
+
+                exit codes: 0 at the end of stdin, 2 bad usage
+                """)
             return ExitCode.success
         }
+        guard options.positionals.isEmpty else { throw CLIError("unexpected argument '\(options.positionals[0])' (requests come on stdin)") }
         while let line = readLine(strippingNewline: true) {
             if line.isEmpty { continue }
             // Written straight to fd 1: each response must reach the runner before it sends the

@@ -1,6 +1,7 @@
 import CertificateParsing
 import Foundation
 import ServerTrustLab
+import Synchronization
 import Testing
 
 /// `servertrust get` against loopback Lab servers, run as a separate process.
@@ -197,5 +198,82 @@ struct GetCommandTests {
         let pinned = try CLIRunner.run(base + ["--proxy-user", "proxy:pw", "--pin", "sha256/" + leaf.spkiSHA256Base64])
         #expect(pinned.status == 1 && pinned.stderr.contains("by pins"), "\(pinned.stderr)")
         #expect(relay.statistics.bytesClientToUpstream == bytesBefore)
+    }
+}
+
+extension GetCommandTests {
+    /// Writes a policy file (docs/policy-schema.md) into the fixture's directory.
+    static func policyFile(_ object: [String: Any], named name: String, in directory: String) throws -> String {
+        let path = directory + "/" + name
+        try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test("--policy FILE: the policy file decides per host; pin failures are posted to its reportUris")
+    func policyFile() throws {
+        let fixture = try Fixture()
+        defer { fixture.server.stop() }
+        let received = Mutex<[LabHTTPRequest]>([])
+        var collectorConfiguration = LabTLSServer.Configuration(
+            identity: try LabTLSServer.Identity(
+                chain: [fixture.pki.issueLeaf(host: "report.example.test", notBefore: Self.now - LabClock.day,
+                                              notAfter: Self.now + LabClock.day), fixture.pki.intermediate],
+                key: fixture.pki.leafKey),
+            name: "report-collector")
+        collectorConfiguration.handler = { request in
+            received.withLock { $0.append(request) }
+            return LabHTTPResponse(status: 204)
+        }
+        let collector = try LabTLSServer.started(collectorConfiguration)
+        defer { collector.stop() }
+        let reportURI = collector.url(host: "report.example.test", path: "/pkp")
+        let leafPin = "sha256/" + (try Certificate(derEncoded: fixture.pki.leaf.der)).spkiSHA256Base64
+        let strangers = try [55, 56].map { slot in
+            "sha256/" + (try Certificate(derEncoded: LabPKI.webChain(host: Self.host, keySlot: slot).intermediate.der)).spkiSHA256Base64
+        }
+        // The collector is trusted through the "system" roots (SSL_CERT_FILE), as reports are.
+        let environment = ["SSL_CERT_FILE": fixture.rootPath]
+        let reportResolve = ["--resolve", "report.example.test:\(collector.port):127.0.0.1"]
+        let servedBefore = fixture.server.statistics.requestsServed
+
+        // Pinned with a backup pin: trusted.
+        let good = try Self.policyFile(["version": 1, "anchors": ["root.pem"], "anchorsOnly": true,
+                                        "hosts": [["host": Self.host, "pins": [leafPin, strangers[0]]]]],
+                                       named: "good.json", in: fixture.directory)
+        let trusted = try CLIRunner.run(["get", fixture.url(), "--policy", good] + fixture.resolve, environment: environment)
+        #expect(trusted.status == 0 && trusted.stdout == "hello from cli", "\(trusted.stderr)")
+        #expect(!trusted.stderr.contains("pin-failure report"))
+
+        // Pins that do not match: refused before the request, and the report is posted.
+        let bad = try Self.policyFile(["version": 1, "anchors": ["root.pem"], "reportUris": [reportURI],
+                                       "hosts": [["host": "**.example.test", "pins": strangers]]],
+                                      named: "bad.json", in: fixture.directory)
+        let refused = try CLIRunner.run(["get", fixture.url(), "--policy", bad, "--json"] + fixture.resolve + reportResolve,
+                                        environment: environment)
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("spkiPinningFailed"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("pin-failure report for \(Self.host) sent to \(reportURI): HTTP 204"), "\(refused.stderr)")
+        let reports = received.withLock { $0 }
+        #expect(reports.count == 1 && reports.first?.method == "POST" && reports.first?.path == "/pkp")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(reports.first?.body ?? [])) as? [String: Any])
+        #expect(report["hostname"] as? String == Self.host && report["noted-hostname"] as? String == "**.example.test")
+        #expect(report["validation-result"] as? Int == 1)
+        #expect(fixture.server.statistics.requestsServed == servedBefore + 1, "only the trusted request reached the server")
+
+        // A host the file does not cover is refused (allHostsMustBeEvaluated defaults to true).
+        let elsewhere = try Self.policyFile(["version": 1, "anchors": ["root.pem"],
+                                             "hosts": [["host": "api.example.test", "evaluator": "default"]]],
+                                            named: "elsewhere.json", in: fixture.directory)
+        let uncovered = try CLIRunner.run(["get", fixture.url(), "--policy", elsewhere] + fixture.resolve, environment: environment)
+        #expect(uncovered.status == 1 && uncovered.stderr.contains("noRequiredEvaluator"), "\(uncovered.stderr)")
+
+        // Bad input: a malformed file, and options the file replaces.
+        let broken = try Self.policyFile(["version": 1, "hosts": [["host": Self.host, "pins": ["md5/abc"]]]],
+                                         named: "broken.json", in: fixture.directory)
+        let malformed = try CLIRunner.run(["get", fixture.url(), "--policy", broken] + fixture.resolve)
+        #expect(malformed.status == 2 && malformed.stderr.contains("$.hosts[0]"), "\(malformed.stderr)")
+        let combined = try CLIRunner.run(["get", fixture.url(), "--policy", good, "--pin", leafPin] + fixture.resolve)
+        #expect(combined.status == 2 && combined.stderr.contains("--policy cannot be combined with --pin"), "\(combined.stderr)")
+        #expect(received.withLock { $0.count } == 1)
     }
 }

@@ -1,0 +1,173 @@
+public import CertificateParsing
+internal import Synchronization
+
+/// What a TLS server presented on one connection: the chain exactly as served and the facts
+/// of the handshake, with no trust decision attached (``TLSProbe`` makes none).
+public struct ProbeResult: Sendable {
+    /// The host the probe asked for (SNI and `Host`), without brackets for IPv6.
+    public let host: String
+    /// The port.
+    public let port: Int
+    /// The certificates in the order the server sent them, leaf first. Never empty.
+    public let chain: [Certificate]
+    /// The negotiated protocol version as OpenSSL names it (`TLSv1.3`), when known.
+    public let tlsVersion: String?
+    /// The application protocol the connection used, in ALPN's spelling: `h2` when the server
+    /// selected HTTP/2 through ALPN, `http/1.1` otherwise. libcurl offers `h2,http/1.1` and does
+    /// not report whether the server answered ALPN at all, so a server without ALPN also shows
+    /// `http/1.1`. `nil` when no request was sent (``TLSProbe/Request/handshakeOnly``) or the
+    /// request failed.
+    public let alpn: String?
+    /// The HTTP version of the `HEAD` exchange (`HTTP/1.1`, `HTTP/2`), when one completed.
+    public let httpVersion: String?
+    /// The status of the `HEAD` response, when one completed.
+    public let httpStatus: Int?
+    /// Why the `HEAD` request failed after the chain had been recorded (a server that
+    /// requires a client certificate, or does not speak HTTP), if it did.
+    public let requestError: HTTPError?
+
+    /// Creates a probe result.
+    ///
+    /// - Parameters:
+    ///   - host: The host asked for.
+    ///   - port: The port.
+    ///   - chain: The served certificates, leaf first.
+    ///   - tlsVersion: The negotiated version, if known.
+    ///   - alpn: The application protocol, if known.
+    ///   - httpVersion: The HTTP version of the request, if one completed.
+    ///   - httpStatus: The response status, if one completed.
+    ///   - requestError: The request's failure, if it failed after the handshake.
+    public init(host: String, port: Int, chain: [Certificate], tlsVersion: String?, alpn: String? = nil,
+                httpVersion: String? = nil, httpStatus: Int? = nil, requestError: HTTPError? = nil) {
+        self.host = host
+        self.port = port
+        self.chain = chain
+        self.tlsVersion = tlsVersion
+        self.alpn = alpn
+        self.httpVersion = httpVersion
+        self.httpStatus = httpStatus
+        self.requestError = requestError
+    }
+}
+
+/// Connects to a TLS server and records what it serves, the way `openssl s_client` does, over
+/// the same libcurl transport as ``HTTPSession``.
+///
+/// The probe's decider records the served chain inside OpenSSL's certificate-verify callback.
+/// With ``Request/handshakeOnly`` it then refuses the chain, so the handshake is aborted and
+/// nothing is sent; with ``Request/head`` it lets the handshake finish and sends one `HEAD`
+/// request (no redirects followed, no credentials), which tells the HTTP version and so
+/// the ALPN protocol. Either way nothing the server sends is trusted or kept: the session
+/// exists only for the call, so the recording decider can never judge another connection.
+///
+/// ```swift
+/// let probe = try await TLSProbe.fetch(host: "www.example.org")
+/// print(probe.tlsVersion ?? "?", probe.chain.map(\.subject.rfc4514))
+/// ```
+///
+/// The cipher suite is not reported: the transport does not expose the `SSL` object of a
+/// connection outside its TLS hooks.
+public enum TLSProbe {
+    /// What the probe sends once the chain has been recorded.
+    public enum Request: Sendable, Hashable {
+        /// Abort the handshake in the verify callback: no HTTP byte is sent, ALPN stays unknown.
+        case handshakeOnly
+        /// Complete the handshake and send `HEAD /`, to learn the negotiated HTTP version.
+        case head
+    }
+
+    /// Connects to `host:port` and returns what the server presented.
+    ///
+    /// - Parameters:
+    ///   - host: The host name (sent as SNI) or IP literal (IPv6 without brackets).
+    ///   - port: The TCP port.
+    ///   - address: Connect to this IP address instead of resolving `host` (curl's
+    ///     `--resolve host:port:address`); `nil` resolves `host`.
+    ///   - timeout: Seconds for the whole probe (connect, handshake and request).
+    ///   - request: Whether to abort after the chain or send a `HEAD` request.
+    /// - Returns: The served chain and the connection facts.
+    /// - Throws: ``HTTPError/invalidRequest(_:)`` for a bad host, port, address or timeout;
+    ///   the transport's ``HTTPError`` when no certificate arrived (connection refused, name
+    ///   not found, handshake failure, timeout).
+    public static func fetch(
+        host: String, port: Int = 443, connectTo address: String? = nil, timeout: Double = 10, request: Request = .handshakeOnly
+    ) async throws(HTTPError) -> ProbeResult {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        guard !bare.isEmpty, !bare.contains(where: { $0 == "/" || $0 == " " || $0 == "@" || $0 == "?" || $0 == "#" }) else {
+            throw .invalidRequest("'\(host)' is not a host name or IP address")
+        }
+        guard (1...65535).contains(port) else { throw .invalidRequest("port \(port) is not in 1-65535") }
+        guard timeout > 0, timeout.isFinite else { throw .invalidRequest("timeout must be a positive number of seconds") }
+        let isIPv6 = bare.contains(":")
+        let authority = (isIPv6 ? "[\(bare)]" : bare) + ":\(port)"
+
+        let recorder = ChainRecorder()
+        var configuration = HTTPSessionConfiguration(serverTrust: RecordingDecider(recorder: recorder, accepts: request == .head))
+        if let address {
+            guard !address.isEmpty, !address.contains("/") else { throw .invalidRequest("'\(address)' is not an address to connect to") }
+            let connect = address.contains(":") && !address.hasPrefix("[") ? "[\(address)]" : address
+            configuration.resolve = ["\(authority):\(connect)"]
+        }
+        configuration.timeout = timeout
+        configuration.connectTimeout = timeout
+        configuration.maximumRedirects = 0
+        configuration.tlsSessionResumption = false
+        configuration.acceptsCompressedResponses = false
+        configuration.maximumTransferThreads = 1
+        let session = try HTTPSession(configuration: configuration)
+        defer { session.invalidate() }
+
+        var probeRequest = HTTPRequest(.head, "https://\(authority)/")
+        probeRequest.usesFreshConnection = true
+        let outcome: Result<HTTPResponse, HTTPError>
+        do {
+            outcome = .success(try await session.send(probeRequest))
+        } catch {
+            outcome = .failure(error)
+        }
+        guard let served = recorder.served, !served.certificates.isEmpty else {
+            switch outcome {
+            case .failure(let error): throw error
+            case .success: throw .invalidRequest("the server at \(authority) presented no certificate")
+            }
+        }
+        switch outcome {
+        case .success(let response):
+            return ProbeResult(host: bare, port: port, chain: served.certificates, tlsVersion: served.tlsVersion ?? response.tlsVersion,
+                               alpn: response.httpVersion == "HTTP/2" ? "h2" : "http/1.1", httpVersion: response.httpVersion,
+                               httpStatus: response.statusCode)
+        case .failure(let error):
+            // The refusal the probe itself made is the expected end of a handshake-only probe.
+            if case .serverTrustRejected(let decision) = error, decision.evaluator == RecordingDecider.name {
+                return ProbeResult(host: bare, port: port, chain: served.certificates, tlsVersion: served.tlsVersion)
+            }
+            return ProbeResult(host: bare, port: port, chain: served.certificates, tlsVersion: served.tlsVersion, requestError: error)
+        }
+    }
+}
+
+/// The first chain served to a probe.
+private final class ChainRecorder: Sendable {
+    private let state = Mutex<ServedChain?>(nil)
+
+    func record(_ chain: ServedChain) {
+        state.withLock { if $0 == nil { $0 = chain } }
+    }
+
+    var served: ServedChain? { state.withLock { $0 } }
+}
+
+/// Records the chain and then accepts (to send the `HEAD`) or refuses (to abort). It trusts
+/// nothing: it is private to this file and lives only in the session ``TLSProbe/fetch`` makes.
+private struct RecordingDecider: ServerTrustDecider {
+    static let name = "probe"
+    let recorder: ChainRecorder
+    let accepts: Bool
+
+    func decide(_ chain: ServedChain) -> TrustDecision {
+        recorder.record(chain)
+        return accepts
+            ? .accept(chain, by: Self.name, "recorded for inspection only; the chain was not evaluated")
+            : .reject(chain, by: Self.name, "recorded for inspection; handshake aborted by the probe")
+    }
+}

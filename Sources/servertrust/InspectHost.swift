@@ -1,0 +1,173 @@
+import CertificateParsing
+import Foundation
+import ServerTrustHTTP
+import TrustEvaluation
+
+/// An `https://HOST[:PORT]` argument with the `--resolve` entry that applies to it.
+struct HTTPSTarget {
+    let host: String
+    let port: Int
+    /// The address to connect to instead of resolving `host` (from `--resolve`).
+    let connectTo: String?
+
+    /// `https://host:port/` (brackets around IPv6 literals).
+    var url: String { "https://\(authority)/" }
+    var authority: String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
+
+    /// Whether a positional argument names a server rather than a file.
+    static func looksLikeURL(_ text: String) -> Bool {
+        let lower = text.lowercased()
+        return lower.hasPrefix("https://") || lower.hasPrefix("http://")
+    }
+
+    /// Parses `https://HOST[:PORT][/…]` and picks the `--resolve HOST:PORT:ADDR` entry for it.
+    init(_ text: String, resolve entries: [String]) throws {
+        guard text.lowercased().hasPrefix("https://") else {
+            throw CLIError("'\(text)' is not an https:// URL (plain http has no certificate to show)")
+        }
+        guard let components = URLComponents(string: text), var host = components.host, !host.isEmpty else {
+            throw CLIError("'\(text)' is not a URL (expected https://HOST[:PORT])")
+        }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard components.user == nil, components.password == nil else { throw CLIError("'\(text)': credentials in the URL are not used") }
+        let port = components.port ?? 443
+        guard (1...65535).contains(port) else { throw CLIError("'\(text)': port \(port) is not in 1-65535") }
+        self.host = host
+        self.port = port
+        var address: String?
+        for entry in entries {
+            let parts = entry.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3, !parts[0].isEmpty, let entryPort = Int(parts[1]), !parts[2].isEmpty else {
+                throw CLIError("--resolve '\(entry)' is not HOST:PORT:ADDRESS")
+            }
+            guard String(parts[0]).lowercased() == host.lowercased() && entryPort == port else {
+                throw CLIError("--resolve '\(entry)' does not match \(host):\(port)")
+            }
+            var value = String(parts[2])
+            if value.hasPrefix("[") && value.hasSuffix("]") { value = String(value.dropFirst().dropLast()) }
+            address = value
+        }
+        self.connectTo = address
+    }
+
+    /// Connects and records what the server serves; network and TLS failures are exit 4.
+    func probe(timeout: Double, request: TLSProbe.Request) throws -> ProbeResult {
+        let host = self.host, port = self.port, address = connectTo
+        let result = GetCommand.runBlocking { () -> Result<ProbeResult, HTTPError> in
+            do throws(HTTPError) {
+                return .success(try await TLSProbe.fetch(host: host, port: port, connectTo: address, timeout: timeout, request: request))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .success(let probe): return probe
+        case .failure(.invalidRequest(let reason)): throw CLIError("\(url): \(reason)")
+        case .failure(let error): throw CLIError("\(url): \(error)", code: GetCommand.networkError)
+        }
+    }
+
+    /// The `--timeout` value (default 10 s).
+    static func timeout(_ options: Options) throws -> Double {
+        guard let text = options.value("--timeout") else { return 10 }
+        guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+            throw CLIError("--timeout must be a positive number of seconds, got '\(text)'")
+        }
+        return seconds
+    }
+}
+
+/// Whether a served chain verifies against the system roots for a host (what a default
+/// HTTPS client decides), and the path or the reason.
+struct SystemVerification {
+    let verified: Bool
+    let path: [Certificate]?
+    let failure: ValidationFailure?
+    /// Why verification could not run at all (unreadable system store).
+    let problem: String?
+
+    var reason: String? { problem ?? failure?.description }
+
+    init(chain: [Certificate], host: String) {
+        guard let leaf = chain.first else {
+            (verified, path, failure, problem) = (false, nil, nil, "no certificate served")
+            return
+        }
+        let store: TrustStore
+        do {
+            store = try TrustStore.system()
+        } catch {
+            (verified, path, failure, problem) = (false, nil, nil, "system trust store: \(error)")
+            return
+        }
+        let outcome = Verifier(anchors: store, policy: .sslServer(host: host)).validate(leaf: leaf, intermediates: Array(chain.dropFirst()))
+        switch outcome.result {
+        case .success(let verified): (self.verified, path, failure, problem) = (true, verified.certificates, nil, nil)
+        case .failure(let failure): (verified, path, self.failure, problem) = (false, nil, failure, nil)
+        }
+    }
+}
+
+/// `servertrust inspect https://HOST[:PORT]`: what a server serves, and whether a default
+/// client would trust it.
+enum InspectHost {
+    static func run(_ argument: String, options: Options) throws -> Int32 {
+        let target = try HTTPSTarget(argument, resolve: options.values["--resolve"] ?? [])
+        let timeout = try HTTPSTarget.timeout(options)
+        let probe = try target.probe(timeout: timeout, request: options.flags.contains("--handshake-only") ? .handshakeOnly : .head)
+        let verification = SystemVerification(chain: probe.chain, host: target.host)
+        if options.flags.contains("--json") {
+            print(json(probe, target: target, verification: verification).rendered)
+        } else {
+            print(human(probe, target: target, verification: verification, handshakeOnly: options.flags.contains("--handshake-only")))
+        }
+        return verification.verified ? ExitCode.success : ExitCode.rejected
+    }
+
+    /// The host form's JSON object (README "The commands", `inspect https://HOST[:PORT]`).
+    static func json(_ probe: ProbeResult, target: HTTPSTarget, verification: SystemVerification) -> JSON {
+        .object([
+            ("url", .string(target.url)),
+            ("host", .string(target.host)),
+            ("port", .int(target.port)),
+            ("connectTo", target.connectTo.map(JSON.string) ?? .null),
+            ("tlsVersion", probe.tlsVersion.map(JSON.string) ?? .null),
+            ("cipher", .null),
+            ("alpn", probe.alpn.map(JSON.string) ?? .null),
+            ("httpStatus", probe.httpStatus.map(JSON.int) ?? .null),
+            ("requestError", probe.requestError.map { .string("\($0)") } ?? .null),
+            ("verified", .bool(verification.verified)),
+            ("verification", verification.reason.map(JSON.string) ?? .null),
+            ("failureKind", verification.failure.map { .string($0.kind.rawValue) } ?? .null),
+            ("verifiedChain", verification.path.map { .array($0.map { .string($0.subject.rfc4514) }) } ?? .null),
+            ("certificates", .array(probe.chain.enumerated().map { InspectCommand.json($0.element, file: nil, index: $0.offset) })),
+        ])
+    }
+
+    static func human(_ probe: ProbeResult, target: HTTPSTarget, verification: SystemVerification, handshakeOnly: Bool) -> String {
+        var lines: [(String, String)] = []
+        lines.append(("Protocol", probe.tlsVersion ?? "unknown"))
+        lines.append(("Cipher", "not reported (the libcurl transport does not expose it)"))
+        if let alpn = probe.alpn {
+            lines.append(("ALPN", alpn + (probe.httpStatus.map { " (HEAD / answered \($0))" } ?? "")))
+        } else if handshakeOnly {
+            lines.append(("ALPN", "not shown (--handshake-only sends no request)"))
+        } else {
+            lines.append(("ALPN", "unknown (the HEAD request failed: \(probe.requestError.map { "\($0)" } ?? "no response"))"))
+        }
+        if verification.verified, let path = verification.path {
+            lines.append(("Verified", "yes, for \(target.host) against the system roots"))
+            lines.append(("Path", path.map { $0.subject.rfc4514.isEmpty ? "(empty subject)" : $0.subject.rfc4514 }.joined(separator: "  <-  ")))
+        } else {
+            lines.append(("Verified", "NO, for \(target.host) against the system roots: \(verification.reason ?? "unknown")"))
+        }
+        let width = lines.map(\.0.count).max() ?? 0
+        var out = "Connected to \(target.authority)" + (target.connectTo.map { " (\($0), from --resolve)" } ?? "") + "\n"
+        out += lines.map { "  " + $0.0 + String(repeating: " ", count: width - $0.0.count) + "  " + $0.1 }.joined(separator: "\n")
+        out += "\n\nServed chain: \(probe.chain.count) certificate\(probe.chain.count == 1 ? "" : "s")"
+        for (index, certificate) in probe.chain.enumerated() {
+            out += "\n\n" + InspectCommand.human(certificate, file: target.url, index: index, count: probe.chain.count)
+        }
+        return out
+    }
+}

@@ -1,0 +1,445 @@
+import CertificateParsing
+import Foundation
+import ServerTrust
+import ServerTrustHTTP
+import TrustEvaluation
+
+/// `servertrust pins FILE|https://HOST[:PORT]`: the pin configuration for a server, ready to
+/// paste, in ServerTrust's policy format and the TrustKit, OkHttp, ATS and curl forms, with a
+/// proposed backup pin and warnings about expiry and incomplete chains.
+enum PinsCommand {
+    static let usage = """
+        usage: servertrust pins FILE [--host H] [options]
+               servertrust pins https://HOST[:PORT] [--resolve HOST:PORT:ADDR] [options]
+
+        Prints the SPKI pins (RFC 7469: base64 SHA-256 of a certificate's public key) to configure for
+        a server, from a PEM/DER chain file (leaf first, as the server sends it) or from the chain the
+        server serves (the handshake is aborted once it arrives; nothing is sent), as:
+          json      a ServerTrust policy file (docs/policy-schema.md; servertrust evaluate --policy)
+          trustkit  a TrustKit configuration dictionary as JSON (kTSK… keys; in Info.plist they are
+                    TSKConfiguration / TSKPinnedDomains / TSKPublicKeyHashes / …)
+          okhttp    Kotlin: CertificatePinner.Builder().add("host", "sha256/…")
+          ats       Info.plist XML: NSAppTransportSecurity / NSPinnedDomains with SPKI-SHA256-BASE64
+          curl      curl --pinnedpubkey 'sha256//…;sha256//…'
+        The pin is the server's own key; the proposed backup is the root CA's key (or the
+        intermediate's, when the root is unknown), so that re-keying the server does not lock clients
+        out. It warns when a pinned certificate expires within 30 days and when the chain is
+        incomplete (it does not reach a self-signed certificate and the last certificate's issuer is
+        not among the system roots: SSL_CERT_FILE / SSL_CERT_DIR).
+
+        ServerTrust's policy, like HPKP (RFC 7469 §4.3), enforces a pin set only if one pin is a key
+        held in reserve, outside the served chain; without --backup-pin the json form is report-only.
+        Make a spare key, keep it offline, and pin it:
+          openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out spare.key
+          openssl pkey -in spare.key -pubout -outform DER | openssl dgst -sha256 -binary | openssl base64
+
+        options:
+          --host H                  the host the pins are for (FILE form; default: the leaf's first SAN)
+          --format json|trustkit|okhttp|ats|curl|all
+                                    what to print (default all: the analysis, then every form);
+                                    a single form prints only that form, warnings go to stderr
+          --backup-pin sha256/BASE64
+                                    a spare key's pin to add (repeatable; also sha256//… or bare base64)
+          --resolve HOST:PORT:ADDR  connect to ADDR for HOST:PORT (as curl)
+          --timeout SECONDS         for connecting and the handshake (default 10)
+
+        exit codes: 0 printed (warnings included), 2 unreadable or malformed input or bad usage,
+        4 connection or TLS failure
+        """
+
+    enum Format: String, CaseIterable {
+        case json, trustkit, okhttp, ats, curl, all
+    }
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let options = try Options(arguments, flags: ["--help"], values: ["--host", "--format", "--resolve", "--timeout", "--backup-pin"])
+        if options.flags.contains("--help") {
+            print(usage)
+            return ExitCode.success
+        }
+        guard options.positionals.count == 1, let source = options.positionals.first else {
+            throw CLIError(options.positionals.isEmpty ? "no file or https:// URL given (usage: servertrust pins FILE|https://HOST; --help)"
+                : "one FILE or https:// URL expected, got \(options.positionals.count)")
+        }
+        let formatText = options.value("--format") ?? "all"
+        guard let format = Format(rawValue: formatText) else {
+            throw CLIError("--format: '\(formatText)' is not json, trustkit, okhttp, ats, curl or all")
+        }
+        var spares: [SPKIPin] = []
+        for text in options.values["--backup-pin"] ?? [] {
+            let pin: SPKIPin
+            do { pin = try SPKIPin(text) } catch { throw CLIError("--backup-pin '\(text)': \(error.message)") }
+            guard pin.algorithm == .sha256 else { throw CLIError("--backup-pin '\(text)': TrustKit, OkHttp, ATS and curl take sha256 pins only") }
+            if !spares.contains(pin) { spares.append(pin) }
+        }
+
+        let chain: [Certificate]
+        let host: String
+        var port = 443
+        let origin: String
+        if HTTPSTarget.looksLikeURL(source) {
+            guard options.value("--host") == nil else { throw CLIError("--host is for the FILE form; the URL names the host") }
+            let target = try HTTPSTarget(source, resolve: options.values["--resolve"] ?? [])
+            let probe = try target.probe(timeout: try HTTPSTarget.timeout(options), request: .handshakeOnly)
+            chain = probe.chain
+            host = target.host
+            port = target.port
+            origin = "served by \(target.url)"
+        } else {
+            for option in ["--resolve", "--timeout"] where options.values[option] != nil {
+                throw CLIError("\(option) is for an https:// URL, not a file")
+            }
+            let bytes = try CLI.readFile(source)
+            do { chain = try Certificate.load(bytes) } catch { throw CLIError("\(source): \(error)") }
+            guard !chain.isEmpty else { throw CLIError("\(source): no certificate") }
+            if let given = options.value("--host") {
+                host = given
+            } else if let name = defaultHost(chain[0]) {
+                host = name
+            } else {
+                throw CLIError("\(source): the leaf has no DNS or IP SAN to take the host from; give --host H")
+            }
+            origin = "from \(source)"
+        }
+        let pattern: HostPattern
+        do { pattern = try HostPattern(host) } catch { throw CLIError("--host '\(host)': \(error.message)") }
+        guard pattern.kind == .exact else { throw CLIError("--host '\(host)': give one host name, not a pattern (edit the output for subdomains)") }
+
+        let plan = PinPlan(chain: chain, host: host, spares: spares, now: InspectCommand.currentTime)
+        switch format {
+        case .all:
+            print(report(plan, origin: origin, port: port))
+        default:
+            for warning in plan.warnings { CLI.writeStderr("servertrust: pins: warning: \(warning)") }
+            print(render(format, plan, port: port))
+        }
+        return ExitCode.success
+    }
+
+    /// The leaf's first DNS name (not a wildcard) or IP address SAN.
+    static func defaultHost(_ leaf: Certificate) -> String? {
+        for name in leaf.subjectAlternativeNames {
+            if case .dnsName(let dns) = name, !dns.contains("*") { return dns }
+            if case .ipAddress = name, name.description.hasPrefix("IP:") { return String(name.description.dropFirst(3)) }
+        }
+        return nil
+    }
+
+    // MARK: - Output
+
+    static func render(_ format: Format, _ plan: PinPlan, port: Int) -> String {
+        switch format {
+        case .json: return prettyJSON(serverTrustPolicy(plan))
+        case .trustkit: return prettyJSON(trustKit(plan))
+        case .okhttp: return okHttp(plan)
+        case .ats: return ats(plan)
+        case .curl: return curl(plan, port: port)
+        case .all: return report(plan, origin: "", port: port)
+        }
+    }
+
+    static func report(_ plan: PinPlan, origin: String, port: Int) -> String {
+        var out = "Pins for \(plan.host) (\(origin), \(plan.chain.count) certificate\(plan.chain.count == 1 ? "" : "s"))\n\n"
+        var rows: [(String, String, String)] = []
+        for key in plan.keys {
+            rows.append((key.role, key.pin, key.label))
+        }
+        for spare in plan.spares {
+            rows.append(("spare", spare.description, plan.sparesOutsideChain.contains(spare) ? "--backup-pin, a key held in reserve"
+                : "--backup-pin, but this key IS in the chain"))
+        }
+        let roleWidth = rows.map(\.0.count).max() ?? 0
+        let pinWidth = rows.map(\.1.count).max() ?? 0
+        for row in rows {
+            out += "  " + pad(row.0, roleWidth) + "  " + pad(row.1, pinWidth) + "  " + row.2 + "\n"
+        }
+        out += "\nPin:     \(plan.leafKey.pin)  (the server's own key)\n"
+        if let backup = plan.backup {
+            out += "Backup:  \(backup.pin)  (the \(backup.role == "root" ? "root CA" : "issuing CA")'s key, \(backup.certificate.subject.rfc4514))\n"
+        } else {
+            out += "Backup:  none from the chain (no CA certificate was served or found among the system roots)\n"
+        }
+        for line in plan.explanation { out += "  " + line + "\n" }
+        if !plan.warnings.isEmpty {
+            out += "\n" + plan.warnings.map { "warning: " + $0 }.joined(separator: "\n") + "\n"
+        }
+        let sections: [(String, String)] = [
+            ("ServerTrust policy (docs/policy-schema.md; servertrust evaluate --policy FILE)"
+                + (plan.enforces ? "" : ", report-only until a spare key is pinned"), prettyJSON(serverTrustPolicy(plan))),
+            ("TrustKit (TrustKit.initSharedInstance(withConfiguration:), or Info.plist TSKConfiguration with TSK… keys)",
+             prettyJSON(trustKit(plan))),
+            ("OkHttp (Kotlin)", okHttp(plan)),
+            ("App Transport Security (Info.plist)", ats(plan)),
+            ("curl", curl(plan, port: port)),
+        ]
+        for (title, body) in sections {
+            out += "\n== \(title) ==\n" + body + "\n"
+        }
+        return out.hasSuffix("\n") ? String(out.dropLast()) : out
+    }
+
+    static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+
+    /// ServerTrust's policy format: one `spkiPins` entry; other hosts keep default validation.
+    static func serverTrustPolicy(_ plan: PinPlan) -> JSON {
+        .object([
+            ("version", .int(1)),
+            ("allHostsMustBeEvaluated", .bool(false)),
+            ("hosts", .array([
+                .object([
+                    ("host", .string(plan.host)),
+                    ("pins", .array(plan.pins.map { .string($0) })),
+                    ("enforcePinning", .bool(plan.enforces)),
+                ]),
+            ])),
+        ])
+    }
+
+    /// TrustKit's configuration dictionary (the `kTSK…` constants' names, as ServerTrust's
+    /// `PolicyFile` and TrustKit's Swift/Objective-C examples write them).
+    static func trustKit(_ plan: PinPlan) -> JSON {
+        .object([
+            ("kTSKSwizzleNetworkDelegates", .bool(false)),
+            ("kTSKPinnedDomains", .object([
+                (plan.host, .object([
+                    ("kTSKIncludeSubdomains", .bool(false)),
+                    // TrustKit refuses to enforce fewer than 2 pins.
+                    ("kTSKEnforcePinning", .bool(plan.pins.count >= 2)),
+                    ("kTSKDisableDefaultReportUri", .bool(true)),
+                    ("kTSKPublicKeyHashes", .array(plan.pins.map { .string(String($0.dropFirst("sha256/".count))) })),
+                ])),
+            ])),
+        ])
+    }
+
+    static func okHttp(_ plan: PinPlan) -> String {
+        var lines = ["// OkHttp accepts the connection when any certificate of the verified chain has one of these keys."]
+        lines.append("val certificatePinner = CertificatePinner.Builder()")
+        for (pin, comment) in plan.pinsWithComments {
+            lines.append("    .add(\"\(plan.host)\", \"\(pin)\") // \(comment)")
+        }
+        lines.append("    .build()")
+        lines.append("val client = OkHttpClient.Builder().certificatePinner(certificatePinner).build()")
+        return lines.joined(separator: "\n")
+    }
+
+    /// ATS: the CA keys as `NSPinnedCAIdentities`; the leaf as `NSPinnedLeafIdentities` only
+    /// with a spare key (or no CA), since ATS requires both sets to match when both exist.
+    static func ats(_ plan: PinPlan) -> String {
+        let caPins = plan.caKeys.map(\.pin)
+        var leafPins: [String] = []
+        if caPins.isEmpty || !plan.spares.isEmpty {
+            leafPins = [plan.leafKey.pin] + plan.spares.map(\.description)
+        }
+        func identities(_ key: String, _ pins: [String]) -> [String] {
+            guard !pins.isEmpty else { return [] }
+            var lines = ["\t\t\t<key>\(key)</key>", "\t\t\t<array>"]
+            for pin in pins {
+                lines += ["\t\t\t\t<dict>", "\t\t\t\t\t<key>SPKI-SHA256-BASE64</key>",
+                          "\t\t\t\t\t<string>\(pin.dropFirst("sha256/".count))</string>", "\t\t\t\t</dict>"]
+            }
+            return lines + ["\t\t\t</array>"]
+        }
+        var lines: [String] = []
+        if caPins.isEmpty {
+            lines.append("<!-- No CA in the chain: the leaf's key is pinned; add a spare key's pin (--backup-pin) before shipping. -->")
+        } else if leafPins.isEmpty {
+            lines.append("<!-- ATS checks NSPinnedCAIdentities against the CA certificates of the chain. The leaf is not pinned here:")
+            lines.append("     with both keys ATS requires both to match, so a re-keyed server would be refused. -->")
+        } else {
+            lines.append("<!-- ATS requires both sets to match: the leaf's key or the spare, and one of the CA keys. -->")
+        }
+        if IPAddressText.parse(plan.host) != nil {
+            lines.append("<!-- ATS pins domain names; \(plan.host) is an IP address, which NSPinnedDomains does not cover. -->")
+        }
+        lines += ["<key>NSAppTransportSecurity</key>", "<dict>", "\t<key>NSPinnedDomains</key>", "\t<dict>",
+                  "\t\t<key>\(xmlEscaped(plan.host))</key>", "\t\t<dict>", "\t\t\t<key>NSIncludesSubdomains</key>", "\t\t\t<false/>"]
+        lines += identities("NSPinnedCAIdentities", caPins)
+        lines += identities("NSPinnedLeafIdentities", leafPins)
+        lines += ["\t\t</dict>", "\t</dict>", "</dict>"]
+        return lines.joined(separator: "\n")
+    }
+
+    /// curl compares only the server's own key with `--pinnedpubkey`, so CA pins are left out.
+    static func curl(_ plan: PinPlan, port: Int) -> String {
+        let pins = ([plan.leafKey.pin] + plan.spares.map(\.description)).map { "sha256//" + $0.dropFirst("sha256/".count) }
+        let authority = (plan.host.contains(":") ? "[\(plan.host)]" : plan.host) + (port == 443 ? "" : ":\(port)")
+        return "# curl checks --pinnedpubkey against the server's own key only, so CA keys are not listed.\n"
+            + "curl --pinnedpubkey '\(pins.joined(separator: ";"))' https://\(authority)/"
+    }
+
+    static func xmlEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+
+    /// Indented JSON, for configuration files people read and edit.
+    static func prettyJSON(_ value: JSON, indent: String = "") -> String {
+        let inner = indent + "  "
+        switch value {
+        case .array(let items) where !items.isEmpty:
+            return "[\n" + items.map { inner + prettyJSON($0, indent: inner) }.joined(separator: ",\n") + "\n" + indent + "]"
+        case .object(let pairs) where !pairs.isEmpty:
+            return "{\n" + pairs.map { key, item in
+                var quoted = ""
+                JSON.quote(key, into: &quoted)
+                return inner + quoted + ": " + prettyJSON(item, indent: inner)
+            }.joined(separator: ",\n") + "\n" + indent + "}"
+        default:
+            return value.rendered
+        }
+    }
+}
+
+/// What to pin for a chain, the backup proposed, and what to warn about.
+struct PinPlan {
+    struct Key {
+        let certificate: Certificate
+        /// `leaf`, `intermediate` or `root`.
+        let role: String
+        let fromSystemRoots: Bool
+        let now: Int64
+
+        var pin: String { "sha256/" + certificate.spkiSHA256Base64 }
+        var label: String {
+            let subject = certificate.subject.rfc4514.isEmpty ? "(empty subject)" : certificate.subject.rfc4514
+            return subject + " (" + (fromSystemRoots ? "from the system roots, " : "")
+                + InspectCommand.validityNote(certificate, now: now) + ")"
+        }
+    }
+
+    let host: String
+    let chain: [Certificate]
+    /// The leaf, the CA certificates of the chain, and the root found in the system roots.
+    let keys: [Key]
+    let backup: Key?
+    let spares: [SPKIPin]
+    /// The spare pins whose keys are not in the chain (the backups ServerTrust counts).
+    let sparesOutsideChain: [SPKIPin]
+    let explanation: [String]
+    let warnings: [String]
+
+    var leafKey: Key { keys[0] }
+    var caKeys: [Key] { Array(keys.dropFirst()) }
+    /// The pins of every form that takes CA keys: the leaf, the backup, the spares.
+    var pins: [String] { pinsWithComments.map(\.0) }
+    /// ServerTrust enforces only with a pin outside the chain (RFC 7469 §4.3).
+    var enforces: Bool { !sparesOutsideChain.isEmpty }
+
+    var pinsWithComments: [(String, String)] {
+        var result = [(leafKey.pin, "leaf: " + leafKey.certificate.subject.rfc4514)]
+        if let backup { result.append((backup.pin, "backup, the \(backup.role == "root" ? "root CA" : "issuing CA"): " + backup.certificate.subject.rfc4514)) }
+        for spare in spares where !result.contains(where: { $0.0 == spare.description }) {
+            result.append((spare.description, "backup: a spare key held in reserve"))
+        }
+        return result
+    }
+
+    init(chain: [Certificate], host: String, spares: [SPKIPin], now: Int64) {
+        self.host = host
+        self.chain = chain
+        self.spares = spares
+        let leaf = chain[0]
+        var warnings: [String] = []
+        var explanation: [String] = []
+        var system: TrustStore?
+        do {
+            system = try TrustStore.system()
+        } catch {
+            warnings.append("the system roots cannot be read (\(error)): the root and the chain's completeness are not checked")
+        }
+
+        for index in chain.indices.dropLast() where chain[index].issuer != chain[index + 1].subject {
+            warnings.append("certificate \(index + 2) (\(chain[index + 1].subject.rfc4514)) did not issue certificate \(index + 1) "
+                            + "(\(chain[index].subject.rfc4514)): the chain is out of order or carries an unrelated certificate")
+        }
+
+        // The CA certificates of the chain, and the root: served (self-signed, last), or the
+        // system root the chain leads to.
+        var keys = [Key(certificate: leaf, role: "leaf", fromSystemRoots: false, now: now)]
+        let last = chain[chain.count - 1]
+        let standalone = chain.count == 1 && leaf.isSelfIssued
+        for certificate in chain.dropFirst() {
+            let isRoot = certificate == last && certificate.isSelfIssued
+            keys.append(Key(certificate: certificate, role: isRoot ? "root" : "intermediate", fromSystemRoots: false, now: now))
+        }
+        var complete = last.isSelfIssued || system == nil
+        if !last.isSelfIssued, let system {
+            let issuers = system.certificates.filter { $0.subject == last.issuer }
+            complete = !issuers.isEmpty
+            let verified = Verifier(anchors: system, policy: .basicX509(at: now)).validate(leaf: leaf, intermediates: Array(chain.dropFirst()))
+            let aki = last.extensions.authorityKeyIdentifier?.keyIdentifier
+            let root = verified.chain.map(\.anchor).flatMap { chain.contains($0) ? nil : $0 }
+                ?? issuers.first { aki != nil && $0.extensions.subjectKeyIdentifier.map(Array.init) == aki.map(Array.init) }
+                ?? issuers.first
+            if let root { keys.append(Key(certificate: root, role: "root", fromSystemRoots: true, now: now)) }
+        }
+        if !complete {
+            warnings.append("the chain is incomplete: the last certificate (\(last.subject.rfc4514)) was issued by \(last.issuer.rfc4514), "
+                            + "which is neither in the chain nor among the system roots; clients that do not fetch missing "
+                            + "intermediates (Android, curl, ServerTrust) will refuse it: make the server send its intermediates")
+        }
+        self.keys = keys
+
+        let backup = keys.last { $0.role == "root" } ?? keys.first { $0.role == "intermediate" }
+        self.backup = backup
+        if let backup {
+            if backup.role == "root" {
+                explanation += [
+                    "Why a backup: a pin on the server's key alone locks every client out the day the server is",
+                    "re-keyed (renewals often bring a new key). The root CA's key stays the same across renewals",
+                    "and across the CA's intermediates, which CAs rotate (Let's Encrypt picks among several at",
+                    "each renewal), so clients keep connecting while you ship the new leaf pin. The cost: a",
+                    "certificate this CA issues for \(host) to someone else passes the pin check too (still one",
+                    "CA instead of every public one).",
+                ]
+            } else {
+                explanation += [
+                    "Why a backup: a pin on the server's key alone locks every client out the day the server is",
+                    "re-keyed (renewals often bring a new key). The issuing CA's key stays the same while the CA",
+                    "issues from this intermediate, so clients keep connecting while you ship the new leaf pin.",
+                    "The root's key would also survive the CA moving to a new intermediate, but the root is not",
+                    "known here (not served, not among the system roots).",
+                ]
+            }
+        }
+        explanation += [
+            "Safest of all: also pin a spare key you keep offline (--backup-pin), which survives a change of",
+            "CA too. ServerTrust's policy counts only such a key as a backup (RFC 7469 §4.3).",
+        ]
+
+        let chainPins = Set(keys.map(\.certificate.spkiSHA256Base64))
+        let outside = spares.filter { !chainPins.contains(Base64.encode($0.digest)) }
+        sparesOutsideChain = outside
+        for spare in spares where !outside.contains(spare) {
+            warnings.append("--backup-pin \(spare) is the key of a certificate in the chain, not a key held in reserve")
+        }
+        if backup == nil {
+            warnings.append((standalone ? "the leaf is self-signed" : "no CA certificate was served or found among the system roots")
+                            + ": there is no CA key to fall back on; pin a spare key (--backup-pin) before shipping, "
+                            + "or a re-key locks every client out")
+        }
+        if outside.isEmpty {
+            warnings.append("the ServerTrust policy is report-only (enforcePinning false): it enforces only when one pin is "
+                            + "a spare key outside the chain; add --backup-pin (see --help)")
+        }
+        if backup == nil && spares.isEmpty {
+            warnings.append("TrustKit enforces only with 2 pins or more: its form is report-only (kTSKEnforcePinning false)")
+        }
+        let day: Int64 = 86_400
+        for key in [keys[0]] + (backup.map { [$0] } ?? []) {
+            let left = key.certificate.notAfter.secondsSince1970 - now
+            let what = "the pinned \(key.role) \(key.certificate.subject.rfc4514)"
+            if left < 0 {
+                warnings.append("\(what) expired on \(key.certificate.notAfter.rfc3339)")
+            } else if left < 30 * day {
+                warnings.append("\(what) expires in \(left / day) day\(left / day == 1 ? "" : "s") (\(key.certificate.notAfter.rfc3339)): "
+                                + (key.role == "leaf" ? "its successor may come with a new key; ship that key's pin before then"
+                                    : "pins on its key stop helping when it is replaced; check the CA's successor key"))
+            }
+        }
+        self.explanation = explanation
+        self.warnings = warnings
+    }
+}

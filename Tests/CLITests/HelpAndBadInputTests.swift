@@ -1,0 +1,158 @@
+import CertificateParsing
+import Foundation
+import ServerTrustLab
+import Testing
+
+/// Every subcommand: `--help` (usage, options, exit codes), one-line errors on bad input with
+/// exit 2, and `limbo-serve`'s line protocol on stdin (key slots 291-293: keySlot 97).
+@Suite("servertrust --help and bad input, every subcommand")
+struct HelpAndBadInputTests {
+    /// Runs the binary with `input` on stdin.
+    static func run(_ arguments: [String], stdin input: String) throws -> CLIRunner.Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLIRunner.binary)
+        process.arguments = arguments
+        let stdin = Pipe()
+        let out = Pipe()
+        let err = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CLIRunner.Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                                stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    static let helpCases: [[String]] = [
+        ["inspect"], ["pins"], ["evaluate"], ["get"], ["demo"], ["bench"], ["bench", "evaluate"], ["bench", "https"], ["limbo-serve"],
+    ]
+
+    @Test("--help prints usage, options and exit codes on stdout, exit 0", arguments: helpCases)
+    func help(command: [String]) throws {
+        let result = try CLIRunner.run(command + ["--help"])
+        #expect(result.status == 0, "\(command): \(result.stderr)")
+        #expect(result.stderr.isEmpty, "\(command)")
+        let usage = "usage: servertrust " + command.joined(separator: " ")
+        #expect(result.stdout.hasPrefix(usage) || (command == ["bench", "evaluate"] && result.stdout.hasPrefix("usage: servertrust bench evaluate")),
+                "\(command): \(result.stdout.prefix(80))")
+        #expect(result.stdout.contains("exit codes:"), "\(command)")
+        #expect(result.stdout.split(separator: "\n").count >= 4, "\(command): a description, not only a usage line")
+    }
+
+    @Test("servertrust help lists every subcommand")
+    func overview() throws {
+        for spelling in ["help", "--help", "-h"] {
+            let result = try CLIRunner.run([spelling])
+            #expect(result.status == 0)
+            for command in ["inspect FILE", "inspect https://HOST", "pins ", "evaluate ", "get ", "demo ", "bench ", "limbo-serve", "exit codes:"] {
+                #expect(result.stdout.contains(command), "\(spelling): missing \(command)")
+            }
+        }
+        let bare = try CLIRunner.run([])
+        #expect(bare.status == 2)
+        #expect(bare.stderr.contains("usage: servertrust <command>"))
+    }
+
+    static let badInputCases: [(String, [String])] = [
+        ("inspect", ["inspect", "--bogus"]),
+        ("inspect", ["inspect"]),
+        ("pins", ["pins", "--format", "xml"]),
+        ("pins", ["pins"]),
+        ("evaluate", ["evaluate"]),
+        ("evaluate", ["evaluate", "/nonexistent/chain.pem", "--host", "example.test"]),
+        ("get", ["get"]),
+        ("get", ["get", "https://example.test/", "--timeout", "soon"]),
+        ("demo", ["demo", "--bogus"]),
+        ("demo", ["demo", "extra"]),
+        ("bench", ["bench"]),
+        ("bench", ["bench", "nonsense"]),
+        ("bench", ["bench", "evaluate"]),
+        ("bench", ["bench", "evaluate", "--mode", "parse"]),
+        ("bench", ["bench", "evaluate", "--chain", "/nonexistent"]),
+        ("bench", ["bench", "evaluate", "--chain", "/tmp", "--iterations", "-1"]),
+        ("bench", ["bench", "https"]),
+        ("bench", ["bench", "https", "--url", "https://example.test/", "--cainfo", "/nonexistent.pem"]),
+        ("bench", ["bench", "https", "--url", "https://example.test/", "--cainfo", "x", "--mode", "sometimes"]),
+        ("limbo-serve", ["limbo-serve", "--bogus"]),
+        ("limbo-serve", ["limbo-serve", "extra"]),
+        ("frobnicate", ["frobnicate"]),
+    ]
+
+    @Test("bad input: exit 2, nothing on stdout, one line 'servertrust: <command>: <message>'", arguments: badInputCases)
+    func badInput(command: String, arguments: [String]) throws {
+        let result = try CLIRunner.run(arguments)
+        #expect(result.status == 2, "\(arguments): \(result.stderr)")
+        #expect(result.stdout.isEmpty, "\(arguments): \(result.stdout)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.hasPrefix("servertrust: \(command): "), "\(arguments): \(result.stderr)")
+    }
+
+    @Test("bench evaluate without --chain is exit 2 and names the option")
+    func benchEvaluateNeedsChain() throws {
+        let result = try CLIRunner.run(["bench", "evaluate", "--iterations", "10"])
+        #expect(result.status == 2)
+        #expect(result.stderr == "servertrust: bench: --chain DIR is required (usage: servertrust bench --help)\n", "\(result.stderr)")
+    }
+
+    /// One limbo-jsonl/1 request for a Lab chain at the Lab's reference instant.
+    static func limboRequest(id: String, host: String) throws -> String {
+        let pki = try LabPKI.webChain(host: "limbo.cli.test", keySlot: 97)
+        let request: [String: Any] = [
+            "id": id,
+            "peer_certificate": pki.leaf.pem,
+            "untrusted_intermediates": [pki.intermediate.pem],
+            "trusted_certs": [pki.root.pem],
+            "validation_kind": "SERVER",
+            "validation_time": ASN1Time(secondsSince1970: LabClock.reference).rfc3339,
+            "expected_peer_name": ["kind": "DNS", "value": host],
+            "extended_key_usage": ["serverAuth"],
+        ]
+        return String(decoding: try JSONSerialization.data(withJSONObject: request, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    static func responses(_ stdout: String) throws -> [[String: Any]] {
+        try stdout.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+    }
+
+    @Test("limbo-serve answers one request line with one response line")
+    func limboServeOneLine() throws {
+        let result = try Self.run(["limbo-serve"], stdin: try Self.limboRequest(id: "cli-1", host: "limbo.cli.test") + "\n")
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try Self.responses(result.stdout)
+        #expect(lines.count == 1)
+        #expect(lines.first?["id"] as? String == "cli-1")
+        #expect(lines.first?["result"] as? String == "SUCCESS", "\(result.stdout)")
+    }
+
+    @Test("limbo-serve: a bad line is a FAILURE response, not a crash; answers stay in order")
+    func limboServeBadLines() throws {
+        let input = [
+            "{not json",
+            "[1, 2, 3]",
+            #"{"id": "no-certificate"}"#,
+            #"{"id": "garbage-certificate", "peer_certificate": "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", "validation_time": "2026-01-01T00:00:00Z"}"#,
+            try Self.limboRequest(id: "wrong-host", host: "other.cli.test"),
+            try Self.limboRequest(id: "good", host: "limbo.cli.test"),
+        ].joined(separator: "\n") + "\n"
+        let result = try Self.run(["limbo-serve"], stdin: input)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try Self.responses(result.stdout)
+        #expect(lines.count == 6, "\(result.stdout)")
+        guard lines.count == 6 else { return }
+        #expect(lines[0]["id"] is NSNull && lines[0]["result"] as? String == "FAILURE")
+        #expect(lines[1]["id"] is NSNull && lines[1]["result"] as? String == "FAILURE")
+        #expect(lines[2]["id"] as? String == "no-certificate" && lines[2]["result"] as? String == "FAILURE")
+        #expect(lines[3]["id"] as? String == "garbage-certificate" && lines[3]["result"] as? String == "FAILURE")
+        #expect((lines[3]["reason"] as? String)?.hasPrefix("malformed peer certificate") == true, "\(lines[3])")
+        #expect(lines[4]["id"] as? String == "wrong-host" && lines[4]["result"] as? String == "FAILURE")
+        #expect((lines[4]["reason"] as? String)?.contains("hostnameMismatch") == true, "\(lines[4])")
+        #expect(lines[5]["id"] as? String == "good" && lines[5]["result"] as? String == "SUCCESS")
+    }
+}

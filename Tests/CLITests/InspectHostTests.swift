@@ -1,0 +1,204 @@
+import CertificateParsing
+import Foundation
+import ServerTrustLab
+import Testing
+
+/// `servertrust inspect https://HOST[:PORT]` against loopback Lab servers, with a generated
+/// SSL_CERT_FILE as the "system roots" (key slots 270-278: keySlot 90-92).
+@Suite("servertrust inspect https://HOST")
+struct InspectHostTests {
+    static let host = "www.inspect.test"
+    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+
+    /// A server for `host` whose chain is valid on today's wall clock, and two root bundles:
+    /// one holding its root (verifies) and one holding a stranger's root (does not).
+    struct Fixture {
+        let pki: LabPKI
+        let server: LabTLSServer
+        let directory: String
+        let trustedRoots: String
+        let strangerRoots: String
+
+        init(chain: ((LabPKI) -> [LabCertificate])? = nil) throws {
+            pki = try LabPKI.webChain(host: InspectHostTests.host, leafNotBefore: InspectHostTests.now - LabClock.day,
+                                      leafNotAfter: InspectHostTests.now + 90 * LabClock.day, keySlot: 90)
+            // Another CA, named differently (a same-named root would be a badSignature, not an unknown root).
+            let stranger = try LabPKI.webChain(host: InspectHostTests.host, algorithm: .p384, keySlot: 91)
+            let served = chain?(pki) ?? pki.serverChain
+            server = try LabTLSServer.started(LabTLSServer.Configuration(identity: .init(chain: served, key: pki.leafKey), name: "cli-inspect"))
+            directory = try CLIRunner.temporaryDirectory()
+            trustedRoots = try LabFiles.writeBundle([pki.root], to: directory + "/trusted-roots.pem")
+            strangerRoots = try LabFiles.writeBundle([stranger.root], to: directory + "/stranger-roots.pem")
+        }
+
+        func stop() {
+            server.stop()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+
+        func url(_ host: String = InspectHostTests.host) -> String { "https://\(host):\(server.port)" }
+        func resolve(_ host: String = InspectHostTests.host) -> [String] { ["--resolve", "\(host):\(server.port):127.0.0.1"] }
+
+        func inspect(_ extra: [String] = [], host: String = InspectHostTests.host, roots: String? = nil) throws -> CLIRunner.Result {
+            try CLIRunner.run(["inspect", url(host)] + resolve(host) + extra,
+                              environment: ["SSL_CERT_FILE": roots ?? trustedRoots, "SSL_CERT_DIR": directory + "/no-such-dir"])
+        }
+    }
+
+    static func pin(_ certificate: LabCertificate) throws -> String { try Certificate(derEncoded: certificate.der).spkiSHA256Base64 }
+
+    @Test("a chain that verifies: protocol, ALPN, every certificate with days left and pins; exit 0")
+    func verifiedHuman() throws {
+        let fixture = try Fixture()
+        defer { fixture.stop() }
+        let result = try fixture.inspect()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.isEmpty)
+        let out = result.stdout
+        #expect(out.hasPrefix("Connected to \(Self.host):\(fixture.server.port) (127.0.0.1, from --resolve)"), "\(out)")
+        #expect(out.contains("Protocol  TLSv1.3"), "\(out)")
+        #expect(out.contains("ALPN      http/1.1 (HEAD / answered 200)"), "\(out)")
+        #expect(out.contains("Cipher    not reported"))
+        #expect(out.contains("Verified  yes, for \(Self.host) against the system roots"), "\(out)")
+        #expect(out.contains("Served chain: 2 certificates"))
+        #expect(out.contains("CN=\(Self.host)"))
+        #expect(out.contains("CN=ServerTrust Lab Issuing CA"))
+        #expect(out.contains("DNS:\(Self.host)"))
+        #expect(out.contains("89 days left") || out.contains("90 days left"), "\(out)")
+        #expect(out.contains("sha256/" + (try Self.pin(fixture.pki.leaf))))
+        #expect(out.contains("sha256/" + (try Self.pin(fixture.pki.intermediate))))
+        #expect(out.contains("SHA-256"))
+        // One HEAD request was sent, over TLS 1.3 with ALPN http/1.1.
+        #expect(fixture.server.statistics.requestsServed == 1)
+        #expect(fixture.server.statistics.connections.first?.alpnProtocol == "http/1.1")
+    }
+
+    @Test("--json: the connection facts, and the certificates in the file form's schema")
+    func verifiedJSON() throws {
+        let fixture = try Fixture()
+        defer { fixture.stop() }
+        let result = try fixture.inspect(["--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["host"] as? String == Self.host)
+        #expect(object["port"] as? Int == Int(fixture.server.port))
+        #expect(object["url"] as? String == "https://\(Self.host):\(fixture.server.port)/")
+        #expect(object["connectTo"] as? String == "127.0.0.1")
+        #expect(object["tlsVersion"] as? String == "TLSv1.3")
+        #expect(object["cipher"] is NSNull)
+        #expect(object["alpn"] as? String == "http/1.1")
+        #expect(object["httpStatus"] as? Int == 200)
+        #expect(object["verified"] as? Bool == true)
+        #expect(object["verification"] is NSNull)
+        #expect(object["failureKind"] is NSNull)
+        #expect((object["verifiedChain"] as? [String])?.count == 3)
+        let certificates = try #require(object["certificates"] as? [[String: Any]])
+        #expect(certificates.count == 2)
+        #expect(certificates[0]["spkiSHA256"] as? String == (try Self.pin(fixture.pki.leaf)))
+        #expect(certificates[1]["index"] as? Int == 1)
+
+        // Same per-certificate keys as `inspect FILE --json`, minus "file".
+        let path = try LabFiles.writeBundle(fixture.pki.serverChain, to: fixture.directory + "/chain.pem")
+        let file = try CLIRunner.run(["inspect", path, "--json"])
+        let fileItems = try #require(try JSONSerialization.jsonObject(with: Data(file.stdout.utf8)) as? [[String: Any]])
+        #expect(Set(certificates[0].keys) == Set(fileItems[0].keys).subtracting(["file"]))
+        #expect(certificates[0]["sha256"] as? String == fileItems[0]["sha256"] as? String)
+    }
+
+    @Test("a chain the system roots do not anchor: exit 1, everything shown, and why")
+    func untrustedRoot() throws {
+        let fixture = try Fixture()
+        defer { fixture.stop() }
+        let human = try fixture.inspect(roots: fixture.strangerRoots)
+        #expect(human.status == 1, "\(human.stderr)")
+        #expect(human.stdout.contains("Verified  NO, for \(Self.host) against the system roots: untrustedRoot"), "\(human.stdout)")
+        #expect(human.stdout.contains("Served chain: 2 certificates"))
+        let json = try fixture.inspect(["--json"], roots: fixture.strangerRoots)
+        #expect(json.status == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["verified"] as? Bool == false)
+        #expect(object["failureKind"] as? String == "untrustedRoot")
+        #expect((object["verification"] as? String)?.hasPrefix("untrustedRoot") == true)
+        #expect(object["verifiedChain"] is NSNull)
+        #expect((object["certificates"] as? [Any])?.count == 2)
+    }
+
+    @Test("a certificate for another host: hostnameMismatch")
+    func wrongHost() throws {
+        let fixture = try Fixture()
+        defer { fixture.stop() }
+        let result = try fixture.inspect(["--json"], host: "other.inspect.test")
+        #expect(result.status == 1, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["host"] as? String == "other.inspect.test")
+        #expect(object["failureKind"] as? String == "hostnameMismatch")
+    }
+
+    @Test("an incomplete chain (leaf only) does not verify, and is shown as served")
+    func incompleteChain() throws {
+        let fixture = try Fixture(chain: { [$0.leaf] })
+        defer { fixture.stop() }
+        let result = try fixture.inspect(["--json"])
+        #expect(result.status == 1, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect((object["certificates"] as? [Any])?.count == 1)
+        #expect(object["verified"] as? Bool == false)
+        #expect(object["failureKind"] as? String == "untrustedRoot")
+    }
+
+    @Test("--handshake-only: the chain arrives, nothing is sent, ALPN is not shown")
+    func handshakeOnly() throws {
+        let fixture = try Fixture()
+        defer { fixture.stop() }
+        let result = try fixture.inspect(["--handshake-only", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["tlsVersion"] as? String == "TLSv1.3")
+        #expect(object["alpn"] is NSNull)
+        #expect((object["certificates"] as? [Any])?.count == 2)
+        #expect(fixture.server.statistics.requestsServed == 0)
+        let human = try fixture.inspect(["--handshake-only"])
+        #expect(human.stdout.contains("ALPN      not shown (--handshake-only sends no request)"), "\(human.stdout)")
+    }
+
+    @Test("connection failures exit 4 with one line naming the URL")
+    func connectionFailure() throws {
+        let fixture = try Fixture()
+        let port = fixture.server.port
+        fixture.stop()
+        let result = try CLIRunner.run(["inspect", "https://\(Self.host):\(port)", "--resolve", "\(Self.host):\(port):127.0.0.1", "--timeout", "5"])
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.split(separator: "\n").count == 1)
+        #expect(result.stderr.hasPrefix("servertrust: inspect: https://\(Self.host):\(port)/: transport failure: curl 7"), "\(result.stderr)")
+    }
+
+    @Test("bad input exits 2 with one line and connects nowhere")
+    func badInput() throws {
+        let fixture = try Fixture()
+        defer { fixture.stop() }
+        let url = fixture.url()
+        let cases: [[String]] = [
+            ["inspect", "http://\(Self.host)/"],
+            ["inspect", "https://"],
+            ["inspect", url, "--resolve", "nonsense"],
+            ["inspect", url, "--resolve", "elsewhere.test:\(fixture.server.port):127.0.0.1"],
+            ["inspect", url, "--resolve", "\(Self.host):1:127.0.0.1"],
+            ["inspect", url, "--timeout", "0"],
+            ["inspect", url, "--timeout"],
+            ["inspect", url, "https://second.test/"],
+            ["inspect", url, fixture.trustedRoots],
+            ["inspect", fixture.trustedRoots, "--resolve", "\(Self.host):1:127.0.0.1"],
+            ["inspect", fixture.trustedRoots, "--handshake-only"],
+            ["inspect", "https://\(Self.host):99999/"],
+        ]
+        for arguments in cases {
+            let result = try CLIRunner.run(arguments)
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(result.stdout.isEmpty, "\(arguments)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("servertrust: inspect: "), "\(arguments): \(result.stderr)")
+        }
+        #expect(fixture.server.statistics.connectionsAccepted == 0)
+    }
+}
