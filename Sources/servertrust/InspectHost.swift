@@ -132,7 +132,7 @@ enum InspectHost {
             ("port", .int(target.port)),
             ("connectTo", target.connectTo.map(JSON.string) ?? .null),
             ("tlsVersion", probe.tlsVersion.map(JSON.string) ?? .null),
-            ("cipher", .null),
+            ("cipher", probe.cipher.map(JSON.string) ?? .null),
             ("alpn", probe.alpn.map(JSON.string) ?? .null),
             ("httpStatus", probe.httpStatus.map(JSON.int) ?? .null),
             ("requestError", probe.requestError.map { .string("\($0)") } ?? .null),
@@ -147,6 +147,7 @@ enum InspectHost {
     static func human(_ probe: ProbeResult, target: HTTPSTarget, verification: SystemVerification, handshakeOnly: Bool) -> String {
         var lines: [(String, String)] = []
         lines.append(("Protocol", probe.tlsVersion ?? "unknown"))
+        lines.append(("Cipher", probe.cipher ?? "unknown"))
         lines.append(("Cipher", "not reported (the libcurl transport does not expose it)"))
         if let alpn = probe.alpn {
             lines.append(("ALPN", alpn + (probe.httpStatus.map { " (HEAD / answered \($0))" } ?? "")))

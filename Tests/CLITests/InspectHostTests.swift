@@ -85,7 +85,7 @@ struct InspectHostTests {
         #expect(object["url"] as? String == "https://\(Self.host):\(fixture.server.port)/")
         #expect(object["connectTo"] as? String == "127.0.0.1")
         #expect(object["tlsVersion"] as? String == "TLSv1.3")
-        #expect(object["cipher"] is NSNull)
+        #expect((object["cipher"] as? String)?.hasPrefix("TLS_") == true, "a TLS 1.3 suite name")
         #expect(object["alpn"] as? String == "http/1.1")
         #expect(object["httpStatus"] as? Int == 200)
         #expect(object["verified"] as? Bool == true)
@@ -146,7 +146,7 @@ struct InspectHostTests {
         #expect(object["failureKind"] as? String == "untrustedRoot")
     }
 
-    @Test("--handshake-only: the chain arrives, nothing is sent, ALPN is not shown")
+    @Test("--handshake-only: the chain arrives and nothing is sent; ALPN and cipher still show")
     func handshakeOnly() throws {
         let fixture = try Fixture()
         defer { fixture.stop() }
@@ -154,11 +154,13 @@ struct InspectHostTests {
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(object["tlsVersion"] as? String == "TLSv1.3")
-        #expect(object["alpn"] is NSNull)
+        // ALPN is settled before the certificate arrives, so even a handshake-only probe knows it.
+        #expect(object["alpn"] as? String == "http/1.1")
         #expect((object["certificates"] as? [Any])?.count == 2)
         #expect(fixture.server.statistics.requestsServed == 0)
         let human = try fixture.inspect(["--handshake-only"])
-        #expect(human.stdout.contains("ALPN      not shown (--handshake-only sends no request)"), "\(human.stdout)")
+        #expect(human.stdout.contains("ALPN      http/1.1"), "\(human.stdout)")
+        #expect(human.stdout.contains("Cipher    TLS_"), "\(human.stdout)")
     }
 
     @Test("connection failures exit 4 with one line naming the URL")

@@ -18,6 +18,8 @@ public struct ProbeResult: Sendable {
     /// `http/1.1`. `nil` when no request was sent (``TLSProbe/Request/handshakeOnly``) or the
     /// request failed.
     public let alpn: String?
+    /// The negotiated cipher suite (OpenSSL's name), if known.
+    public let cipher: String?
     /// The HTTP version of the `HEAD` exchange (`HTTP/1.1`, `HTTP/2`), when one completed.
     public let httpVersion: String?
     /// The status of the `HEAD` response, when one completed.
@@ -34,11 +36,13 @@ public struct ProbeResult: Sendable {
     ///   - chain: The served certificates, leaf first.
     ///   - tlsVersion: The negotiated version, if known.
     ///   - alpn: The application protocol, if known.
+    ///   - cipher: The cipher suite, if known.
     ///   - httpVersion: The HTTP version of the request, if one completed.
     ///   - httpStatus: The response status, if one completed.
     ///   - requestError: The request's failure, if it failed after the handshake.
-    public init(host: String, port: Int, chain: [Certificate], tlsVersion: String?, alpn: String? = nil,
+    public init(host: String, port: Int, chain: [Certificate], tlsVersion: String?, alpn: String? = nil, cipher: String? = nil,
                 httpVersion: String? = nil, httpStatus: Int? = nil, requestError: HTTPError? = nil) {
+        self.cipher = cipher
         self.host = host
         self.port = port
         self.chain = chain
@@ -65,7 +69,8 @@ public struct ProbeResult: Sendable {
 /// print(probe.tlsVersion ?? "?", probe.chain.map(\.subject.rfc4514))
 /// ```
 ///
-/// The cipher suite is not reported: the transport does not expose the `SSL` object of a
+/// The cipher suite and the ALPN choice are read in the verify callback, where the handshake
+/// has settled both; formerly the transport did not expose the `SSL` object of a
 /// connection outside its TLS hooks.
 public enum TLSProbe {
     /// What the probe sends once the chain has been recorded.
@@ -134,14 +139,16 @@ public enum TLSProbe {
         switch outcome {
         case .success(let response):
             return ProbeResult(host: bare, port: port, chain: served.certificates, tlsVersion: served.tlsVersion ?? response.tlsVersion,
-                               alpn: response.httpVersion == "HTTP/2" ? "h2" : "http/1.1", httpVersion: response.httpVersion,
+                               alpn: served.alpn, cipher: served.cipher, httpVersion: response.httpVersion,
                                httpStatus: response.statusCode)
         case .failure(let error):
             // The refusal the probe itself made is the expected end of a handshake-only probe.
             if case .serverTrustRejected(let decision) = error, decision.evaluator == RecordingDecider.name {
-                return ProbeResult(host: bare, port: port, chain: served.certificates, tlsVersion: served.tlsVersion)
+                return ProbeResult(host: bare, port: port, chain: served.certificates, tlsVersion: served.tlsVersion, alpn: served.alpn, cipher: served.cipher)
             }
-            return ProbeResult(host: bare, port: port, chain: served.certificates, tlsVersion: served.tlsVersion, requestError: error)
+            return ProbeResult(
+                host: bare, port: port, chain: served.certificates, tlsVersion: served.tlsVersion, alpn: served.alpn, cipher: served.cipher,
+                requestError: error)
         }
     }
 }

@@ -89,9 +89,22 @@ extension EasyHandle {
             der = [bytes]
         }
         var version: String?
-        if let sslPointer = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()),
-           let text = SSL_get_version(OpaquePointer(sslPointer)) {
-            version = String(cString: text)
+        var cipher: String?
+        var alpn: String?
+        if let sslPointer = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()) {
+            let ssl = OpaquePointer(sslPointer)
+            if let text = SSL_get_version(ssl) { version = String(cString: text) }
+            // The certificate arrives after ServerHello (and, in TLS 1.3, EncryptedExtensions),
+            // so the suite and the ALPN choice are settled; the suite is still "pending" here.
+            if let suite = SSL_get_current_cipher(ssl) ?? SSL_get_pending_cipher(ssl), let name = SSL_CIPHER_get_name(suite) {
+                cipher = String(cString: name)
+            }
+            var selected: UnsafePointer<UInt8>?
+            var length: UInt32 = 0
+            SSL_get0_alpn_selected(ssl, &selected, &length)
+            if let selected, length > 0 {
+                alpn = String(decoding: UnsafeBufferPointer(start: selected, count: Int(length)), as: UTF8.self)
+            }
         }
         var certificates: [Certificate] = []
         certificates.reserveCapacity(der.count)
@@ -100,12 +113,12 @@ extension EasyHandle {
                 certificates.append(try Certificate(derEncoded: bytes))
             } catch {
                 // A chain we cannot read is never trusted.
-                let served = ServedChain(certificates: certificates, host: target.host, port: target.port, tlsVersion: version)
+                let served = ServedChain(certificates: certificates, host: target.host, port: target.port, tlsVersion: version, cipher: cipher, alpn: alpn)
                 transfer.trustDecision = .reject(served, by: "parser", "certificate \(index) is malformed: \(error)")
                 return false
             }
         }
-        let served = ServedChain(certificates: certificates, host: target.host, port: target.port, tlsVersion: version)
+        let served = ServedChain(certificates: certificates, host: target.host, port: target.port, tlsVersion: version, cipher: cipher, alpn: alpn)
         let decision = decideServerTrust(served, for: transfer)
         transfer.trustDecision = decision
         if decision.isAccepted { core.remember(decision) }

@@ -13,6 +13,10 @@ public struct ServedChain: Sendable {
     public let port: Int
     /// The negotiated protocol version as OpenSSL names it (`TLSv1.3`), when known.
     public let tlsVersion: String?
+    /// The negotiated cipher suite (OpenSSL's name), if known.
+    public let cipher: String?
+    /// The application protocol the server selected by ALPN, if any.
+    public let alpn: String?
 
     /// Creates a served chain.
     ///
@@ -21,7 +25,9 @@ public struct ServedChain: Sendable {
     ///   - host: The host the client wanted.
     ///   - port: The port the client wanted.
     ///   - tlsVersion: The negotiated version, if known.
-    public init(certificates: [Certificate], host: String, port: Int, tlsVersion: String? = nil) {
+    public init(certificates: [Certificate], host: String, port: Int, tlsVersion: String? = nil, cipher: String? = nil, alpn: String? = nil) {
+        self.cipher = cipher
+        self.alpn = alpn
         self.certificates = certificates
         self.host = host
         self.port = port
