@@ -122,14 +122,11 @@ public final class TrustStore: Sendable {
 
     /// The system trust store, as OpenSSL finds it: `SSL_CERT_FILE` (default
     /// `/etc/ssl/certs/ca-certificates.crt`) and, if set, `SSL_CERT_DIR`. Loaded once per process
-    /// for the default locations.
+    /// for each combination of those two settings.
     public static func system() throws(TrustStoreError) -> TrustStore {
         let file = getenv("SSL_CERT_FILE").map { String(cString: $0) }
         let dir = getenv("SSL_CERT_DIR").map { String(cString: $0) }
-        if file == nil && dir == nil {
-            return try SystemStoreCache.shared.defaultStore()
-        }
-        return try makeSystem(file: file, directory: dir)
+        return try SystemStoreCache.shared.store(file: file, directory: dir)
     }
 
     static let defaultBundlePath = "/etc/ssl/certs/ca-certificates.crt"
@@ -155,12 +152,15 @@ public final class TrustStore: Sendable {
 /// Loads the default system store once per process.
 final class SystemStoreCache: Sendable {
     static let shared = SystemStoreCache()
-    private let state = Mutex<TrustStore?>(nil)
+    private let stores = Mutex<[String: TrustStore]>([:])
 
-    func defaultStore() throws(TrustStoreError) -> TrustStore {
-        if let cached = state.withLock({ $0 }) { return cached }
-        let store = try TrustStore.makeSystem(file: nil, directory: nil)
-        state.withLock { $0 = store }
+    /// The store for these settings, loaded on first use. (Files changed on disk afterwards are
+    /// not seen until the process restarts, as with OpenSSL's default store.)
+    func store(file: String?, directory: String?) throws(TrustStoreError) -> TrustStore {
+        let key = (file ?? "\u{0}") + "\n" + (directory ?? "\u{0}")
+        if let cached = stores.withLock({ $0[key] }) { return cached }
+        let store = try TrustStore.makeSystem(file: file, directory: directory)
+        stores.withLock { $0[key] = store }
         return store
     }
 }
