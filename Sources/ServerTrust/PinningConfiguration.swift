@@ -98,10 +98,17 @@ public struct PinningConfiguration: Sendable {
         }
         if entry.enforcePinning && entry.requiresBackupPin && !entry.pins.isEmpty {
             let servedChain = served ?? chain
-            var servedDigests = ChainDigests(servedChain)
-            if entry.pins.allSatisfy({ servedDigests.firstPosition(of: $0, in: 0..<servedChain.count) != nil }) {
-                return PinCheckResult(.missingBackupPin, entry, host: host, time: time)
+            // The served chain is normally the validated chain without its anchor: reuse the
+            // digests already computed for it rather than hashing the same keys twice.
+            let isPrefix = servedChain.count <= chain.count && zip(servedChain, chain).allSatisfy { $0 == $1 }
+            let noBackup: Bool
+            if isPrefix {
+                noBackup = entry.pins.allSatisfy { digests.firstPosition(of: $0, in: 0..<servedChain.count) != nil }
+            } else {
+                var servedDigests = ChainDigests(servedChain)
+                noBackup = entry.pins.allSatisfy { servedDigests.firstPosition(of: $0, in: 0..<servedChain.count) != nil }
             }
+            if noBackup { return PinCheckResult(.missingBackupPin, entry, host: host, time: time) }
         }
         if entry.pins.isEmpty { return PinCheckResult(.matched, entry, host: host, time: time) }
         var matches: [PinMatch] = []

@@ -1,4 +1,5 @@
 import CertificateParsing
+import ServerTrust
 import TrustEvaluation
 #if canImport(Glibc)
 import Glibc
@@ -107,6 +108,38 @@ enum BenchCommand {
             bench = "store-load"
             perEvaluation = false
             body = { sink &+= TrustStore(try Certificate.load(trustBytes)).count }
+        case "pin-check", "pin-check-baseline":
+            // What an SPKI pin check adds to an evaluation: the check itself on the chain the
+            // evaluator already holds (fresh certificate objects each iteration, so the digest
+            // cache inside them never carries over), with the leaf key and a backup pinned.
+            // `pin-check-baseline` does the same work without the check, so the difference of the
+            // two (best in instructions: valgrind callgrind) is what the check adds.
+            bench = mode
+            perEvaluation = false
+            let baseline = mode == "pin-check-baseline"
+            let store = TrustStore(try Certificate.load(trustBytes))
+            let verifier = Verifier(anchors: store, policy: policy)
+            let check = verifier.validate(leaf: try Certificate(derEncoded: leaf), intermediates: try intermediates.map { try Certificate(derEncoded: $0) })
+            let validated = try requireChain(check).map(\.derBytes)
+            let pins: [SPKIPin]
+            let configuration: PinningConfiguration
+            do {
+                pins = [SPKIPin(certificate: try Certificate(derEncoded: validated[0])),
+                        try SPKIPin("sha256/" + Base64.encode([UInt8](repeating: 7, count: 32)))]
+                configuration = try PinningConfiguration([PinnedHost(pattern: try HostPattern(host), pins: pins)])
+            } catch {
+                throw CLIError("pin configuration: \(error)")
+            }
+            body = {
+                let chain = try validated.map { try Certificate(derEncoded: $0) }
+                if baseline {
+                    sink &+= chain.count
+                    return
+                }
+                let result = configuration.check(chain: chain, served: Array(chain.dropLast()), forHost: host, at: time)
+                guard result.allowsConnection else { throw CLIError("pin check failed: \(result.detail)", code: 1) }
+                sink &+= 1
+            }
         case "evaluate", "evaluate-preparsed", "floor":
             let store = TrustStore(try Certificate.load(trustBytes))
             let verifier = Verifier(anchors: store, policy: policy)
@@ -155,7 +188,7 @@ enum BenchCommand {
                 }
             }
         default:
-            throw CLIError("unknown mode '\(mode)' (evaluate, evaluate-preparsed, floor, parse, store-load)")
+            throw CLIError("unknown mode '\(mode)' (evaluate, evaluate-preparsed, floor, parse, store-load, pin-check, pin-check-baseline)")
         }
         do {
             for _ in 0..<warmup { try body() }
