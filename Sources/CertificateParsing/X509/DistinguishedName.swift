@@ -41,8 +41,12 @@ public struct DistinguishedName: Hashable, Sendable, CustomStringConvertible {
 
     /// The RDNs in encoded order (most significant first), decoded on demand.
     public var rdns: [RelativeDistinguishedName] {
-        // The bytes were validated when the name was parsed, so decoding cannot fail here.
-        guard let root = try? DER.parse(derBytes) else { return [] }
+        // The structure and every string were validated when the name was parsed. Read the
+        // outer element without walking inside attribute values: a value of another type is
+        // kept opaque (its bytes need not be DER), so a deep walk could fail where decoding
+        // cannot, and an empty result would make the name look empty to name constraints.
+        var input = derBytes
+        guard let root = try? DER.readElement(&input), input.isEmpty else { return [] }
         let decoded: [RelativeDistinguishedName]? = try? root.sequence(.sequence, "Name") { nodes throws(DERError) in
             var rdns: [RelativeDistinguishedName] = []
             while let rdn = try nodes.next() { rdns.append(try RelativeDistinguishedName(rdn, "Name")) }

@@ -208,8 +208,15 @@ struct NameConstraintChecker {
         case (.directory(let c), .directory(let n)):
             // RFC 5280 §7.1 / §4.2.1.10: the name is within the subtree when its RDN sequence
             // starts with the constraint's RDNs (compared by encoding).
-            guard c.rdns.count <= n.rdns.count else { return .noMatch }
-            for (a, b) in zip(c.rdns, n.rdns) where a != b { return .noMatch }
+            let constraintRDNs = c.rdns
+            let nameRDNs = n.rdns
+            // Fail closed if either name cannot be read back (it was validated at parse, so
+            // this is a defence, not an expected path).
+            guard constraintRDNs.isEmpty == c.isEmpty, nameRDNs.isEmpty == n.isEmpty else {
+                return .failure("directoryName could not be decoded for name-constraint matching")
+            }
+            guard constraintRDNs.count <= nameRDNs.count else { return .noMatch }
+            for (a, b) in zip(constraintRDNs, nameRDNs) where a != b { return .noMatch }
             return .match
         case (.uri(let host, let subdomainsOnly, let raw), .uri(let nameHost, let nameRaw)):
             // RFC 5280 §4.2.1.10: a URI constraint names a host (exact) or, with a leading
