@@ -1,0 +1,66 @@
+// Fuzz target "policy": the policy file loader, PolicyFile.parse(_:baseDirectory:) (JSON
+// schema of docs/policy-schema.md, or a TrustKit dictionary), with relative certificate
+// paths resolved against $FUZZ_POLICY_BASE (run.sh points it at the seeds' policy-base/,
+// which holds a few PEM/DER certificates and a directory). An accepted file has every host
+// entry read and its pin sets checked against a fixed chain.
+import CertificateParsing
+import ServerTrust
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let policyBase: String = getenv("FUZZ_POLICY_BASE").map { String(cString: $0) } ?? "/tmp/fuzz-seeds/policy-base"
+let pinChain: [Certificate] = ["leaf.pem", "int.pem", "root.pem"].compactMap { name in
+    guard let file = fopen(policyBase + "/" + name, "rb") else { return nil }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = fread(&buffer, 1, buffer.count, file)
+        if n <= 0 { break }
+        bytes += buffer[0..<n]
+    }
+    return try? Certificate.load(bytes).first
+}
+let policyTime: Int64 = 1_893_456_000  // 2030-01-01T00:00:00Z
+let probeHosts = ["example.com", "www.example.com", "a.b.example.com", "192.0.2.1", "[2001:db8::1]", "EXAMPLE.COM.", "localhost", ""]
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzPolicyFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = fuzzBytes(data, size)
+    do {
+        let file = try PolicyFile.parse(bytes, baseDirectory: policyBase)
+        verbose("accepted: version \(file.version), \(file.hosts.count) hosts")
+        sink(file.version)
+        sink(file.allHostsMustBeEvaluated)
+        for host in file.hosts {
+            sink(host.pattern.description)
+            sink(host.pattern.base)
+            sink(host.isExcluded)
+            sink(host.evaluators.map(\.rawValue).joined())
+            sink(host.validateHost)
+            sink(host.performDefaultValidation)
+            sink(host.acceptSelfSignedCertificates)
+            sink(host.anchorsOnly)
+            for certificate in host.certificates + host.anchors { sink(certificate.description) }
+            for probe in probeHosts { sink(host.pattern.matches(probe)) }
+            if let pinned = host.pinnedHost {
+                for pin in pinned.pins + pinned.negativePins { sink(pin.description) }
+                sink(pinned.reportURIs.count)
+            }
+        }
+        let pinning = file.pinning
+        for probe in probeHosts {
+            _ = pinning.pinnedHost(for: probe)
+            let result = pinning.check(chain: pinChain, forHost: probe, at: policyTime)
+            sink(result.detail)
+            sink(result.allowsConnection)
+        }
+    } catch {
+        verbose("rejected: \(error)")
+        sink(error.description)
+        invariant(!error.problems.isEmpty, "PolicyFileError without problems")
+        for problem in error.problems { sink(problem.kind.rawValue) }
+    }
+    return 0
+}
