@@ -130,7 +130,7 @@ enum GetCommand {
         case .success(let response):
             if parsed.value("--output") != nil && isatty(2) != 0 { CLI.writeStderr("") }
             if json {
-                CLI.writeStdout(responseJSON(response, includeBody: parsed.value("--output") == nil).rendered + "\n")
+                CLI.writeStdout(responseJSON(response, includeBody: parsed.value("--output") == nil, outputPath: parsed.value("--output")).rendered + "\n")
             } else if parsed.value("--output") == nil {
                 writeBytes(response.body)
             }
@@ -363,7 +363,14 @@ enum GetCommand {
         return .object(pairs)
     }
 
-    static func responseJSON(_ response: HTTPResponse, includeBody: Bool) -> JSON {
+    /// - Parameter outputPath: with `-o`, the body went to this file, so its size is reported.
+    /// Size of a file in bytes (0 if it cannot be read).
+    static func fileSize(_ path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
+    }
+
+    static func responseJSON(_ response: HTTPResponse, includeBody: Bool, outputPath: String? = nil) -> JSON {
         var pairs: [(String, JSON)] = [
             ("url", .string(response.url)),
             ("status", .int(response.statusCode)),
@@ -378,7 +385,7 @@ enum GetCommand {
             ])),
             ("redirects", .array(response.redirects.map { .object([("status", .int($0.statusCode)), ("location", .string($0.location))]) })),
             ("decision", response.trustDecision.map(decisionJSON) ?? .null),
-            ("bodyBytes", .int(response.body.count)),
+            ("bodyBytes", .int(outputPath.map(fileSize) ?? response.body.count)),
         ]
         if includeBody { pairs.append(("body", .string(response.text))) }
         return .object(pairs)

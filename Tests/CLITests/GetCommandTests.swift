@@ -117,6 +117,10 @@ struct GetCommandTests {
         let saved = try fixture.get("/", ["-o", output])
         #expect(saved.status == 0 && saved.stdout.isEmpty)
         #expect(try String(contentsOfFile: output, encoding: .utf8) == "hello from cli")
+        // With -o and --json, bodyBytes is what was written to the file.
+        let savedJSON = try fixture.get("/", ["-o", output, "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(savedJSON.stdout.utf8)) as? [String: Any]
+        #expect(object?["bodyBytes"] as? Int == "hello from cli".utf8.count)
         let posted = try fixture.get("/echo", ["--data=x"])
         #expect(posted.stdout == "POST auth=- x=- body=x")
     }
