@@ -16,7 +16,10 @@ public struct PublicKeyPin: Hashable, Sendable, CustomStringConvertible {
         var body = Substring(text)
         guard body.hasPrefix("sha256/") else { return nil }
         body = body.dropFirst("sha256/".count)
-        if body.hasPrefix("/") { body = body.dropFirst() }
+        // curl writes `sha256//<base64>`, but base64 may itself start with "/": the extra slash
+        // is dropped only when the text is not a valid digest as it stands (one pin in 64 starts
+        // with "/", and dropping it unconditionally made those pins unusable).
+        if body.hasPrefix("/"), Base64.decode(body.utf8)?.count != 32 { body = body.dropFirst() }
         guard let bytes = Base64.decode(body.utf8), bytes.count == 32 else { return nil }
         self.base64 = Base64.encode(bytes)
     }
