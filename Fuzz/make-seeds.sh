@@ -364,6 +364,38 @@ for tc in ordered[:200]:
 print(f"make-seeds: {count} limbo requests", file=sys.stderr)
 PY
 
+# Bad requests (docs/bad-input-catalogue.md section 7): replay one with
+# FUZZ_VERBOSE=1 Fuzz/run.sh repro limbo /tmp/fuzz-seeds/limbo/probe-*.json
+python3 - "$W" "$TMP/limbo" <<'PY'
+import json, sys
+work, out = sys.argv[1], sys.argv[2]
+pem = lambda n: open(f"{work}/{n}.pem").read()
+leaf, root, inter = pem("leaf"), pem("root"), pem("int")
+t = "2030-01-01T00:00:00Z"
+ok = {"peer_certificate": leaf, "trusted_certs": [root], "untrusted_intermediates": [inter], "validation_time": t}
+cases = {
+    "not-json": "not json at all",
+    "id-not-string": {"id": 1},
+    "no-leaf": {},
+    "bad-pem": {"peer_certificate": "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"},
+    "no-time": {"peer_certificate": leaf},
+    "bad-time": {"peer_certificate": leaf, "validation_time": "2030-13-01T00:00:00Z"},
+    "bad-name": dict(ok, expected_peer_name={"kind": "DNS"}),
+    "uri-name": dict(ok, expected_peer_name={"kind": "URI", "value": "x"}),
+    "bad-eku": dict(ok, extended_key_usage=["secretAuth"]),
+    "sigalgs": dict(ok, signature_algorithms=["RSA"]),
+    "bad-crl": dict(ok, crls=["-----BEGIN X509 CRL-----\nMAA=\n-----END X509 CRL-----\n"]),
+    "negative-depth": dict(ok, max_chain_depth=-5),
+    "huge-depth": dict(ok, max_chain_depth=1e300),
+    "ok-case-dot": dict(ok, expected_peer_name={"kind": "DNS", "value": "EXAMPLE.com."}),
+    "trusted-certificate-block": dict(ok, trusted_certs=["-----BEGIN TRUSTED CERTIFICATE-----\nMAA=\n-----END TRUSTED CERTIFICATE-----\n"]),
+    "two-leaves": dict(ok, peer_certificate=leaf + inter),
+}
+for name, body in cases.items():
+    line = body if isinstance(body, str) else json.dumps(dict({"id": name}, **body) if "id" not in body else body)
+    open(f"{out}/probe-{name}.json", "w").write(line + "\n")
+PY
+
 # ---------------------------------------------------------------- policy files
 cp "$W/leaf.pem" "$W/int.pem" "$W/root.pem" "$TMP/policy-base/"
 cp "$W/leaf.der" "$TMP/policy-base/leaf.der"
@@ -384,6 +416,11 @@ cat >"$TMP/policy/errors.json" <<'EOF'
  {"host": "*.com", "excludeFromParentPolicy": true}, {"host": "a..b", "expirationDate": "2026-13-40"}], "unknownKey": 1}
 EOF
 printf '%s' '{"version":1,"hosts":[]}' >"$TMP/policy/empty-hosts.json"
+# Certificate "files" that are devices or directories (docs/bad-input-catalogue.md section 6).
+for special in /dev/zero /dev/stdin /dev/urandom /proc; do
+  printf '{"version":1,"hosts":[{"host":"example.com","evaluator":"pinnedCertificates","certificates":["%s"]}]}' "$special" \
+    >"$TMP/policy/probe-$(basename "$special").json"
+done
 printf '%s' '[1, "x", null, {"a": [[[[]]]]}]' >"$TMP/policy/not-an-object.json"
 
 # ---------------------------------------------------------------- WWW-Authenticate values (one per line)

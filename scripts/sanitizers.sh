@@ -9,14 +9,40 @@
 # $SAN_BUILD/thread (SAN_BUILD defaults to /tmp/san-build). Logs: $SAN_BUILD/<kind>.log; the
 # sanitizer reports, if any, are extracted to $SAN_BUILD/<kind>-reports.txt.
 #
-# A run passes when the tests pass AND no sanitizer report was printed (a report in a child
-# process or a detached thread does not always fail the test that caused it, so the log is
-# searched too). Exit status: 0 when every requested run passes.
+# A run passes when the tests pass AND no sanitizer report was printed — by the test process
+# or by a child process (a servertrust binary a CLI test runs reports inside the test's
+# failure message, indented), so the whole log is searched, not only the exit status.
+# Exit status: 0 when every requested run passes.
+#
+# LeakSanitizer suppressions (written to $SAN_BUILD/lsan.supp, inherited by child processes):
+# only reports that are not leaks of this project's code, each verified on 2026-11-29 with
+# Swift 6.3.1 (docs/bad-input-catalogue.md, "Sanitizer runs"):
+#   formWeakReference   Swift keeps a weak reference's side table pointer encoded in the
+#                       object's refcount word, which LSan cannot follow: every object that
+#                       is alive with a weak reference looks leaked (false positive).
+#   readBytesFromFile   swift-foundation's FileManager.contents(atPath:) leaks a 4 KB buffer
+#                       per call on an empty file (toolchain bug; a 10-line program shows it).
+#   XCTest              the XCTest runner's own objects (the package has no XCTest tests).
+#   once_slow           values built by a global's lazy initialiser live for the whole process.
+# SAN_NO_SUPPRESSIONS=1 runs without them.
 #
 # The thread run covers the suites that start threads or tasks: ServerTrustLab's loopback
-# TLS server and MITM relay, every ServerTrustHTTPTests suite (libcurl multi handles, session
-# queues, challenge handlers), and the concurrent signature-key test. Extend THREAD_FILTER
-# when a new concurrent suite lands.
+# TLS server and MITM relay, every ServerTrustHTTPTests suite (libcurl, session queues,
+# challenge handlers), and the concurrent signature-key test. Extend THREAD_FILTER when a new
+# concurrent suite lands.
+#
+# ThreadSanitizer suppressions ($SAN_BUILD/tsan.supp): on Linux, Swift 6.3.1's
+# Synchronization.Mutex locks in the uninstrumented libswiftSynchronization, so TSan sees no
+# happens-before between two critical sections and reports the accesses inside withLock as a
+# "Swift access race" whenever the lock was contended: a 10-line program (four threads, one
+# Mutex-guarded dictionary) gets 2-40 such reports per run, at -Onone and -O alike. Every
+# closure passed to withLock has a mangled name ending in `zYuYTXEfU_` (its
+# `(inout sending Value) throws(E) -> sending R` type), so the suppression
+# `race:*zYuYTXEfU_` drops exactly the reports with a withLock critical section in either
+# stack. Cost, stated plainly: a real race between Mutex-guarded code and an unguarded access
+# to the same memory is hidden too. The number suppressed is printed ("suppressed N"), and
+# SAN_NO_SUPPRESSIONS=1 shows everything. (-c release does not help, and its build crashes the
+# 6.3.1 compiler in CoroSplit on TrustEvaluationTests' concurrentUse() with TSan.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +55,16 @@ export SWIFT_BACKTRACE="enable=no"
 SYMBOLIZER="$(dirname "$(command -v swift)")/llvm-symbolizer"
 [ -x "$SYMBOLIZER" ] && export ASAN_SYMBOLIZER_PATH="$SYMBOLIZER" TSAN_SYMBOLIZER_PATH="$SYMBOLIZER"
 
+TSAN_SUPPRESSIONS=""
+if [ -z "${SAN_NO_SUPPRESSIONS:-}" ]; then
+  printf '%s\n' "leak:formWeakReference" "leak:readBytesFromFile" "leak:XCTest" "leak:once_slow" >"$SAN_BUILD/lsan.supp"
+  export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$SAN_BUILD/lsan.supp:print_suppressions=0}"
+  printf '%s\n' "race:*zYuYTXEfU_" >"$SAN_BUILD/tsan.supp"
+  TSAN_SUPPRESSIONS="suppressions=$SAN_BUILD/tsan.supp:print_suppressions=1:"
+fi
+
+REPORT_PATTERN='ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|ERROR: ThreadSanitizer|runtime error:'
+
 # run KIND SANITIZER [swift test args...]
 run() {
   local kind="$1" sanitizer="$2"
@@ -36,22 +72,26 @@ run() {
   local log="$SAN_BUILD/$kind.log" reports="$SAN_BUILD/$kind-reports.txt"
   local start status
   start=$(date +%s)
-  echo "== sanitizers: $kind (swift test --sanitize=$sanitizer $*), log $log"
+  echo "== sanitizers: $kind: swift test --sanitize=$sanitizer $* (log $log)"
   # -j 1: the machine is shared; sanitizer builds are large.
   swift test --sanitize="$sanitizer" --scratch-path "$SAN_BUILD/$kind" -j 1 "$@" >"$log" 2>&1
   status=$?
-  grep -n -E "^(==|WARNING: ThreadSanitizer|ERROR: AddressSanitizer|ERROR: LeakSanitizer|SUMMARY: (Address|Thread|Leak)Sanitizer)" "$log" >"$reports" || true
+  # Every report with the lines that locate it (kind, SUMMARY, first project frames).
+  grep -n -E "$REPORT_PATTERN|SUMMARY: (Address|Thread|Leak)Sanitizer|/work/[^ ]*/(Sources|Tests)/" "$log" >"$reports" || true
   local count
-  count=$(grep -c -E "^SUMMARY: (Address|Thread|Leak)Sanitizer|WARNING: ThreadSanitizer:" "$reports" || true)
+  count=$(grep -c -E "$REPORT_PATTERN" "$log" || true)
   local tests
-  tests=$(grep -E "Test run with [0-9]+ tests|Executed [0-9]+ tests" "$log" | tail -2 | tr '\n' ' ')
-  echo "   exit $status, $((($(date +%s) - start) / 60)) min, sanitizer reports: $count; ${tests:-no test summary (build failed?)}"
+  tests=$(grep -E "Test run with [0-9]+ tests" "$log" | tail -1)
+  local suppressed
+  suppressed=$(grep -h -o -E "Matched [0-9]+ suppressions" "$log" | grep -o -E "[0-9]+" | paste -sd+ | bc 2>/dev/null)
+  echo "   exit $status after $((($(date +%s) - start) / 60)) min; sanitizer reports: $count (suppressed ${suppressed:-0}); ${tests:-no test summary (build failed?)}"
   if [ "$count" -gt 0 ]; then
-    echo "   first reports (all in $reports):"
-    grep -E "SUMMARY:|WARNING: ThreadSanitizer" "$reports" | sort | uniq -c | sort -rn | head -10 | sed 's/^/     /'
+    echo "   reports (details in $reports):"
+    grep -E "SUMMARY: (Address|Thread|Leak)Sanitizer|WARNING: ThreadSanitizer" "$log" | sed 's/^ *//' | sort | uniq -c | sort -rn | head -10 | sed 's/^/     /'
   fi
   if [ $status -ne 0 ]; then
-    grep -E "error:|✘|failed" "$log" | grep -v "^.*passed" | head -15 | sed 's/^/     /'
+    echo "   failing tests:"
+    grep -E "^✘ Test .* failed after|error: " "$log" | head -15 | sed 's/^/     /'
   fi
   [ $status -eq 0 ] && [ "$count" -eq 0 ]
 }
@@ -59,18 +99,17 @@ run() {
 which="${1:-all}"
 failed=0
 case "$which" in
-  address | all)
-    # detect_leaks: on, but only for leaks ASan can attribute; Foundation's process-wide
-    # caches are reachable and not reported.
-    ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:handle_abort=1}" run address address || failed=1
-    ;;&
-  thread | all)
-    TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1}" run thread thread --filter "$THREAD_FILTER" || failed=1
-    ;;
-  address) ;;
+  address | thread | all) ;;
   *)
     echo "usage: scripts/sanitizers.sh [address|thread|all]" >&2
     exit 2
     ;;
 esac
+if [ "$which" = address ] || [ "$which" = all ]; then
+  ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:handle_abort=1}" run address address || failed=1
+fi
+if [ "$which" = thread ] || [ "$which" = all ]; then
+  TSAN_OPTIONS="${TSAN_OPTIONS:-${TSAN_SUPPRESSIONS}halt_on_error=0:second_deadlock_stack=1}" \
+    run thread thread --filter "$THREAD_FILTER" || failed=1
+fi
 exit $failed

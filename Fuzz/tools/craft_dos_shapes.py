@@ -1,6 +1,15 @@
-# Shapes for path building with fake signatures (for chain-accept; chain rejects at the first signature).
+# Denial-of-service shapes for path building and parsing, with fake signatures (meant for the
+# chain-accept target; `chain` rejects them at the first signature). Writes into the current
+# directory, in the chain targets' input format (Fuzz/Targets/chain.swift):
+#   chain-50.bin                 leaf + 48 intermediates + root, maximumIntermediates 127
+#   chain-50-default-depth.bin   the same with maximumIntermediates 8
+#   mesh.bin                     120 cross-signed CAs all named "Mesh", none reaching the anchor
+#   nc-1024x1024.bin             1,024 excluded DNS subtrees over a leaf with 1,024 SANs (basicX509
+#                                policy, so validation gets past the hostname to the constraints)
+#   cert-1mb.der                 a certificate with a 1 MB unknown extension (certificate target)
+# Usage: cd SCRATCH && python3 Fuzz/tools/craft_dos_shapes.py && FUZZ_VERBOSE=1 Fuzz/run.sh repro chain-accept mesh.bin
+# Figures for these inputs: docs/bad-input-catalogue.md section 5.
 import struct, sys, hashlib
-sys.path.insert(0, "/tmp/probes/nc")
 def tlv(tag, content):
     n = len(content)
     if n < 0x80: l = bytes([n])
@@ -48,6 +57,7 @@ for i in range(1, 49):
     chain.append(cert(100 + i, prev_name, name(f"I{i}"), i, prev_key, True)); prev_name, prev_key = name(f"I{i}"), i
 leaf = cert(999, prev_name, name("leaf"), 999, prev_key, False)
 open("chain-50.bin", "wb").write(pack(0x00, 127, [leaf] + list(reversed(chain)) + [root]))
+open("chain-50-default-depth.bin", "wb").write(pack(0x00, 8, [leaf] + list(reversed(chain)) + [root]))
 # 2. A mesh: 40 CAs all named "Mesh", each cross-signing every other (40*39 certificates is too
 #    many; take each key signed by 3 others), none reachable from the anchor.
 mesh = []
@@ -64,7 +74,7 @@ ca = cert(3, name("Root"), name("NC CA"), 7, 0, True, [ext("2.5.29.30", nc, True
 leaf3 = cert(4, name("NC CA"), name("leaf"), 8, 7, False)
 # replace the leaf's SAN by the big one
 leaf3 = cert(4, name("NC CA"), name("leaf"), 8, 7, False, san=sans)
-open("nc-1024x1024.bin", "wb").write(pack(0x00, 8, [leaf3, ca, root]))
+open("nc-1024x1024.bin", "wb").write(pack(0x0C, 8, [leaf3, ca, root]))
 # 4. A 1 MB certificate (an unknown non-critical extension of 1 MB).
 big = cert(5, name("Root"), name("big"), 9, 0, False, [ext("1.2.3.4", b"\x00" * 1_000_000)])
 open("cert-1mb.der", "wb").write(big)

@@ -1,3 +1,7 @@
+# Usage: cd SCRATCH && python3 Fuzz/tools/craft_nc_dirname.py opaque|deep|plain
+# (needs the openssl CLI; makes P-256 keys root.key, int.key, leaf.key in the current directory
+# on first use, then {root,int,leaf}-MODE.der and chain-MODE.bin in the chain targets' format).
+# The chain-*.bin files in Fuzz/regressions/chain*/ were made with it (FZ-1, see regressions/README.md).
 # Crafts a real, correctly signed chain (root -> name-constrained intermediate -> leaf) where the
 # intermediate EXCLUDES the directoryName subtree C=US, O=Evil and the leaf's subject lies in it,
 # with one extra opaque attribute whose value is a constructed [APPLICATION 30] holding non-DER
