@@ -7,7 +7,7 @@
 #   Fuzz/run.sh build [TARGET...]       build (cached; rebuilt when a source file changes)
 #   Fuzz/run.sh TARGET SECONDS          fuzz one target for SECONDS, print executions and crashes
 #   Fuzz/run.sh all SECONDS             every target in turn, SECONDS each
-#   Fuzz/run.sh smoke [SECONDS]         CI: regressions + every target for ~2 s; exit 1 on a crash
+#   Fuzz/run.sh smoke [SECONDS]         CI: regressions + every target for ~1 s (total ~25 s); exit 1 on a crash
 #   Fuzz/run.sh repro TARGET FILE...    run saved inputs once (a regression check)
 #   Fuzz/run.sh minimize TARGET FILE    shrink a crashing input (libFuzzer -minimize_crash)
 #   Fuzz/run.sh results                 the table of past runs (executions, exec/s, crashes)
@@ -350,9 +350,9 @@ case "$cmd" in
   all | smoke)
     secs="${2:-}"
     if [ "$cmd" = smoke ]; then
-      # ~2 s per target from the seeds alone (a scratch corpus, removed afterwards), so the
+      # ~1 s of fuzzing per target (about 2 s with start-up) from the seeds alone (a scratch corpus, removed afterwards), so the
       # smoke costs the same on a fresh CI machine and on one with a large local corpus.
-      secs="${secs:-2}"
+      secs="${secs:-1}"
       CORPUS="$(mktemp -d /tmp/fuzz-smoke-corpus.XXXXXX)"
       trap 'rm -rf "$CORPUS"' EXIT
     fi

@@ -59,7 +59,7 @@ SYMBOLIZER="$(dirname "$(command -v swift)")/llvm-symbolizer"
 TSAN_SUPPRESSIONS=""
 if [ -z "${SAN_NO_SUPPRESSIONS:-}" ]; then
   printf '%s\n' "leak:formWeakReference" "leak:readBytesFromFile" "leak:XCTest" "leak:once_slow" >"$SAN_BUILD/lsan.supp"
-  export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$SAN_BUILD/lsan.supp:print_suppressions=0}"
+  export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$SAN_BUILD/lsan.supp:print_suppressions=1}"
   printf '%s\n' "race:*zYu*YTXEfU*" >"$SAN_BUILD/tsan.supp"
   TSAN_SUPPRESSIONS="suppressions=$SAN_BUILD/tsan.supp:print_suppressions=1:"
 fi
@@ -83,8 +83,13 @@ run() {
   count=$(grep -c -E "$REPORT_PATTERN" "$log" || true)
   local tests
   tests=$(grep -E "Test run with [0-9]+ tests" "$log" | tail -1)
+  # Suppressed reports: TSan prints "Matched N suppressions", LSan a "Suppressions used:" table.
   local suppressed
-  suppressed=$(grep -h -o -E "Matched [0-9]+ suppressions" "$log" | grep -o -E "[0-9]+" | paste -sd+ | bc 2>/dev/null)
+  suppressed=$(awk '/Matched [0-9]+ suppressions/ { for (i = 1; i <= NF; i++) if ($i == "Matched") n += $(i + 1) }
+    /Suppressions used:/ { table = 1; next }
+    table && /^ *[0-9]+ +[0-9]+ +[^ ]/ { n += $1; next }
+    table && !/count +bytes +template/ { table = 0 }
+    END { print n + 0 }' "$log")
   echo "   exit $status after $((($(date +%s) - start) / 60)) min; sanitizer reports: $count (suppressed ${suppressed:-0}); ${tests:-no test summary (build failed?)}"
   if [ "$count" -gt 0 ]; then
     echo "   reports (details in $reports):"
