@@ -94,6 +94,12 @@ enum CLI {
             throw CLIError("\(path): \(String(cString: strerror(errno)))")
         }
         defer { fclose(file) }
+        // Refuse devices and huge files (`inspect /dev/zero` must not read forever).
+        var info = stat()
+        guard fstat(fileno(file), &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw CLIError("\(path): not a regular file")
+        }
+        guard info.st_size <= 64 << 20 else { throw CLIError("\(path): larger than 64 MiB") }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {

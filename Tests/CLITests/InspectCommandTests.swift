@@ -65,6 +65,15 @@ struct InspectCommandTests {
         #expect(result.stderr.contains(path))
     }
 
+    @Test("a device is refused at once instead of read forever")
+    func deviceRefused() throws {
+        let result = try CLIRunner.run(["inspect", "/dev/zero"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("/dev/zero: not a regular file"))
+        let anchors = try CLIRunner.run(["evaluate", "/dev/null", "--host", "x.test", "--anchors", "/dev/zero"])
+        #expect(anchors.status == 2)
+    }
+
     @Test("usage errors exit 2")
     func usageErrors() throws {
         #expect(try CLIRunner.run(["inspect"]).status == 2)

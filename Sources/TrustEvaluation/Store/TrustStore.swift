@@ -107,9 +107,20 @@ public final class TrustStore: Sendable {
         return result
     }
 
+    /// The largest trust file read: the Debian bundle is about 200 KB; a device such as
+    /// /dev/zero or a huge file must not exhaust memory.
+    static let maximumFileSize = 64 << 20
+
     static func readFile(_ path: String) throws(TrustStoreError) -> [UInt8] {
         guard let file = fopen(path, "rb") else { throw TrustStoreError(path: path, reason: String(cString: strerror(errno))) }
         defer { fclose(file) }
+        var info = stat()
+        guard fstat(fileno(file), &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw TrustStoreError(path: path, reason: "not a regular file")
+        }
+        guard Int(info.st_size) <= maximumFileSize else {
+            throw TrustStoreError(path: path, reason: "larger than \(maximumFileSize >> 20) MiB")
+        }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
