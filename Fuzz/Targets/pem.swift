@@ -32,7 +32,7 @@ public func fuzzPEM(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case .success(let certificates): for certificate in certificates { touch(certificate) }
     case .failure(let error): sink(error.description)
     }
-    switch Result(catching: { () throws(CertificateLoadingError) in try CertificateRevocationList.load(bytes) }) {
+    switch Result(catching: { () throws(CRLLoadingError) in try CertificateRevocationList.load(bytes) }) {
     case .success(let crls): for crl in crls { touch(crl) }
     case .failure(let error): sink(error.description)
     }

@@ -233,4 +233,18 @@ struct PEMTests {
     func base64Malformed(text: String) {
         #expect(Base64.decode(Array(text.utf8)) == nil)
     }
+
+    @Test("a malformed CRL block is named as a CRL, with its block and line")
+    func crlBlockErrorNamesTheCRL() throws {
+        let text = "comment\n-----BEGIN X509 CRL-----\nMAMCAQE=\n-----END X509 CRL-----\n"
+        #expect(throws: CRLLoadingError.self) { try CertificateRevocationList.load(Array(text.utf8)) }
+        do {
+            _ = try CertificateRevocationList.load(Array(text.utf8))
+        } catch {
+            guard case .der(_, let block?) = error else { Issue.record("expected a DER error with a block, got \(error)"); return }
+            #expect(block.index == 1)
+            #expect(block.line == 2)
+            #expect(error.description.hasPrefix("CRL in PEM block 1 (line 2): "))
+        }
+    }
 }

@@ -88,7 +88,7 @@ public struct CertificateRevocationList: Hashable, Sendable {
     }
 
     /// Parses every `X509 CRL` block of a PEM text, or one DER CRL.
-    public static func load(_ bytes: [UInt8]) throws(CertificateLoadingError) -> [CertificateRevocationList] {
+    public static func load(_ bytes: [UInt8]) throws(CRLLoadingError) -> [CertificateRevocationList] {
         guard PEMDocument.looksLikePEM(bytes) else {
             do { return [try CertificateRevocationList(derEncoded: bytes)] } catch { throw .der(error, block: nil) }
         }
@@ -110,4 +110,36 @@ public struct CertificateRevocationList: Hashable, Sendable {
 
     public static func == (lhs: CertificateRevocationList, rhs: CertificateRevocationList) -> Bool { lhs.derBytes == rhs.derBytes }
     public func hash(into hasher: inout Hasher) { hasher.combine(derBytes) }
+}
+
+/// Why ``CertificateRevocationList/load(_:)`` failed: the PEM structure, or the DER of one CRL,
+/// named by its block so that a message points at the CRL, not at "a certificate".
+public enum CRLLoadingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The PEM structure is broken.
+    case pem(PEMError)
+    /// A CRL's DER is malformed; `block` is its 1-based index and line in a PEM file.
+    case der(DERError, block: (index: Int, line: Int)?)
+
+    public static func == (lhs: CRLLoadingError, rhs: CRLLoadingError) -> Bool {
+        switch (lhs, rhs) {
+        case (.pem(let a), .pem(let b)): return a == b
+        case (.der(let a, _), .der(let b, _)): return a == b
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .pem(let e): hasher.combine(e)
+        case .der(let e, _): hasher.combine(e)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .pem(let error): return error.description
+        case .der(let error, let block?): return "CRL in PEM block \(block.index) (line \(block.line)): \(error)"
+        case .der(let error, nil): return "CRL: \(error)"
+        }
+    }
 }
