@@ -47,6 +47,11 @@ enum EvaluateCommand {
             throw CLIError(options.positionals.isEmpty ? "no chain file given (usage: servertrust evaluate CHAIN.pem --host H)" : "one chain file expected, got \(options.positionals.count)")
         }
         guard let host = options.value("--host"), !host.isEmpty else { throw CLIError("--host is required") }
+        // A name that cannot be a reference identity would only ever give "hostname mismatch"
+        // (exit 1); it is bad input (exit 2).
+        guard ServerIdentity.isValidReference(PeerName.host(host)) else {
+            throw CLIError("--host '\(host)' is not a host name or an IP address")
+        }
         if options.flags.contains("--json") && options.flags.contains("--explain") { throw CLIError("--json and --explain cannot be combined") }
 
         let chain = try certificates(chainPath)

@@ -65,6 +65,8 @@ struct HelpAndBadInputTests {
         ("pins", ["pins"]),
         ("evaluate", ["evaluate"]),
         ("evaluate", ["evaluate", "/nonexistent/chain.pem", "--host", "example.test"]),
+        // A readable chain, but a host that no certificate can match: bad input, not a rejection.
+        ("evaluate", ["evaluate", "/etc/ssl/certs/ca-certificates.crt", "--host", "exa mple..com"]),
         ("get", ["get"]),
         ("get", ["get", "https://example.test/", "--timeout", "soon"]),
         ("demo", ["demo", "--bogus"]),

@@ -18,6 +18,15 @@ public enum ServerIdentity {
         matches(sans, Reference(name))
     }
 
+    /// Whether `name` is usable as a reference identity at all (RFC 6125 §6.2): a valid DNS
+    /// host name (one trailing dot allowed), an IP literal, or an email address. A name that is
+    /// not matches no certificate, so callers taking it from a user should refuse it as bad
+    /// input rather than report a hostname mismatch.
+    public static func isValidReference(_ name: PeerName) -> Bool {
+        if case .invalid = Reference(name) { return false }
+        return true
+    }
+
     /// A reference identity validated once (RFC 6125 §6.2), so repeated checks against many
     /// certificates do not re-parse it.
     enum Reference: Sendable {
