@@ -97,12 +97,12 @@ struct Search<SignatureCheck: SignatureVerifier> {
     mutating func run(leaf: Certificate) -> Result<VerifiedChain, ValidationFailure> {
         // The leaf first: basic rules, the end-entity profile, the name.
         var path = [Node(certificate: leaf, isAnchor: false)]
-        // NOTE: CA/B BR 7.1.4.3 (a commonName must repeat a SAN value) is not enforced: the
-        // BetterTLS name-constraint cases in x509-limbo expect chains whose CN is absent from
-        // the SAN to validate, and the CN is never used for matching here, so it cannot mislead.
-        // The limbo webpki::cn::* cases are the ones this knowingly fails.
-        let profile = verifier.anchors.contains(leaf) ? verifier.anchoredLeafProfile : eeProfile
-        if let failure = permitsBasic(leaf) ?? profile.permits(leaf) ?? permitsKey(leaf) ?? checkName(leaf) {
+        // CA/B BR 7.1.4.3: the CN's encoding is checked, its SAN membership is not (see
+        // CommonNameRules for the x509-limbo conflict that forces this).
+        let directlyTrusted = verifier.anchors.contains(leaf)
+        let profile = directlyTrusted ? verifier.anchoredLeafProfile : eeProfile
+        let commonName = verifier.policy.kind == .sslServer && !directlyTrusted ? CommonNameRules.violation(in: leaf.subject) : nil
+        if let failure = permitsBasic(leaf) ?? profile.permits(leaf) ?? commonName ?? permitsKey(leaf) ?? checkName(leaf) {
             return .failure(record(path, failure.at(0, leaf)))
         }
         var names = [NameConstraintChecker.Names(sans: leaf.subjectAlternativeNames, subject: leaf.subject)]
