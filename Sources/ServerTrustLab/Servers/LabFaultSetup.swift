@@ -43,7 +43,7 @@ public enum LabFault: String, Sendable, Hashable, CaseIterable {
     case unresolvableHost
     /// The server sends a chain of 50 certificates (leaf plus 49 CAs, all well-formed).
     case chainOf50Certificates
-    /// The server sends a leaf of more than 1 MiB (a subjectAltName with ~39,000 names).
+    /// The server sends a leaf of more than 1 MiB (a subjectAltName with ~38,800 names).
     case megabyteCertificate
 
     /// Whether only the client's own timeout can end a request against this fault (the
