@@ -34,6 +34,7 @@ enum CLI {
           get URL [options]            one HTTPS request through the policy flags of evaluate, curl-style options
           demo [--json]                the policy matrix, live: local servers, a man-in-the-middle, 12 policies × 6 situations
           bench evaluate|https ...     benchmark plug-ins for ../shared/bench (servertrust bench --help)
+          stress load|faults [--json]  load and fault checks against local servers: memory, descriptors, typed errors
           limbo-serve                  x509-limbo conformance server (limbo-jsonl/1 on stdin/stdout)
           help                         this text
 
@@ -53,6 +54,7 @@ enum CLI {
             case "evaluate": return try EvaluateCommand.run(rest)
             case "demo": return try DemoCommand.run(rest)
             case "bench": return try BenchCommand.run(rest)
+            case "stress": return try StressCommand.run(rest)
             case "get": return try GetCommand.run(rest)
             case "limbo-serve": return try LimboServeCommand.run(rest)
             case "pins": return try PinsCommand.run(rest)

@@ -30,6 +30,7 @@ struct HelpAndBadInputTests {
 
     static let helpCases: [[String]] = [
         ["inspect"], ["pins"], ["evaluate"], ["get"], ["demo"], ["bench"], ["bench", "evaluate"], ["bench", "https"], ["limbo-serve"],
+        ["stress"], ["stress", "load"],
     ]
 
     @Test("--help prints usage, options and exit codes on stdout, exit 0", arguments: helpCases)
@@ -49,7 +50,7 @@ struct HelpAndBadInputTests {
         for spelling in ["help", "--help", "-h"] {
             let result = try CLIRunner.run([spelling])
             #expect(result.status == 0)
-            for command in ["inspect FILE", "inspect https://HOST", "pins ", "evaluate ", "get ", "demo ", "bench ", "limbo-serve", "exit codes:"] {
+            for command in ["inspect FILE", "inspect https://HOST", "pins ", "evaluate ", "get ", "demo ", "bench ", "stress ", "limbo-serve", "exit codes:"] {
                 #expect(result.stdout.contains(command), "\(spelling): missing \(command)")
             }
         }
@@ -80,6 +81,13 @@ struct HelpAndBadInputTests {
         ("bench", ["bench", "https"]),
         ("bench", ["bench", "https", "--url", "https://example.test/", "--cainfo", "/nonexistent.pem"]),
         ("bench", ["bench", "https", "--url", "https://example.test/", "--cainfo", "x", "--mode", "sometimes"]),
+        ("stress", ["stress"]),
+        ("stress", ["stress", "nonsense"]),
+        ("stress", ["stress", "load", "--bogus"]),
+        ("stress", ["stress", "load", "--in-flight", "many"]),
+        ("stress", ["stress", "load", "--in-flight", "0"]),
+        ("stress", ["stress", "load", "--keepalive", "0", "--new-connections", "0"]),
+        ("stress", ["stress", "faults", "extra"]),
         ("limbo-serve", ["limbo-serve", "--bogus"]),
         ("limbo-serve", ["limbo-serve", "extra"]),
         ("frobnicate", ["frobnicate"]),

@@ -206,18 +206,32 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
                 release(easy)
                 continue
             }
+            // Read before collectInfo closes the block: a header block still open at the end
+            // never got the blank line that ends a header section (see outcome).
+            let headerSectionUnfinished = transfer.blockOpen
             easy.collectInfo(into: transfer)
             if code == CURLE_OK { core.resolveLoaded.store(true, ordering: .relaxed) }
             let errorText = easy.errorText
             release(easy)
-            finish(transfer, Self.outcome(code, errorText: errorText, transfer: transfer))
+            finish(transfer, Self.outcome(code, errorText: errorText, transfer: transfer, headerSectionUnfinished: headerSectionUnfinished))
         }
     }
 
     /// Maps curl's result to ours: a recorded trust rejection or challenge failure wins over
     /// curl's generic code (60, 35).
-    private static func outcome(_ code: CURLcode, errorText: String, transfer: Transfer) -> TransferOutcome {
+    ///
+    /// libcurl 7.88 reports `CURLE_OK` for an HTTP/1.1 response whose connection closes inside
+    /// the header section (status line and some fields, no blank line; curl's CLI exits 0 too).
+    /// Such a response is truncated, not complete: it fails as curl fails a body cut short,
+    /// with `CURLE_PARTIAL_FILE` (18), and a message saying what happened.
+    private static func outcome(_ code: CURLcode, errorText: String, transfer: Transfer,
+                                headerSectionUnfinished: Bool = false) -> TransferOutcome {
         let response = transfer.response
+        if code == CURLE_OK && headerSectionUnfinished {
+            let error = TransportError(code: Int(CURLE_PARTIAL_FILE.rawValue), summary: Curl.describe(CURLE_PARTIAL_FILE),
+                                       message: "connection closed inside the response header section (no blank line after the fields)")
+            return .failed(.transport(error), response)
+        }
         if code == CURLE_OK { return .completed(response) }
         if let failure = transfer.challengeFailure { return .failed(failure, response) }
         if let decision = transfer.trustDecision, !decision.isAccepted { return .failed(.serverTrustRejected(decision), response) }

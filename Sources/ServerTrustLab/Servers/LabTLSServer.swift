@@ -88,6 +88,9 @@ public final class LabTLSServer: Sendable {
         /// Read the first bytes of the ClientHello, answer with a fatal TLS alert record of
         /// the given AlertDescription (RFC 8446 §6; 40 is handshake_failure), then close.
         case sendAlert(UInt8)
+        /// Complete the handshake and read one request, then send only part of the response
+        /// (up to the ``LabResponseCut``) and end the connection as ``LabCutEnding`` says.
+        case cutResponse(LabResponseCut, then: LabCutEnding)
     }
 
     /// Everything the server is built from.
@@ -179,7 +182,8 @@ public final class LabTLSServer: Sendable {
         public var handshakesResumed: Int = 0
         /// TLS handshakes that failed.
         public var handshakesFailed: Int = 0
-        /// HTTP requests answered.
+        /// HTTP requests answered (including ones a ``Behavior/cutResponse(_:then:)`` server
+        /// answered only in part).
         public var requestsServed: Int = 0
         /// One record per accepted connection, in accept order.
         public var connections: [ConnectionRecord] = []
@@ -329,6 +333,8 @@ final class LabTLSServerEngine: Sendable {
             _ = try? socket.receive(limit: 16_384, until: handshakeDeadline, stop: stopFlag)
             try? socket.sendAll([21, 3, 3, 0, 2, 2, description], until: handshakeDeadline, stop: stopFlag)
             return
+        case .cutResponse:
+            break  // the fault happens after the request: see serveRequests
         }
 
         let connection: LabTLSConnection
@@ -370,12 +376,54 @@ final class LabTLSServerEngine: Sendable {
         }
 
         do {
+            if case .cutResponse(let cut, let ending) = configuration.behavior {
+                try serveCutResponse(on: connection, index: index, cut: cut, ending: ending)
+                return
+            }
             try serveRequests(on: connection, index: index, serverName: serverName)
             connection.shutdown()
         } catch .closed, .stopped {
             // The client went away, or the server is stopping: both are normal ends.
         } catch {
             update(index) { _, record in record.failure = "\(error)" }
+        }
+    }
+
+    /// ``LabTLSServer/Behavior/cutResponse(_:then:)``: waits for one complete request, sends
+    /// the response up to the cut, then closes (with or without close_notify) or stalls.
+    private func serveCutResponse(on connection: LabTLSConnection, index: Int, cut: LabResponseCut,
+                                  ending: LabCutEnding) throws(LabIOEnd) {
+        var buffer: [UInt8] = []
+        while true {
+            // A request the parser refuses still counts as "the request arrived": the fault is
+            // about what happens next, not about the request.
+            if case .incomplete? = try? LabHTTPRequestParser.parse(buffer, continueSent: true) {
+                buffer += try connection.read(until: .after(configuration.idleTimeout), stop: stopFlag)
+                continue
+            }
+            break
+        }
+        update(index) { statistics, record in
+            statistics.requestsServed += 1
+            record.requests += 1
+        }
+        let partial = cut.partialResponse
+        if !partial.isEmpty {
+            try connection.writeAll(partial, until: .after(configuration.idleTimeout), stop: stopFlag)
+        }
+        switch ending {
+        case .closeNotify:
+            connection.shutdown()
+        case .closeWithoutNotify:
+            // Returning closes the socket with no TLS close_notify: what a crashed process does.
+            break
+        case .stall:
+            // Silent until the server stops or the client gives up and closes (so a stress run
+            // against a stalling server does not pile up threads); the idle timeout bounds it.
+            while true {
+                try connection.socket.wait(for: Int16(POLLIN), until: .after(configuration.idleTimeout), stop: stopFlag)
+                if case .closed = try connection.tryRead() { return }
+            }
         }
     }
 
@@ -420,4 +468,45 @@ final class LabTLSServerEngine: Sendable {
             }
         }
     }
+}
+
+/// Where a ``LabTLSServer/Behavior/cutResponse(_:then:)`` server stops sending its response.
+public enum LabResponseCut: String, Sendable, Hashable, CaseIterable {
+    /// Nothing at all: the request is read and never answered.
+    case beforeResponse
+    /// The status line and part of a header field (`HTTP/1.1 200 OK`, `Content-Type: text/pl`),
+    /// never the blank line that ends the header section.
+    case midHeaders
+    /// A complete header section announcing `Content-Length: 2048`, then 1024 body bytes.
+    case midBody
+
+    /// The bytes sent before the cut.
+    public var partialResponse: [UInt8] {
+        switch self {
+        case .beforeResponse:
+            return []
+        case .midHeaders:
+            return Array("HTTP/1.1 200 OK\r\nServer: ServerTrustLab\r\nContent-Type: text/pl".utf8)
+        case .midBody:
+            let head = "HTTP/1.1 200 OK\r\nServer: ServerTrustLab\r\nContent-Type: application/octet-stream\r\n"
+                + "Content-Length: \(Self.announcedBodyLength)\r\n\r\n"
+            return Array(head.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: Self.announcedBodyLength / 2)
+        }
+    }
+
+    /// The `Content-Length` a ``midBody`` cut announces (it sends half of it).
+    public static let announcedBodyLength = 2048
+}
+
+/// How a ``LabTLSServer/Behavior/cutResponse(_:then:)`` server ends the connection at the cut.
+public enum LabCutEnding: String, Sendable, Hashable, CaseIterable {
+    /// A TLS close_notify, then the socket closes: a clean TLS end, so only HTTP framing can
+    /// tell the client the response is incomplete.
+    case closeNotify
+    /// The socket closes with no close_notify (a crashed or killed server): a TLS-level
+    /// truncation the client sees as an unexpected EOF.
+    case closeWithoutNotify
+    /// Nothing more is sent and the connection stays open until the server stops: only the
+    /// client's timeout ends the request.
+    case stall
 }

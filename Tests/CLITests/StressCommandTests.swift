@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+/// `servertrust stress load|faults` (issue 7 §3–4): the figures only a process of its own can
+/// measure (resident memory, open descriptors), asserted from the command's JSON.
+@Suite("servertrust stress", .serialized)
+struct StressCommandTests {
+    static func object(_ result: CLIRunner.Result) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "stdout: \(result.stdout)")
+    }
+
+    @Test("load: 10,000 keep-alive requests and 1,000 new connections, 64 in flight; memory within 10%, no descriptor leaked")
+    func load() throws {
+        let result = try CLIRunner.run(["stress", "load", "--json"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let figures = try Self.object(result)
+        #expect(figures["keepalive_requests"] as? Int == 10_000)
+        #expect(figures["new_connection_requests"] as? Int == 1000)
+        #expect(figures["in_flight"] as? Int == 64)
+        #expect(figures["completed"] as? Int == 11_000)
+        #expect(figures["errors"] as? Int == 0, "\(figures["first_error"] ?? "")")
+        // Each new-connection request opened its own connection; keep-alive needed few.
+        #expect((figures["server_connections_accepted"] as? Int ?? 0) >= 1000)
+        #expect((figures["server_connections_accepted"] as? Int ?? .max) < 1000 + 2000, "keep-alive requests reused connections")
+        let first = try #require(figures["rss_after_first_1000_kib"] as? Int)
+        let end = try #require(figures["rss_end_kib"] as? Int)
+        #expect(first > 0 && Double(end) <= Double(first) * 1.10, "RSS \(first) → \(end) KiB")
+        #expect(figures["fds_before"] as? Int == figures["fds_after"] as? Int, "\(figures)")
+        #expect(figures["ok"] as? Bool == true, "\(figures["failures"] ?? "")")
+    }
+
+    @Test("faults: every fault is its typed error in time, and descriptors are back to the baseline after each")
+    func faults() throws {
+        let result = try CLIRunner.run(["stress", "faults", "--json"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let figures = try Self.object(result)
+        let rows = try #require(figures["faults"] as? [[String: Any]])
+        #expect(rows.count == 17)
+        let baseline = try #require(figures["fds_before"] as? Int)
+        for row in rows {
+            let name = row["fault"] as? String ?? "?"
+            let outcome = row["outcome"] as? String ?? "?"
+            #expect((row["expected"] as? [String])?.contains(outcome) == true, "\(name): \(outcome), \(row["error"] ?? "")")
+            let seconds = try #require(row["seconds"] as? Double)
+            let timeout = try #require(row["timeout"] as? Double)
+            #expect(seconds < timeout + 10, "\(name): \(seconds) s")
+            #expect(row["fds_after"] as? Int == baseline, "\(name): descriptors \(row["fds_after"] ?? "?") after, \(baseline) before")
+        }
+        // Spot checks of the table itself, so a wrong expectation cannot pass silently.
+        let outcomes = Dictionary(uniqueKeysWithValues: rows.map { ($0["fault"] as? String ?? "", $0["outcome"] as? String ?? "") })
+        #expect(outcomes["closeMidHeaders"] == "transport/18")
+        #expect(outcomes["stallMidBody"] == "timedOut/28")
+        #expect(outcomes["chainOf50Certificates"] == "serverTrustRejected/chainTooLong")
+        #expect(outcomes["megabyteCertificate"] == "transport/35")
+        #expect(outcomes["proxyRefusesConnect"] == "transport/56")
+        #expect(figures["fds_after"] as? Int == baseline)
+        #expect(figures["ok"] as? Bool == true, "\(figures["failures"] ?? "")")
+    }
+
+    @Test("without --json: the figures as text, ending with ok; counts are options")
+    func humanOutput() throws {
+        let result = try CLIRunner.run(["stress", "load", "--keepalive", "300", "--new-connections", "30", "--in-flight", "8"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("keep-alive:       300 requests"), "\(result.stdout)")
+        #expect(result.stdout.contains("new connections:  30 requests"), "\(result.stdout)")
+        // Fewer than 1,000 requests: no checkpoint, so no growth figure to judge.
+        #expect(result.stdout.contains("n/a after the first 1000"), "\(result.stdout)")
+        #expect(result.stdout.hasSuffix("ok\n"), "\(result.stdout)")
+    }
+}
