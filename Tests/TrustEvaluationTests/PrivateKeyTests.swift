@@ -239,6 +239,43 @@ struct PrivateKeyTests {
         #expect(!key.matches(rsaSPKI))
     }
 
+    /// A P-256 SEC 1 ECPrivateKey (traditional DER) whose trailing `publicKey` point is
+    /// replaced by `transform` (the point is the last 65 bytes: 0x04 ‖ X ‖ Y).
+    static func sec1(withPoint transform: ([UInt8]) throws -> [UInt8]) throws -> [UInt8] {
+        var der = try LabKey.shared(.p256).privateKeyDER(format: .traditional)
+        let start = der.count - 65
+        try #require(der[start] == 0x04 && der[start - 3] == 0x03 && der[start - 2] == 0x42)
+        let point = try transform(Array(der[start...]))
+        try #require(point.count == 65)
+        der.replaceSubrange(start..., with: point)
+        return der
+    }
+
+    @Test("an EC key whose point is in X9.62 hybrid form gets an uncompressed SPKI (fuzz finding)")
+    func hybridPointIsReencoded() throws {
+        let der = try Self.sec1 { point in
+            // Hybrid: 0x06 for an even Y, 0x07 for an odd one, then X ‖ Y.
+            [point.last! & 1 == 0 ? 0x06 : 0x07] + point.dropFirst()
+        }
+        let key = try PrivateKey(derEncoded: der)
+        let labKey = try LabKey.shared(.p256)
+        #expect(key.publicKeyInfoDER == labKey.publicKeyInfoDER)
+        let spki = try SubjectPublicKeyInfo(derEncoded: key.publicKeyInfoDER)
+        #expect(key.matches(spki))
+    }
+
+    @Test("an EC key carrying another key's public point is .malformed")
+    func mismatchedPointIsRefused() throws {
+        let other = try LabKey.shared(.p256, slot: 1).publicKeyInfoDER
+        let der = try Self.sec1 { _ in Array(other.suffix(65)) }
+        #expect(throws: KeyError(.malformed, "")) { try PrivateKey(derEncoded: der) }
+        do {
+            _ = try PrivateKey(derEncoded: der)
+        } catch {
+            #expect(error.description.contains("does not match the private key"), "\(error)")
+        }
+    }
+
     @Test("KeyError descriptions and equality")
     func errors() {
         #expect(KeyError(.wrongPassword, "x").description == "key wrongPassword: x")

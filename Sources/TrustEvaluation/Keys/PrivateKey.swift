@@ -74,9 +74,37 @@ public final class PrivateKey: Sendable, CustomStringConvertible {
         case EVP_PKEY_ED448: bitSize = 456
         default: bitSize = Int(EVP_PKEY_get_bits(owned.pointer))
         }
+        try PrivateKey.checkPair(owned, source: source)
+        if typeID == EVP_PKEY_EC {
+            // SEC 1's ECPrivateKey may carry its public point compressed or in the X9.62
+            // "hybrid" form (0x06/0x07), and OpenSSL re-encodes the SubjectPublicKeyInfo in the
+            // form it read. RFC 5480 §2.2 requires uncompressed points in certificates, so the
+            // key's own SPKI (compared with certificates, printed as a pin) is always written
+            // uncompressed. Found by the privatekey fuzz target.
+            OpenSSLError.clear()
+            guard EVP_PKEY_set_utf8_string_param(owned.pointer, "point-format", "uncompressed") == 1 else {
+                throw KeyError(.unsupported, "\(source): cannot set the EC point format (\(OpenSSLError.drain("EVP_PKEY_set_utf8_string_param")))")
+            }
+        }
         switch owned.publicKeyInfoDER() {
         case .success(let der): publicKeyInfoDER = der
         case .failure(let error): throw KeyError(.unsupported, "\(source): cannot encode the public key (\(error))")
+        }
+    }
+
+    /// Refuses a key whose public half does not belong to its private half (an ECPrivateKey
+    /// with someone else's point, an RSA key with inconsistent factors): such a key would
+    /// `matches` a certificate it cannot sign for, and the TLS handshake would fail later
+    /// with a less useful error. `EVP_PKEY_pairwise_check` is what `openssl pkey -check` runs.
+    private static func checkPair(_ owned: OwnedEVPKey, source: String) throws(KeyError) {
+        OpenSSLError.clear()
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, owned.pointer, nil) else {
+            throw KeyError(.unsupported, "\(source): \(OpenSSLError.drain("EVP_PKEY_CTX_new_from_pkey"))")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_pairwise_check(context) == 1 else {
+            let reason = OpenSSLError.drain("EVP_PKEY_pairwise_check")
+            throw KeyError(.malformed, "\(source): the public key does not match the private key (\(reason))")
         }
     }
 
