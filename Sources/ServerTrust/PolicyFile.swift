@@ -1,5 +1,6 @@
 public import CertificateParsing
 import Foundation
+import TrustEvaluation
 
 /// A declarative trust policy: per-host evaluators, pins and anchors, loaded from the JSON
 /// format of docs/policy-schema.md or from a TrustKit configuration dictionary, and turned into
@@ -71,11 +72,12 @@ public struct PolicyFile: Sendable {
     /// - Returns: The policy.
     /// - Throws: ``PolicyFileError`` listing every problem.
     public static func load(contentsOf path: String) throws(PolicyFileError) -> PolicyFile {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw PolicyFileError([PolicyConfigurationError(.unreadable, path: path, "cannot read the policy file")])
+        let data: [UInt8]
+        do { data = try TrustStore.readFile(path) } catch {
+            throw PolicyFileError([PolicyConfigurationError(.unreadable, path: path, "cannot read the policy file: \(error.reason)")])
         }
         let directory = (path as NSString).deletingLastPathComponent
-        return try parse(Array(data), baseDirectory: directory.isEmpty ? "." : directory)
+        return try parse(data, baseDirectory: directory.isEmpty ? "." : directory)
     }
 
     /// Parses a policy document.

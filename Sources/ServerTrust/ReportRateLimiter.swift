@@ -1,4 +1,5 @@
 import Foundation
+import TrustEvaluation
 import Synchronization
 
 /// Lets an identical failure report through at most once per interval, and remembers what it
@@ -47,8 +48,8 @@ public final class ReportRateLimiter: Sendable {
     }
 
     private static func load(_ path: String?) -> [String: Int64] {
-        guard let path, let data = FileManager.default.contents(atPath: path),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+        guard let path, let bytes = try? TrustStore.readFile(path),
+            let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
             let entries = object["sent"] as? [String: Any]
         else { return [:] }
         var table: [String: Int64] = [:]

@@ -1,5 +1,6 @@
 public import CertificateParsing
 import Foundation
+import TrustEvaluation
 
 extension SecurityPolicy {
     /// The file extensions loaded by ``certificates(inDirectory:)``, compared
@@ -39,11 +40,12 @@ extension SecurityPolicy {
     /// - Returns: Its certificates (at least one).
     /// - Throws: ``PolicyConfigurationError`` (`unreadable` or `notACertificate`) naming it.
     public static func loadCertificates(atPath path: String) throws(PolicyConfigurationError) -> [Certificate] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw PolicyConfigurationError(.unreadable, path: path, "cannot read the file")
+        let data: [UInt8]
+        do { data = try TrustStore.readFile(path) } catch {
+            throw PolicyConfigurationError(.unreadable, path: path, "cannot read the file: \(error.reason)")
         }
         do {
-            return try Certificate.load(Array(data))
+            return try Certificate.load(data)
         } catch {
             throw PolicyConfigurationError(.notACertificate, path: path, "not a certificate (PEM or DER): \(error)")
         }

@@ -159,4 +159,13 @@ struct PolicyFileTests {
         #expect(error?.problems.first?.kind == .unreadable)
         #expect(error?.problems.first?.path == Self.directory + "/absent.json")
     }
+
+    @Test("a device is refused at once, not read until memory runs out (FZ-2)", arguments: ["/dev/zero", "/dev/urandom", "/tmp"])
+    func deviceIsUnreadable(path: String) {
+        let error = #expect(throws: PolicyFileError.self) { try PolicyFile.load(contentsOf: path) }
+        #expect(error?.problems.first?.kind == .unreadable)
+        #expect(error?.description.contains("not a regular file") == true, "\(error.map(String.init(describing:)) ?? "")")
+        let certificateError = #expect(throws: PolicyConfigurationError.self) { try SecurityPolicy.loadCertificates(atPath: path) }
+        #expect(certificateError?.kind == .unreadable)
+    }
 }

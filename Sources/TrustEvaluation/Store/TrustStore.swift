@@ -109,9 +109,12 @@ public final class TrustStore: Sendable {
 
     /// The largest trust file read: the Debian bundle is about 200 KB; a device such as
     /// /dev/zero or a huge file must not exhaust memory.
-    static let maximumFileSize = 64 << 20
+    package static let maximumFileSize = 64 << 20
 
-    static func readFile(_ path: String) throws(TrustStoreError) -> [UInt8] {
+    /// Reads a whole regular file of at most ``maximumFileSize`` bytes. Devices, FIFOs and
+    /// directories are refused rather than read until memory runs out (FZ-2). Shared by every
+    /// module that loads a file a user names (policy files, pinned certificates, report state).
+    package static func readFile(_ path: String) throws(TrustStoreError) -> [UInt8] {
         guard let file = fopen(path, "rb") else { throw TrustStoreError(path: path, reason: String(cString: strerror(errno))) }
         defer { fclose(file) }
         var info = stat()
