@@ -2,23 +2,24 @@
 struct RequestExecution {
     let session: HTTPSession
     let request: HTTPRequest
-    /// Read once: the configuration is a large value, copied on every access.
-    let configuration: HTTPSessionConfiguration
+    /// Its `configuration` is read field by field in place: copying the whole (large)
+    /// configuration value per request cost more than the fields used.
+    let core: SessionCore
 
     init(session: HTTPSession, request: HTTPRequest) {
         self.session = session
         self.request = request
-        self.configuration = session.core.configuration
+        self.core = session.core
     }
 
     func run() async throws(HTTPError) -> HTTPResponse {
-        var target = try RequestTarget.resolve(request.url, against: configuration.baseURL)
+        var target = try RequestTarget.resolve(request.url, against: core.configuration.baseURL)
         var method = request.method
         var body = request.body
-        var headers = request.headers.merging(defaults: configuration.defaultHeaders)
-        let handler = request.challengeHandler ?? configuration.taskChallengeHandler
+        var headers = request.headers.merging(defaults: core.configuration.defaultHeaders)
+        let handler = request.challengeHandler ?? core.configuration.taskChallengeHandler
         // The request's credential belongs to the origin it was addressed to.
-        let credentialOrigin = target.origin
+        let credentialOrigin = target
         var httpCredential: (user: String, password: String, schemes: Int)?
         if request.sendsCredentialPreemptively, case .password(let user, let password)? = request.credential?.kind {
             httpCredential = (user, password, Curl.authBasic)
@@ -29,7 +30,7 @@ struct RequestExecution {
 
         while true {
             let spec = TransferSpec(
-                target: target, method: method, headers: headers, body: body, timeout: request.timeout ?? configuration.timeout,
+                target: target, method: method, headers: headers, body: body, timeout: request.timeout ?? core.configuration.timeout,
                 httpCredential: httpCredential, proxyCredential: proxyCredential, usesFreshConnection: request.usesFreshConnection,
                 destinationPath: request.destinationPath, uploadProgress: request.uploadProgress,
                 downloadProgress: request.downloadProgress, challengeHandler: handler)
@@ -37,9 +38,9 @@ struct RequestExecution {
             switch await session.engine.perform(spec) {
             case .failed(let error, let partial):
                 // A proxy that refused the CONNECT with 407: a proxy challenge.
-                if partial.connectCode == 407, let proxy = configuration.proxy {
+                if partial.connectCode == 407, let proxy = core.configuration.proxy {
                     let proxyTarget = try RequestTarget(proxy.url)
-                    let offered = AuthenticateHeader.challenges(partial.headerBlocks.last?.values("Proxy-Authenticate") ?? [])
+                    let offered = AuthenticateHeader.challenges(partial.finalHeaders.values("Proxy-Authenticate"))
                     let response = makeResponse(partial, target: target, redirects: redirects, statusCode: 407)
                     if let answer = try await authenticate(offered, host: proxyTarget.host, port: proxyTarget.port, scheme: "http",
                                                            isProxy: true, response: response, proposed: proxy.credential,
@@ -56,7 +57,7 @@ struct RequestExecution {
 
             if raw.statusCode == 401 {
                 let offered = AuthenticateHeader.challenges(raw.finalHeaders.values("WWW-Authenticate"))
-                let proposed = target.origin == credentialOrigin ? request.credential : nil
+                let proposed = target.hasSameOrigin(as: credentialOrigin) ? request.credential : nil
                 if !offered.isEmpty, let answer = try await authenticate(
                     offered, host: target.host, port: target.port, scheme: target.scheme, isProxy: false, response: response,
                     proposed: proposed, failures: &failures, handler: handler) {
@@ -66,16 +67,16 @@ struct RequestExecution {
                 return response
             }
 
-            if [301, 302, 303, 307, 308].contains(raw.statusCode), configuration.maximumRedirects > 0,
+            if Self.isRedirect(raw.statusCode), core.configuration.maximumRedirects > 0,
                let location = raw.finalHeaders["Location"] {
-                guard redirects.count < configuration.maximumRedirects else { throw HTTPError.tooManyRedirects(redirects.count + 1) }
+                guard redirects.count < core.configuration.maximumRedirects else { throw HTTPError.tooManyRedirects(redirects.count + 1) }
                 let next: RequestTarget
                 do {
                     next = try RequestTarget.resolve(location, against: target.url)
                 } catch {
                     throw HTTPError.redirectRefused("bad Location '\(location)'")
                 }
-                if target.isHTTPS && !next.isHTTPS && !configuration.allowsInsecureRedirects {
+                if target.isHTTPS && !next.isHTTPS && !core.configuration.allowsInsecureRedirects {
                     throw HTTPError.redirectRefused("\(target.url) -> \(next.url) leaves HTTPS")
                 }
                 // RFC 9110 §15.4: 303 always, and 301/302 after POST (as every browser and
@@ -86,13 +87,13 @@ struct RequestExecution {
                     headers.remove("Content-Type")
                     headers.remove("Content-Length")
                 }
-                if next.origin != target.origin {
+                if !next.hasSameOrigin(as: target) {
                     // Credentials never follow a redirect to another origin (Fetch §4.4 step 13,
                     // curl's --location-trusted off); the decision runs for the new host.
                     headers.remove("Authorization")
                     headers.remove("Cookie")
                     httpCredential = nil
-                } else if next.origin != credentialOrigin {
+                } else if !next.hasSameOrigin(as: credentialOrigin) {
                     httpCredential = nil
                 }
                 redirects.append((raw.statusCode, location))
@@ -137,7 +138,7 @@ struct RequestExecution {
                 case .credential(let credential): disposition = .useCredential(credential)
                 case .error(let error): throw HTTPError.challengeFailed(space, error)
                 case .later:
-                    let answer = await reply.wait(timeout: configuration.challengeTimeout)
+                    let answer = await reply.wait(timeout: core.configuration.challengeTimeout)
                     if Task.isCancelled { throw HTTPError.cancelled }
                     guard let answer else { throw HTTPError.challengeCancelled(space) }
                     disposition = answer
@@ -163,6 +164,14 @@ struct RequestExecution {
             return (user, password, challengeOffer.method == .httpDigest ? Curl.authDigest : Curl.authBasic)
         }
         return nil
+    }
+
+    /// 301, 302, 303, 307, 308 (a switch: an array literal here was built per response).
+    static func isRedirect(_ status: Int) -> Bool {
+        switch status {
+        case 301, 302, 303, 307, 308: return true
+        default: return false
+        }
     }
 
     /// Credentials tried per protection space and request.

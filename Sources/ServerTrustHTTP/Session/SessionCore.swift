@@ -14,6 +14,9 @@ final class SessionCore: Sendable {
     /// The last accepted decision per `host:port`, reported for requests that reused a
     /// connection or resumed a TLS session (no certificate was presented to them).
     private let decisions = Mutex<[Endpoint: TrustDecision]>([:])
+    /// Incremented after every change of `decisions`, so a lane may cache a lookup until
+    /// the next change.
+    let decisionGeneration = Atomic<Int>(0)
 
     private struct Endpoint: Hashable {
         var host: String
@@ -50,7 +53,11 @@ final class SessionCore: Sendable {
 
     func remember(_ decision: TrustDecision) {
         guard decision.isAccepted else { return }
-        decisions.withLock { $0[Endpoint(host: decision.host, port: decision.port)] = decision }
+        decisions.withLock { decisions in
+            decisions[Endpoint(host: decision.host, port: decision.port)] = decision
+            // After the change: a reader that sees the new generation finds the new entry.
+            decisionGeneration.add(1, ordering: .releasing)
+        }
     }
 
     func lastDecision(host: String, port: Int) -> TrustDecision? {

@@ -1,6 +1,7 @@
 internal import CCurl
 internal import CServerTrustShims
 internal import Glibc
+internal import Synchronization
 
 /// Owns one `CURL*` easy handle and its error buffer. It belongs to one ``TransferLane`` and
 /// is used only on that lane's thread; between transfers it waits in the lane's idle pool
@@ -23,28 +24,54 @@ final class EasyHandle {
     /// The inputs of ``configure(for:)`` for a request without body, file or progress: when
     /// the next request has the same key, every option is already right (a keep-alive loop
     /// of identical GETs skips `curl_easy_reset` and some forty `curl_easy_setopt` calls).
-    private struct ReuseKey: Equatable {
+    /// The values are kept as given and compared field by field (an identical URL string
+    /// compares by identity), so checking costs no string building.
+    private struct ReuseKey {
         var url: String
         var method: String
-        var headers: [String]
+        var headers: [(name: String, value: String)]
         var timeout: Double
-        var credential: String?
-        var proxyCredential: String?
+        var credential: (user: String, password: String, schemes: Int)?
+        var proxyCredential: (user: String, password: String)?
         var fresh: Bool
         var resolveListSet: Bool
+
+        func matches(_ spec: TransferSpec, resolveListSet: Bool) -> Bool {
+            guard url == spec.target.url, method == spec.method.rawValue, timeout == spec.timeout,
+                  fresh == spec.usesFreshConnection, self.resolveListSet == resolveListSet else { return false }
+            switch (credential, spec.httpCredential) {
+            case (nil, nil): break
+            case let (mine?, theirs?):
+                guard mine.user == theirs.user, mine.password == theirs.password, mine.schemes == theirs.schemes else { return false }
+            default: return false
+            }
+            switch (proxyCredential, spec.proxyCredential) {
+            case (nil, nil): break
+            case let (mine?, theirs?):
+                guard mine.user == theirs.user, mine.password == theirs.password else { return false }
+            default: return false
+            }
+            return headers.elementsEqual(spec.headers.fields) { $0.name == $1.name && $0.value == $1.value }
+        }
     }
 
-    private func reuseKey(for transfer: Transfer) -> ReuseKey? {
+    /// Whether `transfer` can reuse the options as they are, and the key to remember otherwise.
+    private func reusable(_ transfer: Transfer) -> (matches: Bool, key: ReuseKey?) {
         let spec = transfer.spec
         guard transfer.postBuffer == nil, spec.destinationPath == nil, spec.uploadProgress == nil, spec.downloadProgress == nil else {
-            return nil
+            return (false, nil)
         }
-        return ReuseKey(
-            url: spec.target.url, method: spec.method.rawValue, headers: spec.headers.fields.map { $0.name + ":" + $0.value },
-            timeout: spec.timeout, credential: spec.httpCredential.map { "\($0.schemes):\($0.user):\($0.password)" },
-            proxyCredential: spec.proxyCredential.map { "\($0.user):\($0.password)" }, fresh: spec.usesFreshConnection,
-            resolveListSet: core.resolveList != nil && !core.resolveLoaded.load(ordering: .relaxed))
+        let resolveListSet = core.resolveList != nil && !core.resolveLoaded.load(ordering: .relaxed)
+        if let configuredFor, configuredFor.matches(spec, resolveListSet: resolveListSet) { return (true, nil) }
+        return (false, ReuseKey(url: spec.target.url, method: spec.method.rawValue, headers: spec.headers.fields, timeout: spec.timeout,
+                                credential: spec.httpCredential, proxyCredential: spec.proxyCredential, fresh: spec.usesFreshConnection,
+                                resolveListSet: resolveListSet))
     }
+
+    /// The decision reported for requests on reused connections, cached per session
+    /// generation of decisions (``SessionCore/decisionGeneration``), so a keep-alive request
+    /// copies it instead of locking the session's table and hashing the host.
+    private var earlierDecision: (generation: Int, host: String, port: Int, decision: TrustDecision?)?
 
     init?(lane: TransferLane, core: SessionCore) {
         guard let handle = curl_easy_init() else { return nil }
@@ -70,8 +97,8 @@ final class EasyHandle {
     /// Sets every option for `transfer`; returns the first failure.
     func configure(for transfer: Transfer) -> HTTPError? {
         errorBuffer[0] = 0
-        let key = reuseKey(for: transfer)
-        if let key, key == configuredFor { return nil }
+        let (matches, key) = reusable(transfer)
+        if matches { return nil }
         configuredFor = nil
         let spec = transfer.spec
         let configuration = core.configuration
@@ -232,39 +259,37 @@ final class EasyHandle {
     }
 
     /// One header line as curl delivers it (status line, field, or the blank line ending a
-    /// block), parsed on the bytes.
+    /// block). Field lines are kept as bytes: ``HTTPHeaders`` decodes them when read.
     func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
         guard let transfer else { return 0 }
         var end = bytes.count
         while end > 0 && (bytes[end - 1] == 10 || bytes[end - 1] == 13) { end -= 1 }
-        func text(_ from: Int, _ to: Int) -> String {
-            var start = from
-            var stop = to
-            while start < stop && (bytes[start] == 32 || bytes[start] == 9) { start += 1 }
-            while stop > start && (bytes[stop - 1] == 32 || bytes[stop - 1] == 9) { stop -= 1 }
-            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<stop]), as: UTF8.self)
-        }
         if end == 0 {
             // End of a header block.
             if transfer.blockOpen {
-                transfer.response.headerBlocks.append(HTTPHeaders(transfer.currentBlock))
-                transfer.currentBlock = []
-                transfer.blockOpen = false
+                closeHeaderBlock(of: transfer)
                 captureTLSDetails(into: transfer)
             }
         } else if end >= 5 && bytes[0] == UInt8(ascii: "H") && bytes[1] == UInt8(ascii: "T") && bytes[2] == UInt8(ascii: "T")
                     && bytes[3] == UInt8(ascii: "P") && bytes[4] == UInt8(ascii: "/") {
             transfer.blockOpen = true
-            transfer.currentBlock = []
-        } else if bytes[0] == 32 || bytes[0] == 9 {
-            // Obsolete line folding (RFC 9112 §5.2): join with a space.
-            if let last = transfer.currentBlock.popLast() {
-                transfer.currentBlock.append((last.name, last.value + " " + text(0, end)))
-            }
-        } else if let colon = (0..<end).first(where: { bytes[$0] == UInt8(ascii: ":") }) {
-            transfer.currentBlock.append((text(0, colon), text(colon + 1, end)))
+            transfer.headerLines.removeAll(keepingCapacity: true)
+        } else {
+            // One allocation per block: a typical response's fields fit in 512 bytes.
+            if transfer.headerLines.capacity == 0 { transfer.headerLines.reserveCapacity(512) }
+            transfer.headerLines.append(contentsOf: bytes)
+            // curl hands over lines ending in CRLF; a last line without one must not run
+            // into the next when parsed.
+            if bytes[bytes.count - 1] != 10 { transfer.headerLines.append(10) }
         }
         return bytes.count
+    }
+
+    /// The block received so far becomes the response's headers (the bytes move, no copy).
+    private func closeHeaderBlock(of transfer: Transfer) {
+        transfer.response.finalHeaders = HTTPHeaders(receivedLines: transfer.headerLines)
+        transfer.headerLines = []
+        transfer.blockOpen = false
     }
 
     /// Reads the TLS version and resumption flag from the live connection (only valid while
@@ -325,14 +350,24 @@ final class EasyHandle {
             nameLookup: seconds(CURLINFO_NAMELOOKUP_TIME_T), connect: seconds(CURLINFO_CONNECT_TIME_T),
             tlsHandshake: seconds(CURLINFO_APPCONNECT_TIME_T), firstByte: seconds(CURLINFO_STARTTRANSFER_TIME_T),
             total: seconds(CURLINFO_TOTAL_TIME_T))
-        if transfer.blockOpen {
-            transfer.response.headerBlocks.append(HTTPHeaders(transfer.currentBlock))
-            transfer.blockOpen = false
-        }
+        if transfer.blockOpen { closeHeaderBlock(of: transfer) }
         let target = transfer.spec.target
         if target.isHTTPS {
-            transfer.response.trustDecision = transfer.trustDecision ?? core.lastDecision(host: target.host, port: target.port)?.reused
+            transfer.response.trustDecision = transfer.trustDecision ?? decisionFromEarlierHandshake(host: target.host, port: target.port)
         }
+    }
+}
+
+extension EasyHandle {
+    /// The session's last accepted decision for `host:port`, marked as reused.
+    fileprivate func decisionFromEarlierHandshake(host: String, port: Int) -> TrustDecision? {
+        let generation = core.decisionGeneration.load(ordering: .acquiring)
+        if let cached = earlierDecision, cached.generation == generation, cached.port == port, cached.host == host {
+            return cached.decision
+        }
+        let decision = core.lastDecision(host: host, port: port)?.reused
+        earlierDecision = (generation, host, port, decision)
+        return decision
     }
 }
 

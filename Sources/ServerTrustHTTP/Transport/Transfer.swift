@@ -25,16 +25,15 @@ struct RawResponse: Sendable {
     var statusCode: Int = 0
     var connectCode: Int = 0
     var httpVersion: String = "HTTP/1.1"
-    /// Each header block received, in order (proxy CONNECT answers, 1xx, the final one).
-    var headerBlocks: [HTTPHeaders] = []
+    /// The last header block received (the final response's, or a proxy's CONNECT answer
+    /// when the transfer failed there); earlier blocks (1xx, CONNECT) are not kept.
+    var finalHeaders = HTTPHeaders()
     var body: [UInt8] = []
     var timing = HTTPTiming(nameLookup: 0, connect: 0, tlsHandshake: 0, firstByte: 0, total: 0)
     var tlsVersion: String?
     var tlsSessionResumed = false
     var usedNewConnection = false
     var trustDecision: TrustDecision?
-
-    var finalHeaders: HTTPHeaders { headerBlocks.last ?? HTTPHeaders() }
 }
 
 /// The result of one hop.
@@ -50,11 +49,13 @@ enum TransferOutcome: Sendable {
 final class Transfer: @unchecked Sendable {
     let spec: TransferSpec
     let cancelRequested = Atomic<Bool>(false)
-    var continuation: CheckedContinuation<TransferOutcome, Never>?
+    /// Unchecked: ``finish(_:)`` is the only place that resumes it, once, and clears it.
+    var continuation: UnsafeContinuation<TransferOutcome, Never>?
 
     // Lane-thread state.
     var response = RawResponse()
-    var currentBlock: [(name: String, value: String)] = []
+    /// The field lines of the header block being received, as curl delivered them.
+    var headerLines: [UInt8] = []
     var blockOpen = false
     /// The decision made in this transfer's own handshake.
     var trustDecision: TrustDecision?
@@ -83,6 +84,14 @@ final class Transfer: @unchecked Sendable {
     deinit {
         postBuffer?.deallocate()
         if destination >= 0 { close(destination) }
+    }
+
+    /// Moves the response out (the transfer is finishing; nothing reads it afterwards), so
+    /// handing it to the task costs no copy of its fields.
+    func takeResponse() -> RawResponse {
+        var taken = RawResponse()
+        swap(&taken, &response)
+        return taken
     }
 
     /// Resumes the waiting task; later calls do nothing.

@@ -208,7 +208,7 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
             }
             easy.collectInfo(into: transfer)
             if code == CURLE_OK { core.resolveLoaded.store(true, ordering: .relaxed) }
-            let errorText = easy.errorText
+            let errorText = code == CURLE_OK ? "" : easy.errorText
             release(easy)
             finish(transfer, Self.outcome(code, errorText: errorText, transfer: transfer))
         }
@@ -217,7 +217,7 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     /// Maps curl's result to ours: a recorded trust rejection or challenge failure wins over
     /// curl's generic code (60, 35).
     private static func outcome(_ code: CURLcode, errorText: String, transfer: Transfer) -> TransferOutcome {
-        let response = transfer.response
+        let response = transfer.takeResponse()
         if code == CURLE_OK { return .completed(response) }
         if let failure = transfer.challengeFailure { return .failed(failure, response) }
         if let decision = transfer.trustDecision, !decision.isAccepted { return .failed(.serverTrustRejected(decision), response) }
@@ -330,7 +330,9 @@ final class TransferEngine: Sendable {
             return .failed(error, transfer.response)
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<TransferOutcome, Never>) in
+            // Unsafe rather than checked: the lane resumes it exactly once (Transfer.finish
+            // clears it), and the checked variant's extra allocation showed per request.
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<TransferOutcome, Never>) in
                 transfer.continuation = continuation
                 if !lane.submit(transfer) {
                     transfer.continuation = nil
