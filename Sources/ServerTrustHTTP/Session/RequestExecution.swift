@@ -12,7 +12,10 @@ struct RequestExecution {
         self.core = session.core
     }
 
-    func run() async throws(HTTPError) -> HTTPResponse {
+    /// `nonisolated(nonsending)`, like ``TransferEngine/perform(_:)``: it continues on the
+    /// executor of `HTTPSession.send` instead of hopping to the generic executor on entry; each
+    /// such hop looked up the task's executor preference under the task's status lock.
+    nonisolated(nonsending) func run() async throws(HTTPError) -> HTTPResponse {
         var target = try RequestTarget.resolve(request.url, against: core.configuration.baseURL)
         var method = request.method
         var body = request.body
@@ -35,7 +38,7 @@ struct RequestExecution {
                 destinationPath: request.destinationPath, uploadProgress: request.uploadProgress,
                 downloadProgress: request.downloadProgress, challengeHandler: handler)
             let raw: RawResponse
-            switch await session.engine.perform(spec) {
+            switch await session.engine.perform(consume spec) {
             case .failed(let error, let partial):
                 // A proxy that refused the CONNECT with 407: a proxy challenge.
                 if partial.connectCode == 407, let proxy = core.configuration.proxy {
@@ -113,7 +116,7 @@ struct RequestExecution {
 
     /// Runs the HTTP-authentication challenge flow for the offered schemes (Digest before
     /// Basic); returns the credential to retry with, or `nil` to return the 401/407 as is.
-    private func authenticate(
+    nonisolated(nonsending) private func authenticate(
         _ offered: [AuthenticateHeader.Challenge], host: String, port: Int, scheme: String, isProxy: Bool, response: HTTPResponse,
         proposed: Credential?, failures: inout [ProtectionSpace: Int], handler: TaskChallengeHandler?
     ) async throws(HTTPError) -> (user: String, password: String, schemes: Int)? {

@@ -9,17 +9,19 @@ internal import Synchronization
 /// the share). Every C callback gets this object through its userdata pointer
 /// (`Unmanaged.passUnretained`); the lane keeps it alive until after `curl_multi_cleanup`,
 /// so it outlives every transfer and every connection handshake that can call back into it.
+/// Its mutable properties are lane-thread state without overlapping accesses, so they skip
+/// the dynamic exclusivity check (see ``Transfer``).
 final class EasyHandle {
     let handle: UnsafeMutableRawPointer
     unowned let lane: TransferLane
     let core: SessionCore
     private let errorBuffer: UnsafeMutablePointer<CChar>
     /// The transfer being run, `nil` while idle.
-    var transfer: Transfer?
+    @exclusivity(unchecked) var transfer: Transfer?
     /// The `CURLOPT_HTTPHEADER` list set on the handle (curl reads it during transfers).
-    private var headerList: CurlSList?
+    @exclusivity(unchecked) private var headerList: CurlSList?
     /// What the handle is configured for, when the options can be reused as they are.
-    private var configuredFor: ReuseKey?
+    @exclusivity(unchecked) private var configuredFor: ReuseKey?
 
     /// The inputs of ``configure(for:)`` for a request without body, file or progress: when
     /// the next request has the same key, every option is already right (a keep-alive loop
@@ -71,7 +73,7 @@ final class EasyHandle {
     /// The decision reported for requests on reused connections, cached per session
     /// generation of decisions (``SessionCore/decisionGeneration``), so a keep-alive request
     /// copies it instead of locking the session's table and hashing the host.
-    private var earlierDecision: (generation: Int, host: String, port: Int, decision: TrustDecision?)?
+    @exclusivity(unchecked) private var earlierDecision: (generation: Int, host: String, port: Int, decision: TrustDecision?)?
 
     init?(lane: TransferLane, core: SessionCore) {
         guard let handle = curl_easy_init() else { return nil }

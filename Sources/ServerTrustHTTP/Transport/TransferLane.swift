@@ -39,12 +39,12 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     /// `pthread_self()` of the lane's thread (0 until it starts).
     private let threadIdentity = Atomic<UInt>(0)
 
-    // Lane-thread state.
-    private var active: [UnsafeMutableRawPointer: EasyHandle] = [:]
+    // Lane-thread state (no dynamic exclusivity check: one thread, no overlapping access).
+    @exclusivity(unchecked) private var active: [UnsafeMutableRawPointer: EasyHandle] = [:]
     /// Easy handles between transfers. None is cleaned up before the multi handle: a pooled
     /// connection's `SSL_CTX` keeps the handle that opened it as its callback argument (a TLS
     /// 1.2 renegotiation would call back into it), so handles live as long as the pool.
-    private var idle: [EasyHandle] = []
+    @exclusivity(unchecked) private var idle: [EasyHandle] = []
 
     init(index: Int, core: SessionCore, maximumConnectionsPerHost: Int) throws(HTTPError) {
         guard let multi = curl_multi_init() else { throw HTTPError.invalidRequest("curl_multi_init failed") }
@@ -302,6 +302,9 @@ final class TransferEngine: Sendable {
 
     func chooseLane() throws(HTTPError) -> TransferLane {
         if invalidated.load(ordering: .sequentiallyConsistent) { throw HTTPError.sessionInvalidated }
+        // Lane 0 is always first in the list, so when it is not inside a handler the rule
+        // below picks it: answered without taking the lock.
+        if !primaryLane.isInsideHandler { return primaryLane }
         let result: Result<TransferLane, HTTPError> = lanes.withLock { lanes in
             if let free = lanes.first(where: { !$0.isInsideHandler }) { return .success(free) }
             if invalidated.load(ordering: .sequentiallyConsistent) { return .failure(.sessionInvalidated) }
@@ -320,7 +323,8 @@ final class TransferEngine: Sendable {
     }
 
     /// Runs one hop, honouring task cancellation.
-    func perform(_ spec: TransferSpec) async -> TransferOutcome {
+    /// `nonisolated(nonsending)`: runs on the caller's executor (see ``RequestExecution/run()``).
+    nonisolated(nonsending) func perform(_ spec: consuming TransferSpec) async -> TransferOutcome {
         let transfer = Transfer(spec: spec)
         if Task.isCancelled { return .failed(.cancelled, transfer.response) }
         let lane: TransferLane
