@@ -16,7 +16,7 @@ struct RequestExecution {
     /// executor of `HTTPSession.send` instead of hopping to the generic executor on entry; each
     /// such hop looked up the task's executor preference under the task's status lock.
     nonisolated(nonsending) func run() async throws(HTTPError) -> HTTPResponse {
-        var target = try RequestTarget.resolve(request.url, against: core.configuration.baseURL)
+        var target = try core.target(for: request.url)
         var method = request.method
         var body = request.body
         var headers = request.headers.merging(defaults: core.configuration.defaultHeaders)

@@ -51,6 +51,25 @@ final class SessionCore: Sendable {
 
     var decider: any ServerTrustDecider { configuration.serverTrust }
 
+    /// The last request URL resolved against the base URL, and its target. Parsing is a pure
+    /// function of the string (the base URL is fixed per session), and clients tend to send
+    /// the same URL again (polling, an API endpoint, a keep-alive loop): the lookup costs a
+    /// lock and a string comparison (by identity first) instead of a parse.
+    private let lastTarget = Mutex<(reference: String, target: RequestTarget)?>(nil)
+
+    /// `RequestTarget.resolve(reference, against: configuration.baseURL)`, remembered once.
+    func target(for reference: String) throws(HTTPError) -> RequestTarget {
+        if let hit = lastTarget.withLock({ last -> RequestTarget? in
+            guard let last, last.reference == reference else { return nil }
+            return last.target
+        }) {
+            return hit
+        }
+        let target = try RequestTarget.resolve(reference, against: configuration.baseURL)
+        lastTarget.withLock { $0 = (reference, target) }
+        return target
+    }
+
     func remember(_ decision: TrustDecision) {
         guard decision.isAccepted else { return }
         decisions.withLock { decisions in

@@ -327,7 +327,8 @@ final class EasyHandle {
             transfer.response.statusCode = value
         }
         value = 0
-        if CServerTrustShims_curl_easy_getinfo_long(handle, CURLINFO_HTTP_CONNECTCODE, &value) == CURLE_OK {
+        // Only a proxy's CONNECT answers (curl reports 0 without one).
+        if core.configuration.proxy != nil, CServerTrustShims_curl_easy_getinfo_long(handle, CURLINFO_HTTP_CONNECTCODE, &value) == CURLE_OK {
             transfer.response.connectCode = value
         }
         value = 0

@@ -56,6 +56,10 @@ final class Transfer: @unchecked Sendable {
     let cancelRequested = Atomic<Bool>(false)
     /// Unchecked: ``finish(_:)`` is the only place that resumes it, once, and clears it.
     @exclusivity(unchecked) var continuation: UnsafeContinuation<TransferOutcome, Never>?
+    /// Set while the requesting job itself drives the transfer (``TransferLane/runInline(_:)``):
+    /// ``finish(_:)`` then stores the outcome in `inlineOutcome` instead of resuming.
+    @exclusivity(unchecked) var runsInline = false
+    @exclusivity(unchecked) var inlineOutcome: TransferOutcome?
 
     // Lane-thread state.
     @exclusivity(unchecked) var response = RawResponse()
@@ -99,14 +103,27 @@ final class Transfer: @unchecked Sendable {
         return taken
     }
 
-    /// Resumes the waiting task; later calls do nothing.
-    func finish(_ outcome: TransferOutcome) {
+    /// Resumes the waiting task, or for a transfer run inline keeps the outcome for the
+    /// caller (``TransferLane/runInline(_:)``); later calls do nothing.
+    func finish(_ outcome: consuming TransferOutcome) {
         if destination >= 0 {
             close(destination)
             destination = -1
         }
+        if runsInline {
+            runsInline = false
+            inlineOutcome = outcome
+            return
+        }
         guard let continuation else { return }
         self.continuation = nil
         continuation.resume(returning: outcome)
+    }
+
+    /// The outcome of a transfer run inline, moved out.
+    func takeInlineOutcome() -> TransferOutcome? {
+        var taken: TransferOutcome?
+        swap(&taken, &inlineOutcome)
+        return taken
     }
 }

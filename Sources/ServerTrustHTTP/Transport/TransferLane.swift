@@ -87,7 +87,7 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    private var isOnLaneThread: Bool {
+    var isOnLaneThread: Bool {
         threadIdentity.load(ordering: .relaxed) == UInt(pthread_self())
     }
 
@@ -153,9 +153,15 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
                 swap(&cancellations, &inbox.cancellations)
                 return inbox.stopping
             }
-            for job in jobs { job.runSynchronously(on: executor) }
+            // Transfers first, so that while the batch's last job runs nothing else of this
+            // round is waiting (the condition for running a transfer inline, below).
             for transfer in pending { start(transfer) }
             for transfer in cancellations { abort(transfer, with: .cancelled) }
+            for (index, job) in jobs.enumerated() {
+                runningLastJob = index == jobs.count - 1 && !stopping
+                job.runSynchronously(on: executor)
+            }
+            runningLastJob = false
             jobs.removeAll(keepingCapacity: true)
             pending.removeAll(keepingCapacity: true)
             cancellations.removeAll(keepingCapacity: true)
@@ -169,6 +175,48 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
             if !more { _ = curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
         shutDown()
+    }
+
+    // MARK: - Inline transfers
+
+    /// Whether the job running now is the last of its round (nothing else of the round waits
+    /// behind it).
+    @exclusivity(unchecked) private var runningLastJob = false
+
+    /// Whether a request issued by the job running now may run inline: the caller is this
+    /// lane's last job of the round and nothing waits in the inbox, so driving curl from here
+    /// until the transfer completes holds up no one.
+    func mayRunInline() -> Bool {
+        guard isOnLaneThread, runningLastJob else { return false }
+        return inbox.withLock { $0.jobs.isEmpty && $0.pending.isEmpty && $0.cancellations.isEmpty && !$0.stopping && !$0.closed }
+    }
+
+    /// Runs `transfer` on the calling job, driving the multi handle (and every other transfer
+    /// in it) exactly as the loop in ``run()`` would, but without suspending the task: no
+    /// continuation, no job to enqueue and run, no executor switch on completion. This is
+    /// what a keep-alive request from a task on ``HTTPSession/transferExecutor`` costs beyond
+    /// curl itself. As soon as anything else needs the thread (a job, a transfer, a
+    /// cancellation, the stop), it returns `false` with the transfer still in the multi
+    /// handle; the caller then waits for it the usual way and the loop finishes it. Returns
+    /// `true` once ``Transfer/inlineOutcome`` is set.
+    func runInline(_ transfer: Transfer) -> Bool {
+        outstanding.add(1, ordering: .relaxed)
+        transfer.runsInline = true
+        start(transfer)
+        while transfer.inlineOutcome == nil {
+            var running: Int32 = 0
+            _ = curl_multi_perform(multi, &running)
+            collectFinished()
+            if transfer.inlineOutcome != nil { break }
+            let busy = inbox.withLock { !$0.jobs.isEmpty || !$0.pending.isEmpty || !$0.cancellations.isEmpty || $0.stopping }
+            if busy {
+                transfer.runsInline = false
+                return false
+            }
+            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+        transfer.runsInline = false
+        return true
     }
 
     private func start(_ transfer: Transfer) {
@@ -241,7 +289,7 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         idle.append(easy)
     }
 
-    private func finish(_ transfer: Transfer, _ outcome: TransferOutcome) {
+    private func finish(_ transfer: Transfer, _ outcome: consuming TransferOutcome) {
         outstanding.subtract(1, ordering: .relaxed)
         transfer.finish(outcome)
     }
@@ -334,9 +382,20 @@ final class TransferEngine: Sendable {
             return .failed(error, transfer.response)
         }
         return await withTaskCancellationHandler {
+            // Called from a job of the lane itself (a task on the transfer executor) with
+            // nothing else waiting: run it right here (TransferLane.runInline). If the lane
+            // needs the thread back first, the transfer stays in its multi handle and this
+            // task waits for it below like any other (the lane finishes it only after this
+            // job has suspended, so the continuation is set in time).
+            if lane.mayRunInline() {
+                if lane.runInline(transfer), let outcome = transfer.takeInlineOutcome() { return outcome }
+                return await withUnsafeContinuation { (continuation: UnsafeContinuation<TransferOutcome, Never>) in
+                    transfer.continuation = continuation
+                }
+            }
             // Unsafe rather than checked: the lane resumes it exactly once (Transfer.finish
             // clears it), and the checked variant's extra allocation showed per request.
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<TransferOutcome, Never>) in
+            return await withUnsafeContinuation { (continuation: UnsafeContinuation<TransferOutcome, Never>) in
                 transfer.continuation = continuation
                 if !lane.submit(transfer) {
                     transfer.continuation = nil
