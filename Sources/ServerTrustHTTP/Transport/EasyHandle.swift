@@ -20,6 +20,14 @@ final class EasyHandle {
     @exclusivity(unchecked) var transfer: Transfer?
     /// The `CURLOPT_HTTPHEADER` list set on the handle (curl reads it during transfers).
     @exclusivity(unchecked) private var headerList: CurlSList?
+    /// The field lines of the header block being received, as curl delivered them: a buffer
+    /// owned (and freed) by this handle and reused for every transfer, so a header line
+    /// costs a copy into it and nothing else; the block becomes an array once, at its end.
+    @exclusivity(unchecked) private var headerBytes: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private var headerCapacity = 1024
+    @exclusivity(unchecked) private var headerCount = 0
+    /// Whether a status line has opened a block that has not ended yet.
+    @exclusivity(unchecked) private var blockOpen = false
     /// What the handle is configured for, when the options can be reused as they are.
     @exclusivity(unchecked) private var configuredFor: ReuseKey?
 
@@ -38,36 +46,41 @@ final class EasyHandle {
         var fresh: Bool
         var resolveListSet: Bool
 
+        /// Compares in place (optional chaining and force-unwrapped projections read the
+        /// stored values; binding them to tuples would copy and release every string).
         func matches(_ spec: TransferSpec, resolveListSet: Bool) -> Bool {
             guard url == spec.target.url, method == spec.method.rawValue, timeout == spec.timeout,
-                  fresh == spec.usesFreshConnection, self.resolveListSet == resolveListSet else { return false }
-            switch (credential, spec.httpCredential) {
-            case (nil, nil): break
-            case let (mine?, theirs?):
-                guard mine.user == theirs.user, mine.password == theirs.password, mine.schemes == theirs.schemes else { return false }
-            default: return false
+                  fresh == spec.usesFreshConnection, self.resolveListSet == resolveListSet,
+                  (credential == nil) == (spec.httpCredential == nil),
+                  (proxyCredential == nil) == (spec.proxyCredential == nil) else { return false }
+            if credential != nil {
+                guard credential!.user == spec.httpCredential!.user, credential!.password == spec.httpCredential!.password,
+                      credential!.schemes == spec.httpCredential!.schemes else { return false }
             }
-            switch (proxyCredential, spec.proxyCredential) {
-            case (nil, nil): break
-            case let (mine?, theirs?):
-                guard mine.user == theirs.user, mine.password == theirs.password else { return false }
-            default: return false
+            if proxyCredential != nil {
+                guard proxyCredential!.user == spec.proxyCredential!.user,
+                      proxyCredential!.password == spec.proxyCredential!.password else { return false }
             }
             return headers.elementsEqual(spec.headers.fields) { $0.name == $1.name && $0.value == $1.value }
         }
     }
 
-    /// Whether `transfer` can reuse the options as they are, and the key to remember otherwise.
-    private func reusable(_ transfer: Transfer) -> (matches: Bool, key: ReuseKey?) {
+    /// Whether the options set for the previous transfer apply to `transfer` as they are.
+    private func optionsStillApply(to transfer: Transfer, resolveListSet: Bool) -> Bool {
+        guard transfer.postBuffer == nil, transfer.spec.destinationPath == nil, transfer.spec.uploadProgress == nil,
+              transfer.spec.downloadProgress == nil else { return false }
+        return configuredFor?.matches(transfer.spec, resolveListSet: resolveListSet) ?? false
+    }
+
+    /// The key to remember after configuring for `transfer`, when its options can be reused.
+    private func reuseKey(for transfer: Transfer, resolveListSet: Bool) -> ReuseKey? {
         let spec = transfer.spec
         guard transfer.postBuffer == nil, spec.destinationPath == nil, spec.uploadProgress == nil, spec.downloadProgress == nil else {
-            return (false, nil)
+            return nil
         }
-        let resolveListSet = core.resolveList != nil && !core.resolveLoaded.load(ordering: .relaxed)
-        if let configuredFor, configuredFor.matches(spec, resolveListSet: resolveListSet) { return (true, nil) }
-        return (false, ReuseKey(url: spec.target.url, method: spec.method.rawValue, headers: spec.headers.fields, timeout: spec.timeout,
-                                credential: spec.httpCredential, proxyCredential: spec.proxyCredential, fresh: spec.usesFreshConnection,
-                                resolveListSet: resolveListSet))
+        return ReuseKey(url: spec.target.url, method: spec.method.rawValue, headers: spec.headers.fields, timeout: spec.timeout,
+                        credential: spec.httpCredential, proxyCredential: spec.proxyCredential, fresh: spec.usesFreshConnection,
+                        resolveListSet: resolveListSet)
     }
 
     /// The decision reported for requests on reused connections, cached per session
@@ -82,11 +95,20 @@ final class EasyHandle {
         self.core = core
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        headerBytes = .allocate(byteCount: 1024, alignment: 1)
     }
 
     deinit {
         curl_easy_cleanup(handle)
         errorBuffer.deallocate()
+        headerBytes.deallocate()
+    }
+
+    /// Takes `transfer` (the lane calls this before configuring the handle for it).
+    func begin(_ transfer: Transfer) {
+        self.transfer = transfer
+        headerCount = 0
+        blockOpen = false
     }
 
     private var opaqueSelf: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
@@ -99,9 +121,10 @@ final class EasyHandle {
     /// Sets every option for `transfer`; returns the first failure.
     func configure(for transfer: Transfer) -> HTTPError? {
         errorBuffer[0] = 0
-        let (matches, key) = reusable(transfer)
-        if matches { return nil }
+        let resolveListSet = core.resolveList != nil && !core.resolveLoaded.load(ordering: .relaxed)
+        if optionsStillApply(to: transfer, resolveListSet: resolveListSet) { return nil }
         configuredFor = nil
+        let key = reuseKey(for: transfer, resolveListSet: resolveListSet)
         let spec = transfer.spec
         let configuration = core.configuration
         curl_easy_reset(handle)
@@ -263,35 +286,47 @@ final class EasyHandle {
     /// One header line as curl delivers it (status line, field, or the blank line ending a
     /// block). Field lines are kept as bytes: ``HTTPHeaders`` decodes them when read.
     func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
-        guard let transfer else { return 0 }
+        guard transfer != nil, let base = bytes.baseAddress, bytes.count > 0 else { return 0 }
+        let line = base.assumingMemoryBound(to: UInt8.self)
         var end = bytes.count
-        while end > 0 && (bytes[end - 1] == 10 || bytes[end - 1] == 13) { end -= 1 }
+        while end > 0 && (line[end - 1] == 10 || line[end - 1] == 13) { end -= 1 }
         if end == 0 {
             // End of a header block.
-            if transfer.blockOpen {
+            if blockOpen, let transfer {
                 closeHeaderBlock(of: transfer)
                 captureTLSDetails(into: transfer)
             }
-        } else if end >= 5 && bytes[0] == UInt8(ascii: "H") && bytes[1] == UInt8(ascii: "T") && bytes[2] == UInt8(ascii: "T")
-                    && bytes[3] == UInt8(ascii: "P") && bytes[4] == UInt8(ascii: "/") {
-            transfer.blockOpen = true
-            transfer.headerLines.removeAll(keepingCapacity: true)
+        } else if end >= 5 && line[0] == UInt8(ascii: "H") && line[1] == UInt8(ascii: "T") && line[2] == UInt8(ascii: "T")
+                    && line[3] == UInt8(ascii: "P") && line[4] == UInt8(ascii: "/") {
+            blockOpen = true
+            headerCount = 0
         } else {
-            // One allocation per block: a typical response's fields fit in 512 bytes.
-            if transfer.headerLines.capacity == 0 { transfer.headerLines.reserveCapacity(512) }
-            transfer.headerLines.append(contentsOf: bytes)
-            // curl hands over lines ending in CRLF; a last line without one must not run
-            // into the next when parsed.
-            if bytes[bytes.count - 1] != 10 { transfer.headerLines.append(10) }
+            // curl hands over lines ending in CRLF; a last line without one must not run into
+            // the next when parsed, so one byte more is reserved for a LF.
+            let needed = headerCount + bytes.count + 1
+            if needed > headerCapacity {
+                let capacity = max(needed, headerCapacity * 2)
+                let grown = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
+                grown.copyMemory(from: headerBytes, byteCount: headerCount)
+                headerBytes.deallocate()
+                headerBytes = grown
+                headerCapacity = capacity
+            }
+            (headerBytes + headerCount).copyMemory(from: base, byteCount: bytes.count)
+            headerCount += bytes.count
+            if line[bytes.count - 1] != 10 {
+                headerBytes.storeBytes(of: 10, toByteOffset: headerCount, as: UInt8.self)
+                headerCount += 1
+            }
         }
         return bytes.count
     }
 
-    /// The block received so far becomes the response's headers (the bytes move, no copy).
+    /// The block received so far becomes the response's headers.
     private func closeHeaderBlock(of transfer: Transfer) {
-        transfer.response.finalHeaders = HTTPHeaders(receivedLines: transfer.headerLines)
-        transfer.headerLines = []
-        transfer.blockOpen = false
+        transfer.response.finalHeaders = HTTPHeaders(receivedLines: Array(UnsafeRawBufferPointer(start: headerBytes, count: headerCount)))
+        headerCount = 0
+        blockOpen = false
     }
 
     /// Reads the TLS version and resumption flag from the live connection (only valid while
@@ -353,7 +388,7 @@ final class EasyHandle {
             nameLookup: seconds(CURLINFO_NAMELOOKUP_TIME_T), connect: seconds(CURLINFO_CONNECT_TIME_T),
             tlsHandshake: seconds(CURLINFO_APPCONNECT_TIME_T), firstByte: seconds(CURLINFO_STARTTRANSFER_TIME_T),
             total: seconds(CURLINFO_TOTAL_TIME_T))
-        if transfer.blockOpen { closeHeaderBlock(of: transfer) }
+        if blockOpen { closeHeaderBlock(of: transfer) }
         let target = transfer.spec.target
         if target.isHTTPS {
             transfer.response.trustDecision = transfer.trustDecision ?? decisionFromEarlierHandshake(host: target.host, port: target.port)
@@ -378,15 +413,19 @@ extension EasyHandle {
 
 let easyWriteCallback: curl_write_callback = { data, size, count, userdata in
     guard let userdata else { return 0 }
-    let easy = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
-    guard let data else { return easy.receiveBody(UnsafeRawBufferPointer(start: nil, count: 0)) }
-    return easy.receiveBody(UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: size * count))
+    return Unmanaged<EasyHandle>.fromOpaque(userdata)._withUnsafeGuaranteedRef { easy in
+        guard let data else { return easy.receiveBody(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return easy.receiveBody(UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: size * count))
+    }
 }
 
 let easyHeaderCallback: curl_write_callback = { data, size, count, userdata in
     guard let userdata, let data else { return 0 }
-    let easy = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
-    return easy.receiveHeaderLine(UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: size * count))
+    // Called once per header line: borrow the handle (the lane keeps it alive) rather than
+    // retain and release it each time.
+    return Unmanaged<EasyHandle>.fromOpaque(userdata)._withUnsafeGuaranteedRef { easy in
+        easy.receiveHeaderLine(UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: size * count))
+    }
 }
 
 let easyProgressCallback: curl_xferinfo_callback = { userdata, downloadTotal, downloaded, uploadTotal, uploaded in

@@ -63,9 +63,6 @@ final class Transfer: @unchecked Sendable {
 
     // Lane-thread state.
     @exclusivity(unchecked) var response = RawResponse()
-    /// The field lines of the header block being received, as curl delivered them.
-    @exclusivity(unchecked) var headerLines: [UInt8] = []
-    @exclusivity(unchecked) var blockOpen = false
     /// The decision made in this transfer's own handshake.
     @exclusivity(unchecked) var trustDecision: TrustDecision?
     /// A challenge handler's cancel/error during the handshake (overrides curl's code).

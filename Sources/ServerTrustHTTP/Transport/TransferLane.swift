@@ -228,7 +228,7 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
             finish(transfer, .failed(.invalidRequest("curl_easy_init failed"), transfer.response))
             return
         }
-        easy.transfer = transfer
+        easy.begin(transfer)
         if let failure = easy.configure(for: transfer) {
             release(easy)
             finish(transfer, .failed(failure, transfer.response))
