@@ -18,6 +18,8 @@ final class EasyHandle {
     private let errorBuffer: UnsafeMutablePointer<CChar>
     /// The transfer being run, `nil` while idle.
     @exclusivity(unchecked) var transfer: Transfer?
+    /// The `CURLOPT_CURLU` URL set on the handle (curl reads it during transfers).
+    @exclusivity(unchecked) private var parsedURL: CurlURL?
     /// The `CURLOPT_HTTPHEADER` list set on the handle (curl reads it during transfers).
     @exclusivity(unchecked) private var headerList: CurlSList?
     /// The field lines of the header block being received, as curl delivered them: a buffer
@@ -145,7 +147,13 @@ final class EasyHandle {
             check(option, CServerTrustShims_curl_easy_setopt_pointer(handle, option, value))
         }
 
-        setString(CURLOPT_URL, spec.target.url)
+        // curl_easy_reset above dropped the previous CURLU, so it may go now.
+        parsedURL = CurlURL(spec.target.url)
+        if let parsedURL {
+            setPointer(CURLOPT_CURLU, UnsafeMutableRawPointer(parsedURL.pointer))
+        } else {
+            setString(CURLOPT_URL, spec.target.url)
+        }
         setLong(CURLOPT_NOSIGNAL, 1)
         setPointer(CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
         setPointer(CURLOPT_SHARE, core.share.handle)
