@@ -37,14 +37,14 @@ struct RequestExecution {
                 httpCredential: httpCredential, proxyCredential: proxyCredential, usesFreshConnection: request.usesFreshConnection,
                 destinationPath: request.destinationPath, uploadProgress: request.uploadProgress,
                 downloadProgress: request.downloadProgress, challengeHandler: handler)
-            let raw: RawResponse
-            switch await session.engine.perform(consume spec) {
-            case .failed(let error, let partial):
+            let transfer = await session.engine.perform(consume spec)
+            let raw = transfer.takeResponse()
+            if let error = transfer.failure {
                 // A proxy that refused the CONNECT with 407: a proxy challenge.
-                if partial.connectCode == 407, let proxy = core.configuration.proxy {
+                if raw.connectCode == 407, let proxy = core.configuration.proxy {
                     let proxyTarget = try RequestTarget(proxy.url)
-                    let offered = AuthenticateHeader.challenges(partial.finalHeaders.values("Proxy-Authenticate"))
-                    let response = makeResponse(partial, target: target, redirects: redirects, statusCode: 407)
+                    let offered = AuthenticateHeader.challenges(raw.finalHeaders.values("Proxy-Authenticate"))
+                    let response = makeResponse(raw, target: target, redirects: redirects, statusCode: 407)
                     if let answer = try await authenticate(offered, host: proxyTarget.host, port: proxyTarget.port, scheme: "http",
                                                            isProxy: true, response: response, proposed: proxy.credential,
                                                            failures: &failures, handler: handler) {
@@ -53,8 +53,6 @@ struct RequestExecution {
                     }
                 }
                 throw error
-            case .completed(let response):
-                raw = response
             }
             let response = makeResponse(raw, target: target, redirects: redirects, statusCode: raw.statusCode)
 

@@ -234,13 +234,21 @@ final class EasyHandle {
         }
 
         var lines = spec.headers.fields.map { "\($0.name): \($0.value)" }
-        // No `Expect: 100-continue` round trip; curl would otherwise add it for large bodies.
-        if spec.headers["Expect"] == nil { lines.append("Expect:") }
-        // Without a Content-Type curl would label every body as a form.
-        if transfer.postBuffer != nil && spec.headers["Content-Type"] == nil { lines.append("Content-Type:") }
-        guard let list = CurlSList(lines) else { return .invalidRequest("curl_slist_append failed") }
-        headerList = list
-        check(CURLOPT_HTTPHEADER, CServerTrustShims_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list.pointer))
+        if transfer.postBuffer != nil {
+            // No `Expect: 100-continue` round trip; curl would otherwise add it for large
+            // bodies (never without one, so a bodiless request needs no entry, and with no
+            // list at all curl skips its per-transfer scans of it).
+            if spec.headers["Expect"] == nil { lines.append("Expect:") }
+            // Without a Content-Type curl would label every body as a form.
+            if spec.headers["Content-Type"] == nil { lines.append("Content-Type:") }
+        }
+        if lines.isEmpty {
+            headerList = nil
+        } else {
+            guard let list = CurlSList(lines) else { return .invalidRequest("curl_slist_append failed") }
+            headerList = list
+            check(CURLOPT_HTTPHEADER, CServerTrustShims_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list.pointer))
+        }
 
         if let credential = spec.httpCredential {
             setString(CURLOPT_USERNAME, credential.user)

@@ -36,12 +36,6 @@ struct RawResponse: Sendable {
     var trustDecision: TrustDecision?
 }
 
-/// The result of one hop.
-enum TransferOutcome: Sendable {
-    case completed(RawResponse)
-    case failed(HTTPError, RawResponse)
-}
-
 /// One hop in flight. Created by the requesting task, then handed to one transfer lane:
 /// the mutable state below is touched only on that lane's thread (the inbox mutex orders
 /// the hand-over), except `cancelRequested`, which is atomic, and the continuation, which is
@@ -55,11 +49,15 @@ final class Transfer: @unchecked Sendable {
     let spec: TransferSpec
     let cancelRequested = Atomic<Bool>(false)
     /// Unchecked: ``finish(_:)`` is the only place that resumes it, once, and clears it.
-    @exclusivity(unchecked) var continuation: UnsafeContinuation<TransferOutcome, Never>?
+    @exclusivity(unchecked) var continuation: UnsafeContinuation<Void, Never>?
     /// Set while the requesting job itself drives the transfer (``TransferLane/runInline(_:)``):
-    /// ``finish(_:)`` then stores the outcome in `inlineOutcome` instead of resuming.
+    /// ``finish(failing:)`` then only marks it finished instead of resuming.
     @exclusivity(unchecked) var runsInline = false
-    @exclusivity(unchecked) var inlineOutcome: TransferOutcome?
+    @exclusivity(unchecked) var isFinished = false
+    /// Why the hop failed (`nil`: it completed); set by ``finish(failing:)``. The response
+    /// stays in ``response`` either way (a failed hop's partial response matters for a
+    /// proxy's 407), so the outcome carries no copy of it.
+    @exclusivity(unchecked) var failure: HTTPError?
 
     // Lane-thread state.
     @exclusivity(unchecked) var response = RawResponse()
@@ -92,35 +90,30 @@ final class Transfer: @unchecked Sendable {
         if destination >= 0 { close(destination) }
     }
 
-    /// Moves the response out (the transfer is finishing; nothing reads it afterwards), so
-    /// handing it to the task costs no copy of its fields.
+    /// Moves the response out (the hop has finished; nothing reads it afterwards), so the
+    /// task builds its response without copying each field.
     func takeResponse() -> RawResponse {
         var taken = RawResponse()
         swap(&taken, &response)
         return taken
     }
 
-    /// Resumes the waiting task, or for a transfer run inline keeps the outcome for the
-    /// caller (``TransferLane/runInline(_:)``); later calls do nothing.
-    func finish(_ outcome: consuming TransferOutcome) {
+    /// Records the result and resumes the waiting task (or, for a transfer run inline, only
+    /// marks it finished for ``TransferLane/runInline(_:)``); later calls do nothing.
+    func finish(failing failure: HTTPError?) {
         if destination >= 0 {
             close(destination)
             destination = -1
         }
+        guard !isFinished else { return }
+        isFinished = true
+        self.failure = failure
         if runsInline {
             runsInline = false
-            inlineOutcome = outcome
             return
         }
         guard let continuation else { return }
         self.continuation = nil
-        continuation.resume(returning: outcome)
-    }
-
-    /// The outcome of a transfer run inline, moved out.
-    func takeInlineOutcome() -> TransferOutcome? {
-        var taken: TransferOutcome?
-        swap(&taken, &inlineOutcome)
-        return taken
+        continuation.resume()
     }
 }

@@ -198,16 +198,16 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     /// curl itself. As soon as anything else needs the thread (a job, a transfer, a
     /// cancellation, the stop), it returns `false` with the transfer still in the multi
     /// handle; the caller then waits for it the usual way and the loop finishes it. Returns
-    /// `true` once ``Transfer/inlineOutcome`` is set.
+    /// `true` once the transfer has finished (``Transfer/isFinished``).
     func runInline(_ transfer: Transfer) -> Bool {
         outstanding.add(1, ordering: .relaxed)
         transfer.runsInline = true
         start(transfer)
-        while transfer.inlineOutcome == nil {
+        while !transfer.isFinished {
             var running: Int32 = 0
             _ = curl_multi_perform(multi, &running)
             collectFinished()
-            if transfer.inlineOutcome != nil { break }
+            if transfer.isFinished { break }
             let busy = inbox.withLock { !$0.jobs.isEmpty || !$0.pending.isEmpty || !$0.cancellations.isEmpty || $0.stopping }
             if busy {
                 transfer.runsInline = false
@@ -221,23 +221,23 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
 
     private func start(_ transfer: Transfer) {
         if transfer.cancelRequested.load(ordering: .sequentiallyConsistent) {
-            finish(transfer, .failed(.cancelled, transfer.response))
+            finish(transfer, failing: .cancelled)
             return
         }
         guard let easy = idle.popLast() ?? EasyHandle(lane: self, core: core) else {
-            finish(transfer, .failed(.invalidRequest("curl_easy_init failed"), transfer.response))
+            finish(transfer, failing: .invalidRequest("curl_easy_init failed"))
             return
         }
         easy.begin(transfer)
         if let failure = easy.configure(for: transfer) {
             release(easy)
-            finish(transfer, .failed(failure, transfer.response))
+            finish(transfer, failing: failure)
             return
         }
         let code = curl_multi_add_handle(multi, easy.handle)
         guard code == CURLM_OK else {
             release(easy)
-            finish(transfer, .failed(.invalidRequest("curl_multi_add_handle: \(String(cString: curl_multi_strerror(code)))"), transfer.response))
+            finish(transfer, failing: .invalidRequest("curl_multi_add_handle: \(String(cString: curl_multi_strerror(code)))"))
             return
         }
         active[easy.handle] = easy
@@ -258,21 +258,20 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
             if code == CURLE_OK { core.resolveLoaded.store(true, ordering: .relaxed) }
             let errorText = code == CURLE_OK ? "" : easy.errorText
             release(easy)
-            finish(transfer, Self.outcome(code, errorText: errorText, transfer: transfer))
+            finish(transfer, failing: Self.failure(code, errorText: errorText, transfer: transfer))
         }
     }
 
-    /// Maps curl's result to ours: a recorded trust rejection or challenge failure wins over
-    /// curl's generic code (60, 35).
-    private static func outcome(_ code: CURLcode, errorText: String, transfer: Transfer) -> TransferOutcome {
-        let response = transfer.takeResponse()
-        if code == CURLE_OK { return .completed(response) }
-        if let failure = transfer.challengeFailure { return .failed(failure, response) }
-        if let decision = transfer.trustDecision, !decision.isAccepted { return .failed(.serverTrustRejected(decision), response) }
-        if let failure = transfer.callbackFailure { return .failed(failure, response) }
+    /// Maps curl's result to ours (`nil`: success): a recorded trust rejection or challenge
+    /// failure wins over curl's generic code (60, 35).
+    private static func failure(_ code: CURLcode, errorText: String, transfer: Transfer) -> HTTPError? {
+        if code == CURLE_OK { return nil }
+        if let failure = transfer.challengeFailure { return failure }
+        if let decision = transfer.trustDecision, !decision.isAccepted { return .serverTrustRejected(decision) }
+        if let failure = transfer.callbackFailure { return failure }
         let summary = Curl.describe(code)
         let error = TransportError(code: Int(code.rawValue), summary: summary, message: errorText.isEmpty ? summary : errorText)
-        return .failed(code == CURLE_OPERATION_TIMEDOUT ? .timedOut(error) : .transport(error), response)
+        return code == CURLE_OPERATION_TIMEDOUT ? .timedOut(error) : .transport(error)
     }
 
     private func abort(_ transfer: Transfer, with error: HTTPError) {
@@ -281,7 +280,7 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         _ = curl_multi_remove_handle(multi, handle)
         easy.collectInfo(into: transfer)
         release(easy)
-        finish(transfer, .failed(error, transfer.response))
+        finish(transfer, failing: error)
     }
 
     private func release(_ easy: EasyHandle) {
@@ -289,9 +288,9 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         idle.append(easy)
     }
 
-    private func finish(_ transfer: Transfer, _ outcome: consuming TransferOutcome) {
+    private func finish(_ transfer: Transfer, failing failure: HTTPError?) {
         outstanding.subtract(1, ordering: .relaxed)
-        transfer.finish(outcome)
+        transfer.finish(failing: failure)
     }
 
     private func shutDown() {
@@ -302,13 +301,13 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
             inbox.jobs = []
             return leftovers
         }
-        for transfer in leftovers { finish(transfer, .failed(.sessionInvalidated, transfer.response)) }
+        for transfer in leftovers { finish(transfer, failing: .sessionInvalidated) }
         for job in jobs { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
         for (handle, easy) in active {
             _ = curl_multi_remove_handle(multi, handle)
             if let transfer = easy.transfer {
                 easy.transfer = nil
-                finish(transfer, .failed(.sessionInvalidated, transfer.response))
+                finish(transfer, failing: .sessionInvalidated)
             }
             idle.append(easy)
         }
@@ -370,41 +369,49 @@ final class TransferEngine: Sendable {
         return try result.get()
     }
 
-    /// Runs one hop, honouring task cancellation.
+    /// Runs one hop, honouring task cancellation. The returned transfer has finished: its
+    /// ``Transfer/failure`` says how, its ``Transfer/response`` holds what was received.
     /// `nonisolated(nonsending)`: runs on the caller's executor (see ``RequestExecution/run()``).
-    nonisolated(nonsending) func perform(_ spec: consuming TransferSpec) async -> TransferOutcome {
+    nonisolated(nonsending) func perform(_ spec: consuming TransferSpec) async -> Transfer {
         let transfer = Transfer(spec: spec)
-        if Task.isCancelled { return .failed(.cancelled, transfer.response) }
+        if Task.isCancelled {
+            transfer.finish(failing: .cancelled)
+            return transfer
+        }
         let lane: TransferLane
         do {
             lane = try chooseLane()
         } catch {
-            return .failed(error, transfer.response)
+            transfer.finish(failing: error)
+            return transfer
         }
-        return await withTaskCancellationHandler {
+        await withTaskCancellationHandler {
             // Called from a job of the lane itself (a task on the transfer executor) with
             // nothing else waiting: run it right here (TransferLane.runInline). If the lane
             // needs the thread back first, the transfer stays in its multi handle and this
             // task waits for it below like any other (the lane finishes it only after this
             // job has suspended, so the continuation is set in time).
             if lane.mayRunInline() {
-                if lane.runInline(transfer), let outcome = transfer.takeInlineOutcome() { return outcome }
-                return await withUnsafeContinuation { (continuation: UnsafeContinuation<TransferOutcome, Never>) in
+                if lane.runInline(transfer) { return }
+                await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                     transfer.continuation = continuation
                 }
+                return
             }
             // Unsafe rather than checked: the lane resumes it exactly once (Transfer.finish
             // clears it), and the checked variant's extra allocation showed per request.
-            return await withUnsafeContinuation { (continuation: UnsafeContinuation<TransferOutcome, Never>) in
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                 transfer.continuation = continuation
                 if !lane.submit(transfer) {
                     transfer.continuation = nil
-                    continuation.resume(returning: .failed(.sessionInvalidated, RawResponse()))
+                    transfer.finish(failing: .sessionInvalidated)
+                    continuation.resume()
                 }
             }
         } onCancel: {
             lane.cancel(transfer)
         }
+        return transfer
     }
 
     func shutDown() {
