@@ -54,10 +54,12 @@ struct RequestExecution {
                 }
                 throw error
             }
-            let response = makeResponse(raw, target: target, redirects: redirects, statusCode: raw.statusCode)
+            // The raw response is consumed here (its fields move into the response), so what
+            // follows reads the response.
+            let response = makeResponse(consume raw, target: target, redirects: redirects)
 
-            if raw.statusCode == 401 {
-                let offered = AuthenticateHeader.challenges(raw.finalHeaders.values("WWW-Authenticate"))
+            if response.statusCode == 401 {
+                let offered = AuthenticateHeader.challenges(response.headers.values("WWW-Authenticate"))
                 let proposed = target.hasSameOrigin(as: credentialOrigin) ? request.credential : nil
                 if !offered.isEmpty, let answer = try await authenticate(
                     offered, host: target.host, port: target.port, scheme: target.scheme, isProxy: false, response: response,
@@ -68,8 +70,8 @@ struct RequestExecution {
                 return response
             }
 
-            if Self.isRedirect(raw.statusCode), core.configuration.maximumRedirects > 0,
-               let location = raw.finalHeaders["Location"] {
+            if Self.isRedirect(response.statusCode), core.configuration.maximumRedirects > 0,
+               let location = response.headers["Location"] {
                 guard redirects.count < core.configuration.maximumRedirects else { throw HTTPError.tooManyRedirects(redirects.count + 1) }
                 let next: RequestTarget
                 do {
@@ -82,7 +84,7 @@ struct RequestExecution {
                 }
                 // RFC 9110 §15.4: 303 always, and 301/302 after POST (as every browser and
                 // URLSession do), continue with GET and no body.
-                if (raw.statusCode == 303 && method != .head) || ((raw.statusCode == 301 || raw.statusCode == 302) && method == .post) {
+                if (response.statusCode == 303 && method != .head) || ((response.statusCode == 301 || response.statusCode == 302) && method == .post) {
                     method = .get
                     body = nil
                     headers.remove("Content-Type")
@@ -97,7 +99,7 @@ struct RequestExecution {
                 } else if !next.hasSameOrigin(as: credentialOrigin) {
                     httpCredential = nil
                 }
-                redirects.append((raw.statusCode, location))
+                redirects.append((response.statusCode, location))
                 target = next
                 continue
             }
@@ -105,9 +107,9 @@ struct RequestExecution {
         }
     }
 
-    private func makeResponse(_ raw: RawResponse, target: RequestTarget, redirects: [(statusCode: Int, location: String)],
-                              statusCode: Int) -> HTTPResponse {
-        HTTPResponse(url: target.url, statusCode: statusCode, httpVersion: raw.httpVersion, headers: raw.finalHeaders, body: raw.body,
+    private func makeResponse(_ raw: consuming RawResponse, target: RequestTarget, redirects: [(statusCode: Int, location: String)],
+                              statusCode: Int? = nil) -> HTTPResponse {
+        HTTPResponse(url: target.url, statusCode: statusCode ?? raw.statusCode, httpVersion: raw.httpVersion, headers: raw.finalHeaders, body: raw.body,
                      timing: raw.timing, tlsVersion: raw.tlsVersion, tlsSessionResumed: raw.tlsSessionResumed,
                      usedNewConnection: raw.usedNewConnection, trustDecision: raw.trustDecision, redirects: redirects)
     }
