@@ -208,6 +208,9 @@ final class EasyHandle {
             }
         } else {
             setString(CURLOPT_PROXY, "")  // ignore http_proxy/https_proxy from the environment
+            // No proxy, so no exceptions to it: without this curl reads no_proxy/NO_PROXY from
+            // the environment for every transfer.
+            setString(CURLOPT_NOPROXY, "")
         }
         setLong(CURLOPT_TIMEOUT_MS, max(1, Int(spec.timeout * 1000)))
         setLong(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(configuration.connectTimeout * 1000)))
