@@ -89,7 +89,9 @@ enum BenchHTTPS {
         let request = template
 
         // The loop runs on the session's transfer thread (HTTPSession.transferExecutor), as a
-        // single-threaded client would: no thread switch between a response and the next request.
+        // single-threaded client would: no thread switch between a response and the next
+        // request, and each request runs inline there (the library's own path for requests
+        // from that executor: HTTPSession.send, redirects, challenges and cancellation included).
         let executor = session.transferExecutor
         let report = GetCommand.runBlocking { () -> Report in
             await withTaskExecutorPreference(executor) {

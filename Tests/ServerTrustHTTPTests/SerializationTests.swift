@@ -25,6 +25,12 @@ struct SerializationTests {
                 case "/gzip":
                     return LabHTTPResponse(status: 200, headers: [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")],
                                            body: .bytes(Self.gzipped))
+                case "/headers":
+                    // Repeated names in two spellings, an obsolete folded value, padding.
+                    return LabHTTPResponse(status: 200, headers: [
+                        ("X-Multi", "one"), ("x-multi", "two"), ("X-Folded", "first\r\n\tsecond"), ("X-Padded", "  padded  "),
+                        ("X-Empty", ""),
+                    ], body: .bytes(Array("ok".utf8)))
                 default:
                     let echo = "\(request.method) \(request.target) type=\(request.header("Content-Type") ?? "-") "
                         + "x=\(request.header("X-Default") ?? "-") accept-encoding=\(request.header("Accept-Encoding") ?? "-")\n"
@@ -192,6 +198,34 @@ struct SerializationTests {
         #expect(compressed.headers["Content-Encoding"] == "gzip")
         let echo = try await session.get("/plain")
         #expect(echo.text.contains("accept-encoding=") && echo.text.contains("gzip"))
+    }
+
+    @Test("received headers: lookups, repeats, folding, order, and edits")
+    func receivedHeaders() async throws {
+        let pki = try Lab.pki(host: Self.host)
+        let server = try Self.echoServer(pki)
+        defer { server.stop() }
+        let session = try session(server, pki)
+        let response = try await session.get("/headers")
+        let headers = response.headers
+        #expect(headers["X-MULTI"] == "one")
+        #expect(headers.values("x-multi") == ["one", "two"])
+        #expect(headers["x-folded"] == "first second")
+        #expect(headers["X-Padded"] == "padded")
+        #expect(headers["X-Empty"] == "")
+        #expect(headers["X-Absent"] == nil)
+        #expect(headers["Content-Length"] == "2")
+        let names = headers.fields.map(\.name)
+        #expect(Array(names.prefix(5)) == ["X-Multi", "x-multi", "X-Folded", "X-Padded", "X-Empty"], "\(names)")
+        #expect(headers.map(\.value).prefix(3) == ["one", "two", "first second"])
+        #expect(headers.description.hasPrefix("X-Multi: one\nx-multi: two\nX-Folded: first second\n"))
+        var edited = headers
+        edited["x-MULTI"] = "three"
+        edited.add("X-New", "new")
+        #expect(edited.values("X-Multi") == ["three"])
+        #expect(edited["x-new"] == "new")
+        #expect(edited.fields.count == headers.fields.count)
+        #expect(headers.values("X-Multi") == ["one", "two"])
     }
 
     @Test("headers, pins and URLs parse as documented")

@@ -166,6 +166,77 @@ struct TransportTests {
         #expect(server.statistics.requestsServed == 0)
     }
 
+    @Test("requests from a task on the transfer executor: keep-alive alongside other tasks, cancellation, timeout")
+    func transferExecutorRequests() async throws {
+        let pki = try Lab.pki(host: host)
+        let release = DispatchSemaphore(value: 0)
+        let entered = Recorder<Bool>()
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.handler = { request in
+                if request.target == "/hold" {
+                    entered.append(true)
+                    _ = release.wait(timeout: .now() + 20)
+                    return .text("late")
+                }
+                if request.target == "/slow" {
+                    Thread.sleep(forTimeInterval: 2)
+                    return .text("late")
+                }
+                return .text("echo \(request.target)")
+            }
+        }
+        defer {
+            release.signal()
+            server.stop()
+        }
+        let session = try Lab.session(trusting: pki, resolving: [(host, server)])
+        let executor = session.transferExecutor
+        let url = server.url(host: host, path: "/seq")
+
+        // A sequential keep-alive loop on the transfer thread (the requests run there, without
+        // suspending when nothing else waits) while other tasks send requests through the
+        // same lane: every request completes with its own response.
+        let others = Task {
+            try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<32 { group.addTask { try await session.get(url, parameters: [("other", String(index))]).text } }
+                var texts: [String] = []
+                for try await text in group { texts.append(text) }
+                return texts.sorted()
+            }
+        }
+        let sequential = try await withTaskExecutorPreference(executor) {
+            var responses: [HTTPResponse] = []
+            for index in 0..<50 { responses.append(try await session.get(url, parameters: [("n", String(index))])) }
+            return responses
+        }
+        #expect(sequential.map(\.text) == (0..<50).map { "echo /seq?n=\($0)" })
+        #expect(sequential.dropFirst().contains { !$0.usedNewConnection })
+        #expect(sequential.allSatisfy { $0.trustDecision?.isAccepted == true })
+        #expect(try await others.value == (0..<32).map { "echo /seq?other=\($0)" }.sorted())
+
+        // Cancelling such a task aborts its request.
+        let held = Task(executorPreference: executor) { try await session.get(server.url(host: host, path: "/hold")) }
+        while entered.all.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
+        held.cancel()
+        let heldResult = await held.result
+        guard case .failure(let error) = heldResult, case .cancelled? = error as? HTTPError else {
+            Issue.record("expected cancellation, got \(heldResult)")
+            return
+        }
+
+        // Timeouts apply as usual.
+        var slow = HTTPRequest(.get, server.url(host: host, path: "/slow"))
+        slow.timeout = 0.3
+        let request = slow
+        let timedOut = await Task(executorPreference: executor) { await failure { try await session.send(request) } }.value
+        guard case .timedOut? = timedOut else {
+            Issue.record("expected a timeout, got \(String(describing: timedOut))")
+            return
+        }
+        let after = try await withTaskExecutorPreference(executor) { try await session.get(url) }
+        #expect(after.text == "echo /seq")
+    }
+
     @Test("a request that takes too long times out")
     func timeouts() async throws {
         let pki = try Lab.pki(host: host)

@@ -36,32 +36,77 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
 
 /// Header fields in order; names compare case-insensitively.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    /// Fields built by the caller, or a header block as received, kept as its bytes until
+    /// someone asks for it. A response carries a dozen fields that most callers never read;
+    /// making two `String`s per field for every response was a measurable part of a
+    /// keep-alive request's client time, so a received block is only parsed when read
+    /// (``fields``, iteration) and a lookup by name scans the bytes and decodes one value.
+    private var storage: Storage
+
+    private enum Storage: Sendable {
+        case fields([(name: String, value: String)])
+        /// Field lines as received (each ending in LF or CRLF), status line excluded.
+        case received([UInt8])
+    }
+
     /// The fields, in order, names as given.
-    public private(set) var fields: [(name: String, value: String)]
+    public private(set) var fields: [(name: String, value: String)] {
+        get {
+            switch storage {
+            case .fields(let fields): return fields
+            case .received(let bytes): return Self.parse(bytes)
+            }
+        }
+        set { storage = .fields(newValue) }
+    }
 
     /// Creates headers from fields.
     ///
     /// - Parameter fields: The fields in order.
     public init(_ fields: [(name: String, value: String)] = []) {
-        self.fields = fields
+        self.storage = .fields(fields)
     }
 
     /// Creates headers from a literal.
     ///
     /// - Parameter elements: Name/value pairs.
     public init(dictionaryLiteral elements: (String, String)...) {
-        self.fields = elements.map { (name: $0.0, value: $0.1) }
+        self.storage = .fields(elements.map { (name: $0.0, value: $0.1) })
+    }
+
+    /// A received block: field lines as curl delivered them (obsolete line folding included).
+    init(receivedLines bytes: [UInt8]) {
+        self.storage = .received(bytes)
+    }
+
+    /// Whether there is no field.
+    var isEmpty: Bool {
+        switch storage {
+        case .fields(let fields): return fields.isEmpty
+        case .received(let bytes): return Self.parse(bytes).isEmpty
+        }
+    }
+
+    /// Mutates the field list in place (parsing a received block first).
+    private mutating func withFields<Result>(_ body: (inout [(name: String, value: String)]) -> Result) -> Result {
+        var list = fields
+        storage = .fields([])  // drops the stored reference, so `list` is uniquely referenced
+        defer { storage = .fields(list) }
+        return body(&list)
     }
 
     /// The first value of `name`; setting replaces every field of that name (`nil` removes them).
     public subscript(name: String) -> String? {
         get {
+            if case .received(let bytes) = storage, let found = Self.firstValue(of: name, in: bytes) {
+                return found
+            }
             let wanted = name.lowercased()
             return fields.first { $0.name.lowercased() == wanted }?.value
         }
         set {
             remove(name)
-            if let newValue { fields.append((name, newValue)) }
+            if let newValue { withFields { $0.append((name, newValue)) } }
         }
     }
 
@@ -80,7 +125,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     ///   - name: The field name.
     ///   - value: The value.
     public mutating func add(_ name: String, _ value: String) {
-        fields.append((name, value))
+        withFields { $0.append((name, value)) }
     }
 
     /// Removes every field named `name`.
@@ -88,11 +133,12 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     /// - Parameter name: The field name.
     public mutating func remove(_ name: String) {
         let wanted = name.lowercased()
-        fields.removeAll { $0.name.lowercased() == wanted }
+        withFields { $0.removeAll { $0.name.lowercased() == wanted } }
     }
 
     /// Adds the fields of `other` that are not already present here (by name).
     func merging(defaults other: HTTPHeaders) -> HTTPHeaders {
+        if other.isEmpty { return self }
         var result = self
         for field in other.fields where self[field.name] == nil { result.add(field.name, field.value) }
         return result
@@ -103,6 +149,91 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
 
     /// `Name: value` lines joined with `\n`.
     public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
+
+    // MARK: - Received blocks
+
+    /// Calls `body` with each line of `bytes` (without its LF or CRLF) until it returns false.
+    private static func forEachLine(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Bool) {
+        var start = 0
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count && bytes[end] != 10 { end += 1 }
+            let next = end + 1
+            while end > start && (bytes[end - 1] == 13 || bytes[end - 1] == 10) { end -= 1 }
+            if !body(start..<end) { return }
+            start = next
+        }
+    }
+
+    /// `range` without leading and trailing spaces and tabs.
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int> {
+        var lower = range.lowerBound
+        var upper = range.upperBound
+        while lower < upper && (bytes[lower] == 32 || bytes[lower] == 9) { lower += 1 }
+        while upper > lower && (bytes[upper - 1] == 32 || bytes[upper - 1] == 9) { upper -= 1 }
+        return lower..<upper
+    }
+
+    private static func text(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[trimmed(bytes, range)]), as: UTF8.self)
+    }
+
+    /// The fields of a received block: `name: value` lines, a line starting with a space or
+    /// tab continues the previous value (obsolete folding, RFC 9112 §5.2, joined with a
+    /// space), and lines without a colon are skipped.
+    private static func parse(_ block: [UInt8]) -> [(name: String, value: String)] {
+        block.withUnsafeBufferPointer { bytes in
+            var result: [(name: String, value: String)] = []
+            forEachLine(bytes) { line in
+                guard !line.isEmpty else { return true }
+                if bytes[line.lowerBound] == 32 || bytes[line.lowerBound] == 9 {
+                    if let last = result.popLast() { result.append((last.name, last.value + " " + text(bytes, line))) }
+                } else if let colon = line.first(where: { bytes[$0] == UInt8(ascii: ":") }) {
+                    result.append((text(bytes, line.lowerBound..<colon), text(bytes, (colon + 1)..<line.upperBound)))
+                }
+                return true
+            }
+            return result
+        }
+    }
+
+    /// The first value of `name` in a received block (`.some(nil)` when there is none), found
+    /// without decoding the other fields; `nil` when a name is outside what this byte
+    /// comparison can judge (non-ASCII bytes, where `lowercased()` is the rule), so the caller
+    /// parses instead.
+    private static func firstValue(of name: String, in block: [UInt8]) -> String?? {
+        var wanted = Array(name.utf8)
+        guard wanted.allSatisfy({ $0 < 128 }) else { return nil }
+        for index in wanted.indices where wanted[index] >= 65 && wanted[index] <= 90 { wanted[index] += 32 }
+        return block.withUnsafeBufferPointer { bytes -> String?? in
+            var value: String?
+            var undecidable = false
+            forEachLine(bytes) { line in
+                guard !line.isEmpty else { return true }
+                let folded = bytes[line.lowerBound] == 32 || bytes[line.lowerBound] == 9
+                if value != nil {
+                    // The match is complete unless this line continues it.
+                    guard folded else { return false }
+                    value! += " " + text(bytes, line)
+                    return true
+                }
+                guard !folded, let colon = line.first(where: { bytes[$0] == UInt8(ascii: ":") }) else { return true }
+                let nameRange = trimmed(bytes, line.lowerBound..<colon)
+                if bytes[nameRange].contains(where: { $0 >= 128 }) {
+                    undecidable = true
+                    return false
+                }
+                guard nameRange.count == wanted.count else { return true }
+                for (offset, byte) in bytes[nameRange].enumerated() {
+                    let lower = byte >= 65 && byte <= 90 ? byte + 32 : byte
+                    if lower != wanted[offset] { return true }
+                }
+                value = text(bytes, (colon + 1)..<line.upperBound)
+                return true
+            }
+            return undecidable ? nil : .some(value)
+        }
+    }
 }
 
 /// A progress report for an upload or download.

@@ -74,9 +74,13 @@ public final class HTTPSession: Sendable {
     /// A task started with this executor preference (`Task(executorPreference:)` or
     /// `withTaskExecutorPreference(_:operation:)`) runs its nonisolated code on the transfer
     /// thread between libcurl calls, so its requests and their completions need no thread
-    /// switch: this is how `servertrust bench https` drives keep-alive requests. Only use it
-    /// for short, non-blocking work: while such code runs, no transfer of the thread makes
-    /// progress, and blocking on a request from it deadlocks.
+    /// switch: this is how `servertrust bench https` drives keep-alive requests. When nothing
+    /// else is waiting for the thread, such a task's request is even run to completion
+    /// without suspending the task (the thread drives curl for it directly, as
+    /// `curl_easy_perform` would); anything else that needs the thread makes the request
+    /// wait the usual way. Cancellation, timeouts, progress and challenges work as for any
+    /// request. Only use it for short, non-blocking work: while such code runs, no transfer
+    /// of the thread makes progress, and blocking on a request from it deadlocks.
     public var transferExecutor: any TaskExecutor { engine.primaryLane }
 
     /// `libcurl/7.88.1 OpenSSL/3.0.19 …`.

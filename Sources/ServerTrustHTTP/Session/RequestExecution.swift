@@ -2,23 +2,27 @@
 struct RequestExecution {
     let session: HTTPSession
     let request: HTTPRequest
-    /// Read once: the configuration is a large value, copied on every access.
-    let configuration: HTTPSessionConfiguration
+    /// Its `configuration` is read field by field in place: copying the whole (large)
+    /// configuration value per request cost more than the fields used.
+    let core: SessionCore
 
     init(session: HTTPSession, request: HTTPRequest) {
         self.session = session
         self.request = request
-        self.configuration = session.core.configuration
+        self.core = session.core
     }
 
-    func run() async throws(HTTPError) -> HTTPResponse {
-        var target = try RequestTarget.resolve(request.url, against: configuration.baseURL)
+    /// `nonisolated(nonsending)`, like ``TransferEngine/perform(_:)``: it continues on the
+    /// executor of `HTTPSession.send` instead of hopping to the generic executor on entry; each
+    /// such hop looked up the task's executor preference under the task's status lock.
+    nonisolated(nonsending) func run() async throws(HTTPError) -> HTTPResponse {
+        var target = try core.target(for: request.url)
         var method = request.method
         var body = request.body
-        var headers = request.headers.merging(defaults: configuration.defaultHeaders)
-        let handler = request.challengeHandler ?? configuration.taskChallengeHandler
+        var headers = request.headers.merging(defaults: core.configuration.defaultHeaders)
+        let handler = request.challengeHandler ?? core.configuration.taskChallengeHandler
         // The request's credential belongs to the origin it was addressed to.
-        let credentialOrigin = target.origin
+        let credentialOrigin = target
         var httpCredential: (user: String, password: String, schemes: Int)?
         if request.sendsCredentialPreemptively, case .password(let user, let password)? = request.credential?.kind {
             httpCredential = (user, password, Curl.authBasic)
@@ -29,18 +33,18 @@ struct RequestExecution {
 
         while true {
             let spec = TransferSpec(
-                target: target, method: method, headers: headers, body: body, timeout: request.timeout ?? configuration.timeout,
+                target: target, method: method, headers: headers, body: body, timeout: request.timeout ?? core.configuration.timeout,
                 httpCredential: httpCredential, proxyCredential: proxyCredential, usesFreshConnection: request.usesFreshConnection,
                 destinationPath: request.destinationPath, uploadProgress: request.uploadProgress,
                 downloadProgress: request.downloadProgress, challengeHandler: handler)
-            let raw: RawResponse
-            switch await session.engine.perform(spec) {
-            case .failed(let error, let partial):
+            let transfer = await session.engine.perform(consume spec)
+            let raw = transfer.takeResponse()
+            if let error = transfer.failure {
                 // A proxy that refused the CONNECT with 407: a proxy challenge.
-                if partial.connectCode == 407, let proxy = configuration.proxy {
+                if raw.connectCode == 407, let proxy = core.configuration.proxy {
                     let proxyTarget = try RequestTarget(proxy.url)
-                    let offered = AuthenticateHeader.challenges(partial.headerBlocks.last?.values("Proxy-Authenticate") ?? [])
-                    let response = makeResponse(partial, target: target, redirects: redirects, statusCode: 407)
+                    let offered = AuthenticateHeader.challenges(raw.finalHeaders.values("Proxy-Authenticate"))
+                    let response = makeResponse(raw, target: target, redirects: redirects, statusCode: 407)
                     if let answer = try await authenticate(offered, host: proxyTarget.host, port: proxyTarget.port, scheme: "http",
                                                            isProxy: true, response: response, proposed: proxy.credential,
                                                            failures: &failures, handler: handler) {
@@ -49,14 +53,14 @@ struct RequestExecution {
                     }
                 }
                 throw error
-            case .completed(let response):
-                raw = response
             }
-            let response = makeResponse(raw, target: target, redirects: redirects, statusCode: raw.statusCode)
+            // The raw response is consumed here (its fields move into the response), so what
+            // follows reads the response.
+            let response = makeResponse(consume raw, target: target, redirects: redirects)
 
-            if raw.statusCode == 401 {
-                let offered = AuthenticateHeader.challenges(raw.finalHeaders.values("WWW-Authenticate"))
-                let proposed = target.origin == credentialOrigin ? request.credential : nil
+            if response.statusCode == 401 {
+                let offered = AuthenticateHeader.challenges(response.headers.values("WWW-Authenticate"))
+                let proposed = target.hasSameOrigin(as: credentialOrigin) ? request.credential : nil
                 if !offered.isEmpty, let answer = try await authenticate(
                     offered, host: target.host, port: target.port, scheme: target.scheme, isProxy: false, response: response,
                     proposed: proposed, failures: &failures, handler: handler) {
@@ -66,36 +70,36 @@ struct RequestExecution {
                 return response
             }
 
-            if [301, 302, 303, 307, 308].contains(raw.statusCode), configuration.maximumRedirects > 0,
-               let location = raw.finalHeaders["Location"] {
-                guard redirects.count < configuration.maximumRedirects else { throw HTTPError.tooManyRedirects(redirects.count + 1) }
+            if Self.isRedirect(response.statusCode), core.configuration.maximumRedirects > 0,
+               let location = response.headers["Location"] {
+                guard redirects.count < core.configuration.maximumRedirects else { throw HTTPError.tooManyRedirects(redirects.count + 1) }
                 let next: RequestTarget
                 do {
                     next = try RequestTarget.resolve(location, against: target.url)
                 } catch {
                     throw HTTPError.redirectRefused("bad Location '\(location)'")
                 }
-                if target.isHTTPS && !next.isHTTPS && !configuration.allowsInsecureRedirects {
+                if target.isHTTPS && !next.isHTTPS && !core.configuration.allowsInsecureRedirects {
                     throw HTTPError.redirectRefused("\(target.url) -> \(next.url) leaves HTTPS")
                 }
                 // RFC 9110 §15.4: 303 always, and 301/302 after POST (as every browser and
                 // URLSession do), continue with GET and no body.
-                if (raw.statusCode == 303 && method != .head) || ((raw.statusCode == 301 || raw.statusCode == 302) && method == .post) {
+                if (response.statusCode == 303 && method != .head) || ((response.statusCode == 301 || response.statusCode == 302) && method == .post) {
                     method = .get
                     body = nil
                     headers.remove("Content-Type")
                     headers.remove("Content-Length")
                 }
-                if next.origin != target.origin {
+                if !next.hasSameOrigin(as: target) {
                     // Credentials never follow a redirect to another origin (Fetch §4.4 step 13,
                     // curl's --location-trusted off); the decision runs for the new host.
                     headers.remove("Authorization")
                     headers.remove("Cookie")
                     httpCredential = nil
-                } else if next.origin != credentialOrigin {
+                } else if !next.hasSameOrigin(as: credentialOrigin) {
                     httpCredential = nil
                 }
-                redirects.append((raw.statusCode, location))
+                redirects.append((response.statusCode, location))
                 target = next
                 continue
             }
@@ -103,16 +107,16 @@ struct RequestExecution {
         }
     }
 
-    private func makeResponse(_ raw: RawResponse, target: RequestTarget, redirects: [(statusCode: Int, location: String)],
-                              statusCode: Int) -> HTTPResponse {
-        HTTPResponse(url: target.url, statusCode: statusCode, httpVersion: raw.httpVersion, headers: raw.finalHeaders, body: raw.body,
+    private func makeResponse(_ raw: consuming RawResponse, target: RequestTarget, redirects: [(statusCode: Int, location: String)],
+                              statusCode: Int? = nil) -> HTTPResponse {
+        HTTPResponse(url: target.url, statusCode: statusCode ?? raw.statusCode, httpVersion: raw.httpVersion, headers: raw.finalHeaders, body: raw.body,
                      timing: raw.timing, tlsVersion: raw.tlsVersion, tlsSessionResumed: raw.tlsSessionResumed,
                      usedNewConnection: raw.usedNewConnection, trustDecision: raw.trustDecision, redirects: redirects)
     }
 
     /// Runs the HTTP-authentication challenge flow for the offered schemes (Digest before
     /// Basic); returns the credential to retry with, or `nil` to return the 401/407 as is.
-    private func authenticate(
+    nonisolated(nonsending) private func authenticate(
         _ offered: [AuthenticateHeader.Challenge], host: String, port: Int, scheme: String, isProxy: Bool, response: HTTPResponse,
         proposed: Credential?, failures: inout [ProtectionSpace: Int], handler: TaskChallengeHandler?
     ) async throws(HTTPError) -> (user: String, password: String, schemes: Int)? {
@@ -137,7 +141,7 @@ struct RequestExecution {
                 case .credential(let credential): disposition = .useCredential(credential)
                 case .error(let error): throw HTTPError.challengeFailed(space, error)
                 case .later:
-                    let answer = await reply.wait(timeout: configuration.challengeTimeout)
+                    let answer = await reply.wait(timeout: core.configuration.challengeTimeout)
                     if Task.isCancelled { throw HTTPError.cancelled }
                     guard let answer else { throw HTTPError.challengeCancelled(space) }
                     disposition = answer
@@ -163,6 +167,14 @@ struct RequestExecution {
             return (user, password, challengeOffer.method == .httpDigest ? Curl.authDigest : Curl.authBasic)
         }
         return nil
+    }
+
+    /// 301, 302, 303, 307, 308 (a switch: an array literal here was built per response).
+    static func isRedirect(_ status: Int) -> Bool {
+        switch status {
+        case 301, 302, 303, 307, 308: return true
+        default: return false
+        }
     }
 
     /// Credentials tried per protection space and request.

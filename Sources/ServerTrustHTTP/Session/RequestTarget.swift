@@ -39,51 +39,89 @@ struct RequestTarget: Sendable, Hashable {
 
     /// The common case without Foundation: an ASCII `http`/`https` URL whose authority is a
     /// plain host name or address (RFC 3986 §3.2), no user info, no percent-encoding in the
-    /// host. Anything else (IDNs, odd forms) goes to `URLComponents`.
+    /// host. Anything else (IDNs, odd forms) goes to `URLComponents`. It reads the string's
+    /// own UTF-8 storage in place: this runs for every request.
     private static func parseASCII(_ text: String) -> RequestTarget? {
-        var utf8 = Array(text.utf8)[...]
-        guard utf8.allSatisfy({ $0 > 32 && $0 < 127 }) else { return nil }
+        if let parsed = text.utf8.withContiguousStorageIfAvailable({ parseASCII(text, $0) }) { return parsed }
+        return Array(text.utf8).withUnsafeBufferPointer { parseASCII(text, $0) }
+    }
+
+    private static func parseASCII(_ text: String, _ utf8: UnsafeBufferPointer<UInt8>) -> RequestTarget? {
+        func lower(_ byte: UInt8) -> UInt8 { byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte }
+        func hasPrefix(_ prefix: StaticString) -> Bool {
+            guard utf8.count >= prefix.utf8CodeUnitCount else { return false }
+            for index in 0..<prefix.utf8CodeUnitCount where lower(utf8[index]) != prefix.utf8Start[index] { return false }
+            return true
+        }
+        for byte in utf8 where byte <= 32 || byte >= 127 { return nil }
         let scheme: String
-        if utf8.starts(with: "https://".utf8) || utf8.starts(with: "HTTPS://".utf8) {
+        var cursor: Int
+        if hasPrefix("https://") {
             scheme = "https"
-            utf8 = utf8.dropFirst(8)
-        } else if utf8.starts(with: "http://".utf8) || utf8.starts(with: "HTTP://".utf8) {
+            cursor = 8
+        } else if hasPrefix("http://") {
             scheme = "http"
-            utf8 = utf8.dropFirst(7)
+            cursor = 7
         } else {
             return nil
         }
-        let authority = utf8.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
-        guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")), !authority.contains(UInt8(ascii: "%")),
-              !authority.contains(UInt8(ascii: "\\")) else { return nil }
-        var hostPart = authority[...]
-        var portPart: ArraySlice<UInt8> = []
-        if authority.first == UInt8(ascii: "[") {
-            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return nil }
-            hostPart = authority[(authority.startIndex + 1)..<close]
-            let rest = authority[(close + 1)...]
-            if !rest.isEmpty {
-                guard rest.first == UInt8(ascii: ":") else { return nil }
-                portPart = rest.dropFirst()
+        let authorityStart = cursor
+        while cursor < utf8.count {
+            let byte = utf8[cursor]
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+            if byte == UInt8(ascii: "@") || byte == UInt8(ascii: "%") || byte == UInt8(ascii: "\\") { return nil }
+            cursor += 1
+        }
+        let authority = authorityStart..<cursor
+        guard !authority.isEmpty else { return nil }
+        var hostPart = authority
+        var portPart = authority.upperBound..<authority.upperBound
+        if utf8[authority.lowerBound] == UInt8(ascii: "[") {
+            guard let close = authority.first(where: { utf8[$0] == UInt8(ascii: "]") }) else { return nil }
+            hostPart = (authority.lowerBound + 1)..<close
+            if close + 1 < authority.upperBound {
+                guard utf8[close + 1] == UInt8(ascii: ":") else { return nil }
+                portPart = (close + 2)..<authority.upperBound
             }
-        } else if let colon = authority.firstIndex(of: UInt8(ascii: ":")) {
-            hostPart = authority[..<colon]
-            portPart = authority[(colon + 1)...]
+        } else if let colon = authority.first(where: { utf8[$0] == UInt8(ascii: ":") }) {
+            hostPart = authority.lowerBound..<colon
+            portPart = (colon + 1)..<authority.upperBound
         }
         guard !hostPart.isEmpty else { return nil }
-        let allowed: (UInt8) -> Bool = { byte in
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
-                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":")
+        var hasUpperCase = false
+        for index in hostPart {
+            let byte = utf8[index]
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"):
+                continue
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                hasUpperCase = true
+            default:
+                return nil
+            }
         }
-        guard hostPart.allSatisfy(allowed) else { return nil }
         var port = scheme == "https" ? 443 : 80
         if !portPart.isEmpty {
-            guard portPart.count <= 5, portPart.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                  let value = Int(String(decoding: portPart, as: UTF8.self)), (1...65535).contains(value) else { return nil }
+            guard portPart.count <= 5 else { return nil }
+            var value = 0
+            for index in portPart {
+                let byte = utf8[index]
+                guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            guard (1...65535).contains(value) else { return nil }
             port = value
         }
-        return RequestTarget(url: text, scheme: scheme, host: String(decoding: hostPart, as: UTF8.self).lowercased(), port: port)
+        var host = String(decoding: UnsafeBufferPointer(rebasing: utf8[hostPart]), as: UTF8.self)
+        if hasUpperCase { host = host.lowercased() }
+        return RequestTarget(url: text, scheme: scheme, host: host, port: port)
+    }
+
+    /// Whether `other` has the same origin (RFC 6454: scheme, host and port), compared
+    /// without building the ``origin`` strings.
+    func hasSameOrigin(as other: RequestTarget) -> Bool {
+        port == other.port && scheme == other.scheme && host == other.host
     }
 
     /// `scheme://host:port`, for same-origin decisions (RFC 6454).

@@ -14,6 +14,9 @@ final class SessionCore: Sendable {
     /// The last accepted decision per `host:port`, reported for requests that reused a
     /// connection or resumed a TLS session (no certificate was presented to them).
     private let decisions = Mutex<[Endpoint: TrustDecision]>([:])
+    /// Incremented after every change of `decisions`, so a lane may cache a lookup until
+    /// the next change.
+    let decisionGeneration = Atomic<Int>(0)
 
     private struct Endpoint: Hashable {
         var host: String
@@ -48,9 +51,32 @@ final class SessionCore: Sendable {
 
     var decider: any ServerTrustDecider { configuration.serverTrust }
 
+    /// The last request URL resolved against the base URL, and its target. Parsing is a pure
+    /// function of the string (the base URL is fixed per session), and clients tend to send
+    /// the same URL again (polling, an API endpoint, a keep-alive loop): the lookup costs a
+    /// lock and a string comparison (by identity first) instead of a parse.
+    private let lastTarget = Mutex<(reference: String, target: RequestTarget)?>(nil)
+
+    /// `RequestTarget.resolve(reference, against: configuration.baseURL)`, remembered once.
+    func target(for reference: String) throws(HTTPError) -> RequestTarget {
+        if let hit = lastTarget.withLock({ last -> RequestTarget? in
+            guard let last, last.reference == reference else { return nil }
+            return last.target
+        }) {
+            return hit
+        }
+        let target = try RequestTarget.resolve(reference, against: configuration.baseURL)
+        lastTarget.withLock { $0 = (reference, target) }
+        return target
+    }
+
     func remember(_ decision: TrustDecision) {
         guard decision.isAccepted else { return }
-        decisions.withLock { $0[Endpoint(host: decision.host, port: decision.port)] = decision }
+        decisions.withLock { decisions in
+            decisions[Endpoint(host: decision.host, port: decision.port)] = decision
+            // After the change: a reader that sees the new generation finds the new entry.
+            decisionGeneration.add(1, ordering: .releasing)
+        }
     }
 
     func lastDecision(host: String, port: Int) -> TrustDecision? {

@@ -47,6 +47,30 @@ final class CurlSList: @unchecked Sendable {
     deinit { curl_slist_free_all(pointer) }
 }
 
+/// Owns one `CURLU`: a request URL parsed once and handed to curl with `CURLOPT_CURLU`.
+/// With a plain `CURLOPT_URL` curl parses the string again for every transfer and rebuilds
+/// a normalised copy of it; with a `CURLU` it duplicates the parsed parts instead, which
+/// matters to a handle that repeats the same URL (keep-alive). The easy handle that set it
+/// keeps it until its options change (curl only reads it, during transfers).
+final class CurlURL {
+    let pointer: OpaquePointer
+
+    /// Parses `url` with the flags curl itself uses for `CURLOPT_URL` (`CURLU_GUESS_SCHEME`,
+    /// `CURLU_NON_SUPPORT_SCHEME`), so the result is the same; `nil` when curl refuses it
+    /// (then `CURLOPT_URL` reports curl's own error).
+    init?(_ url: String) {
+        guard let handle = curl_url() else { return nil }
+        let flags: UInt32 = 1 << 9 | 1 << 3  // CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME (macros Swift does not import)
+        guard curl_url_set(handle, CURLUPART_URL, url, flags) == CURLUE_OK else {
+            curl_url_cleanup(handle)
+            return nil
+        }
+        pointer = handle
+    }
+
+    deinit { curl_url_cleanup(pointer) }
+}
+
 /// Owns one `CURLSH` sharing the DNS cache and TLS sessions among the easy handles of one
 /// session (never connections: curl does not support sharing a connection pool between
 /// threads, and each transfer thread has its own multi handle and pool). The lock callbacks

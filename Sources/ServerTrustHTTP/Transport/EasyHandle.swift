@@ -1,6 +1,7 @@
 internal import CCurl
 internal import CServerTrustShims
 internal import Glibc
+internal import Synchronization
 
 /// Owns one `CURL*` easy handle and its error buffer. It belongs to one ``TransferLane`` and
 /// is used only on that lane's thread; between transfers it waits in the lane's idle pool
@@ -8,43 +9,89 @@ internal import Glibc
 /// the share). Every C callback gets this object through its userdata pointer
 /// (`Unmanaged.passUnretained`); the lane keeps it alive until after `curl_multi_cleanup`,
 /// so it outlives every transfer and every connection handshake that can call back into it.
+/// Its mutable properties are lane-thread state without overlapping accesses, so they skip
+/// the dynamic exclusivity check (see ``Transfer``).
 final class EasyHandle {
     let handle: UnsafeMutableRawPointer
     unowned let lane: TransferLane
     let core: SessionCore
     private let errorBuffer: UnsafeMutablePointer<CChar>
     /// The transfer being run, `nil` while idle.
-    var transfer: Transfer?
+    @exclusivity(unchecked) var transfer: Transfer?
+    /// The `CURLOPT_CURLU` URL set on the handle (curl reads it during transfers).
+    @exclusivity(unchecked) private var parsedURL: CurlURL?
     /// The `CURLOPT_HTTPHEADER` list set on the handle (curl reads it during transfers).
-    private var headerList: CurlSList?
+    @exclusivity(unchecked) private var headerList: CurlSList?
+    /// The field lines of the header block being received, as curl delivered them: a buffer
+    /// owned (and freed) by this handle and reused for every transfer, so a header line
+    /// costs a copy into it and nothing else; the block becomes an array once, at its end.
+    @exclusivity(unchecked) private var headerBytes: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private var headerCapacity = 1024
+    @exclusivity(unchecked) private var headerCount = 0
+    /// Whether a status line has opened a block that has not ended yet.
+    @exclusivity(unchecked) private var blockOpen = false
+    /// Whether the current response's header block is still open: no blank line has ended
+    /// it yet. Read by the lane before ``collectInfo(into:)`` closes it.
+    var isHeaderBlockOpen: Bool { blockOpen }
     /// What the handle is configured for, when the options can be reused as they are.
-    private var configuredFor: ReuseKey?
+    @exclusivity(unchecked) private var configuredFor: ReuseKey?
 
     /// The inputs of ``configure(for:)`` for a request without body, file or progress: when
     /// the next request has the same key, every option is already right (a keep-alive loop
     /// of identical GETs skips `curl_easy_reset` and some forty `curl_easy_setopt` calls).
-    private struct ReuseKey: Equatable {
+    /// The values are kept as given and compared field by field (an identical URL string
+    /// compares by identity), so checking costs no string building.
+    private struct ReuseKey {
         var url: String
         var method: String
-        var headers: [String]
+        var headers: [(name: String, value: String)]
         var timeout: Double
-        var credential: String?
-        var proxyCredential: String?
+        var credential: (user: String, password: String, schemes: Int)?
+        var proxyCredential: (user: String, password: String)?
         var fresh: Bool
         var resolveListSet: Bool
+
+        /// Compares in place (optional chaining and force-unwrapped projections read the
+        /// stored values; binding them to tuples would copy and release every string).
+        func matches(_ spec: TransferSpec, resolveListSet: Bool) -> Bool {
+            guard url == spec.target.url, method == spec.method.rawValue, timeout == spec.timeout,
+                  fresh == spec.usesFreshConnection, self.resolveListSet == resolveListSet,
+                  (credential == nil) == (spec.httpCredential == nil),
+                  (proxyCredential == nil) == (spec.proxyCredential == nil) else { return false }
+            if credential != nil {
+                guard credential!.user == spec.httpCredential!.user, credential!.password == spec.httpCredential!.password,
+                      credential!.schemes == spec.httpCredential!.schemes else { return false }
+            }
+            if proxyCredential != nil {
+                guard proxyCredential!.user == spec.proxyCredential!.user,
+                      proxyCredential!.password == spec.proxyCredential!.password else { return false }
+            }
+            return headers.elementsEqual(spec.headers.fields) { $0.name == $1.name && $0.value == $1.value }
+        }
     }
 
-    private func reuseKey(for transfer: Transfer) -> ReuseKey? {
+    /// Whether the options set for the previous transfer apply to `transfer` as they are.
+    private func optionsStillApply(to transfer: Transfer, resolveListSet: Bool) -> Bool {
+        guard transfer.postBuffer == nil, transfer.spec.destinationPath == nil, transfer.spec.uploadProgress == nil,
+              transfer.spec.downloadProgress == nil else { return false }
+        return configuredFor?.matches(transfer.spec, resolveListSet: resolveListSet) ?? false
+    }
+
+    /// The key to remember after configuring for `transfer`, when its options can be reused.
+    private func reuseKey(for transfer: Transfer, resolveListSet: Bool) -> ReuseKey? {
         let spec = transfer.spec
         guard transfer.postBuffer == nil, spec.destinationPath == nil, spec.uploadProgress == nil, spec.downloadProgress == nil else {
             return nil
         }
-        return ReuseKey(
-            url: spec.target.url, method: spec.method.rawValue, headers: spec.headers.fields.map { $0.name + ":" + $0.value },
-            timeout: spec.timeout, credential: spec.httpCredential.map { "\($0.schemes):\($0.user):\($0.password)" },
-            proxyCredential: spec.proxyCredential.map { "\($0.user):\($0.password)" }, fresh: spec.usesFreshConnection,
-            resolveListSet: core.resolveList != nil && !core.resolveLoaded.load(ordering: .relaxed))
+        return ReuseKey(url: spec.target.url, method: spec.method.rawValue, headers: spec.headers.fields, timeout: spec.timeout,
+                        credential: spec.httpCredential, proxyCredential: spec.proxyCredential, fresh: spec.usesFreshConnection,
+                        resolveListSet: resolveListSet)
     }
+
+    /// The decision reported for requests on reused connections, cached per session
+    /// generation of decisions (``SessionCore/decisionGeneration``), so a keep-alive request
+    /// copies it instead of locking the session's table and hashing the host.
+    @exclusivity(unchecked) private var earlierDecision: (generation: Int, host: String, port: Int, decision: TrustDecision?)?
 
     init?(lane: TransferLane, core: SessionCore) {
         guard let handle = curl_easy_init() else { return nil }
@@ -53,11 +100,20 @@ final class EasyHandle {
         self.core = core
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        headerBytes = .allocate(byteCount: 1024, alignment: 1)
     }
 
     deinit {
         curl_easy_cleanup(handle)
         errorBuffer.deallocate()
+        headerBytes.deallocate()
+    }
+
+    /// Takes `transfer` (the lane calls this before configuring the handle for it).
+    func begin(_ transfer: Transfer) {
+        self.transfer = transfer
+        headerCount = 0
+        blockOpen = false
     }
 
     private var opaqueSelf: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
@@ -70,9 +126,10 @@ final class EasyHandle {
     /// Sets every option for `transfer`; returns the first failure.
     func configure(for transfer: Transfer) -> HTTPError? {
         errorBuffer[0] = 0
-        let key = reuseKey(for: transfer)
-        if let key, key == configuredFor { return nil }
+        let resolveListSet = core.resolveList != nil && !core.resolveLoaded.load(ordering: .relaxed)
+        if optionsStillApply(to: transfer, resolveListSet: resolveListSet) { return nil }
         configuredFor = nil
+        let key = reuseKey(for: transfer, resolveListSet: resolveListSet)
         let spec = transfer.spec
         let configuration = core.configuration
         curl_easy_reset(handle)
@@ -93,7 +150,13 @@ final class EasyHandle {
             check(option, CServerTrustShims_curl_easy_setopt_pointer(handle, option, value))
         }
 
-        setString(CURLOPT_URL, spec.target.url)
+        // curl_easy_reset above dropped the previous CURLU, so it may go now.
+        parsedURL = CurlURL(spec.target.url)
+        if let parsedURL {
+            setPointer(CURLOPT_CURLU, UnsafeMutableRawPointer(parsedURL.pointer))
+        } else {
+            setString(CURLOPT_URL, spec.target.url)
+        }
         setLong(CURLOPT_NOSIGNAL, 1)
         setPointer(CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
         setPointer(CURLOPT_SHARE, core.share.handle)
@@ -148,6 +211,9 @@ final class EasyHandle {
             }
         } else {
             setString(CURLOPT_PROXY, "")  // ignore http_proxy/https_proxy from the environment
+            // No proxy, so no exceptions to it: without this curl reads no_proxy/NO_PROXY from
+            // the environment for every transfer.
+            setString(CURLOPT_NOPROXY, "")
         }
         setLong(CURLOPT_TIMEOUT_MS, max(1, Int(spec.timeout * 1000)))
         setLong(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(configuration.connectTimeout * 1000)))
@@ -174,13 +240,21 @@ final class EasyHandle {
         }
 
         var lines = spec.headers.fields.map { "\($0.name): \($0.value)" }
-        // No `Expect: 100-continue` round trip; curl would otherwise add it for large bodies.
-        if spec.headers["Expect"] == nil { lines.append("Expect:") }
-        // Without a Content-Type curl would label every body as a form.
-        if transfer.postBuffer != nil && spec.headers["Content-Type"] == nil { lines.append("Content-Type:") }
-        guard let list = CurlSList(lines) else { return .invalidRequest("curl_slist_append failed") }
-        headerList = list
-        check(CURLOPT_HTTPHEADER, CServerTrustShims_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list.pointer))
+        if transfer.postBuffer != nil {
+            // No `Expect: 100-continue` round trip; curl would otherwise add it for large
+            // bodies (never without one, so a bodiless request needs no entry, and with no
+            // list at all curl skips its per-transfer scans of it).
+            if spec.headers["Expect"] == nil { lines.append("Expect:") }
+            // Without a Content-Type curl would label every body as a form.
+            if spec.headers["Content-Type"] == nil { lines.append("Content-Type:") }
+        }
+        if lines.isEmpty {
+            headerList = nil
+        } else {
+            guard let list = CurlSList(lines) else { return .invalidRequest("curl_slist_append failed") }
+            headerList = list
+            check(CURLOPT_HTTPHEADER, CServerTrustShims_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list.pointer))
+        }
 
         if let credential = spec.httpCredential {
             setString(CURLOPT_USERNAME, credential.user)
@@ -232,39 +306,49 @@ final class EasyHandle {
     }
 
     /// One header line as curl delivers it (status line, field, or the blank line ending a
-    /// block), parsed on the bytes.
+    /// block). Field lines are kept as bytes: ``HTTPHeaders`` decodes them when read.
     func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
-        guard let transfer else { return 0 }
+        guard transfer != nil, let base = bytes.baseAddress, bytes.count > 0 else { return 0 }
+        let line = base.assumingMemoryBound(to: UInt8.self)
         var end = bytes.count
-        while end > 0 && (bytes[end - 1] == 10 || bytes[end - 1] == 13) { end -= 1 }
-        func text(_ from: Int, _ to: Int) -> String {
-            var start = from
-            var stop = to
-            while start < stop && (bytes[start] == 32 || bytes[start] == 9) { start += 1 }
-            while stop > start && (bytes[stop - 1] == 32 || bytes[stop - 1] == 9) { stop -= 1 }
-            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<stop]), as: UTF8.self)
-        }
+        while end > 0 && (line[end - 1] == 10 || line[end - 1] == 13) { end -= 1 }
         if end == 0 {
             // End of a header block.
-            if transfer.blockOpen {
-                transfer.response.headerBlocks.append(HTTPHeaders(transfer.currentBlock))
-                transfer.currentBlock = []
-                transfer.blockOpen = false
+            if blockOpen, let transfer {
+                closeHeaderBlock(of: transfer)
                 captureTLSDetails(into: transfer)
             }
-        } else if end >= 5 && bytes[0] == UInt8(ascii: "H") && bytes[1] == UInt8(ascii: "T") && bytes[2] == UInt8(ascii: "T")
-                    && bytes[3] == UInt8(ascii: "P") && bytes[4] == UInt8(ascii: "/") {
-            transfer.blockOpen = true
-            transfer.currentBlock = []
-        } else if bytes[0] == 32 || bytes[0] == 9 {
-            // Obsolete line folding (RFC 9112 §5.2): join with a space.
-            if let last = transfer.currentBlock.popLast() {
-                transfer.currentBlock.append((last.name, last.value + " " + text(0, end)))
+        } else if end >= 5 && line[0] == UInt8(ascii: "H") && line[1] == UInt8(ascii: "T") && line[2] == UInt8(ascii: "T")
+                    && line[3] == UInt8(ascii: "P") && line[4] == UInt8(ascii: "/") {
+            blockOpen = true
+            headerCount = 0
+        } else {
+            // curl hands over lines ending in CRLF; a last line without one must not run into
+            // the next when parsed, so one byte more is reserved for a LF.
+            let needed = headerCount + bytes.count + 1
+            if needed > headerCapacity {
+                let capacity = max(needed, headerCapacity * 2)
+                let grown = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
+                grown.copyMemory(from: headerBytes, byteCount: headerCount)
+                headerBytes.deallocate()
+                headerBytes = grown
+                headerCapacity = capacity
             }
-        } else if let colon = (0..<end).first(where: { bytes[$0] == UInt8(ascii: ":") }) {
-            transfer.currentBlock.append((text(0, colon), text(colon + 1, end)))
+            (headerBytes + headerCount).copyMemory(from: base, byteCount: bytes.count)
+            headerCount += bytes.count
+            if line[bytes.count - 1] != 10 {
+                headerBytes.storeBytes(of: 10, toByteOffset: headerCount, as: UInt8.self)
+                headerCount += 1
+            }
         }
         return bytes.count
+    }
+
+    /// The block received so far becomes the response's headers.
+    private func closeHeaderBlock(of transfer: Transfer) {
+        transfer.response.finalHeaders = HTTPHeaders(receivedLines: Array(UnsafeRawBufferPointer(start: headerBytes, count: headerCount)))
+        headerCount = 0
+        blockOpen = false
     }
 
     /// Reads the TLS version and resumption flag from the live connection (only valid while
@@ -300,7 +384,8 @@ final class EasyHandle {
             transfer.response.statusCode = value
         }
         value = 0
-        if CServerTrustShims_curl_easy_getinfo_long(handle, CURLINFO_HTTP_CONNECTCODE, &value) == CURLE_OK {
+        // Only a proxy's CONNECT answers (curl reports 0 without one).
+        if core.configuration.proxy != nil, CServerTrustShims_curl_easy_getinfo_long(handle, CURLINFO_HTTP_CONNECTCODE, &value) == CURLE_OK {
             transfer.response.connectCode = value
         }
         value = 0
@@ -325,14 +410,24 @@ final class EasyHandle {
             nameLookup: seconds(CURLINFO_NAMELOOKUP_TIME_T), connect: seconds(CURLINFO_CONNECT_TIME_T),
             tlsHandshake: seconds(CURLINFO_APPCONNECT_TIME_T), firstByte: seconds(CURLINFO_STARTTRANSFER_TIME_T),
             total: seconds(CURLINFO_TOTAL_TIME_T))
-        if transfer.blockOpen {
-            transfer.response.headerBlocks.append(HTTPHeaders(transfer.currentBlock))
-            transfer.blockOpen = false
-        }
+        if blockOpen { closeHeaderBlock(of: transfer) }
         let target = transfer.spec.target
         if target.isHTTPS {
-            transfer.response.trustDecision = transfer.trustDecision ?? core.lastDecision(host: target.host, port: target.port)?.reused
+            transfer.response.trustDecision = transfer.trustDecision ?? decisionFromEarlierHandshake(host: target.host, port: target.port)
         }
+    }
+}
+
+extension EasyHandle {
+    /// The session's last accepted decision for `host:port`, marked as reused.
+    fileprivate func decisionFromEarlierHandshake(host: String, port: Int) -> TrustDecision? {
+        let generation = core.decisionGeneration.load(ordering: .acquiring)
+        if let cached = earlierDecision, cached.generation == generation, cached.port == port, cached.host == host {
+            return cached.decision
+        }
+        let decision = core.lastDecision(host: host, port: port)?.reused
+        earlierDecision = (generation, host, port, decision)
+        return decision
     }
 }
 
@@ -340,15 +435,19 @@ final class EasyHandle {
 
 let easyWriteCallback: curl_write_callback = { data, size, count, userdata in
     guard let userdata else { return 0 }
-    let easy = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
-    guard let data else { return easy.receiveBody(UnsafeRawBufferPointer(start: nil, count: 0)) }
-    return easy.receiveBody(UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: size * count))
+    return Unmanaged<EasyHandle>.fromOpaque(userdata)._withUnsafeGuaranteedRef { easy in
+        guard let data else { return easy.receiveBody(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return easy.receiveBody(UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: size * count))
+    }
 }
 
 let easyHeaderCallback: curl_write_callback = { data, size, count, userdata in
     guard let userdata, let data else { return 0 }
-    let easy = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
-    return easy.receiveHeaderLine(UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: size * count))
+    // Called once per header line: borrow the handle (the lane keeps it alive) rather than
+    // retain and release it each time.
+    return Unmanaged<EasyHandle>.fromOpaque(userdata)._withUnsafeGuaranteedRef { easy in
+        easy.receiveHeaderLine(UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: size * count))
+    }
 }
 
 let easyProgressCallback: curl_xferinfo_callback = { userdata, downloadTotal, downloaded, uploadTotal, uploaded in

@@ -27,8 +27,20 @@ enum TLSHooks {
 
     /// Version, resumption and ALPN of a live connection.
     static func describe(ssl: OpaquePointer, into response: inout RawResponse) {
-        if let version = SSL_get_version(ssl) { response.tlsVersion = String(cString: version) }
+        response.tlsVersion = versionName(ssl)
         response.tlsSessionResumed = SSL_session_reused(ssl) == 1
+    }
+
+    /// `SSL_get_version`'s text; the usual versions as literals (this runs per response, and
+    /// decoding the C string each time showed in profiles).
+    static func versionName(_ ssl: OpaquePointer) -> String? {
+        switch SSL_version(ssl) {
+        case 0x0304: return "TLSv1.3"
+        case 0x0303: return "TLSv1.2"
+        case 0x0302: return "TLSv1.1"
+        case 0x0301: return "TLSv1"
+        default: return SSL_get_version(ssl).map { String(cString: $0) }
+        }
     }
 
     /// The DER of every certificate in a borrowed `STACK_OF(X509)`.

@@ -25,46 +25,51 @@ struct RawResponse: Sendable {
     var statusCode: Int = 0
     var connectCode: Int = 0
     var httpVersion: String = "HTTP/1.1"
-    /// Each header block received, in order (proxy CONNECT answers, 1xx, the final one).
-    var headerBlocks: [HTTPHeaders] = []
+    /// The last header block received (the final response's, or a proxy's CONNECT answer
+    /// when the transfer failed there); earlier blocks (1xx, CONNECT) are not kept.
+    var finalHeaders = HTTPHeaders()
     var body: [UInt8] = []
     var timing = HTTPTiming(nameLookup: 0, connect: 0, tlsHandshake: 0, firstByte: 0, total: 0)
     var tlsVersion: String?
     var tlsSessionResumed = false
     var usedNewConnection = false
     var trustDecision: TrustDecision?
-
-    var finalHeaders: HTTPHeaders { headerBlocks.last ?? HTTPHeaders() }
-}
-
-/// The result of one hop.
-enum TransferOutcome: Sendable {
-    case completed(RawResponse)
-    case failed(HTTPError, RawResponse)
 }
 
 /// One hop in flight. Created by the requesting task, then handed to one transfer lane:
 /// the mutable state below is touched only on that lane's thread (the inbox mutex orders
 /// the hand-over), except `cancelRequested`, which is atomic, and the continuation, which is
 /// set before the hand-over and resumed exactly once by the lane.
+///
+/// The stored properties are `@exclusivity(unchecked)`: one thread at a time uses them and
+/// no access overlaps another, while the runtime's dynamic exclusivity check on class
+/// properties cost some 80 instructions per access, about 30 accesses per request (curl
+/// calls back once per header line).
 final class Transfer: @unchecked Sendable {
     let spec: TransferSpec
     let cancelRequested = Atomic<Bool>(false)
-    var continuation: CheckedContinuation<TransferOutcome, Never>?
+    /// Unchecked: ``finish(_:)`` is the only place that resumes it, once, and clears it.
+    @exclusivity(unchecked) var continuation: UnsafeContinuation<Void, Never>?
+    /// Set while the requesting job itself drives the transfer (``TransferLane/runInline(_:)``):
+    /// ``finish(failing:)`` then only marks it finished instead of resuming.
+    @exclusivity(unchecked) var runsInline = false
+    @exclusivity(unchecked) var isFinished = false
+    /// Why the hop failed (`nil`: it completed); set by ``finish(failing:)``. The response
+    /// stays in ``response`` either way (a failed hop's partial response matters for a
+    /// proxy's 407), so the outcome carries no copy of it.
+    @exclusivity(unchecked) var failure: HTTPError?
 
     // Lane-thread state.
-    var response = RawResponse()
-    var currentBlock: [(name: String, value: String)] = []
-    var blockOpen = false
+    @exclusivity(unchecked) var response = RawResponse()
     /// The decision made in this transfer's own handshake.
-    var trustDecision: TrustDecision?
+    @exclusivity(unchecked) var trustDecision: TrustDecision?
     /// A challenge handler's cancel/error during the handshake (overrides curl's code).
-    var challengeFailure: HTTPError?
+    @exclusivity(unchecked) var challengeFailure: HTTPError?
     /// A local failure inside a callback (download file).
-    var callbackFailure: HTTPError?
-    var destination: Int32 = -1
-    var lastUpload: Int64 = -1
-    var lastDownload: Int64 = -1
+    @exclusivity(unchecked) var callbackFailure: HTTPError?
+    @exclusivity(unchecked) var destination: Int32 = -1
+    @exclusivity(unchecked) var lastUpload: Int64 = -1
+    @exclusivity(unchecked) var lastDownload: Int64 = -1
     /// The request body, copied once into memory curl may read until the hop ends
     /// (`CURLOPT_POSTFIELDS` is not copied by curl, and lets curl rewind for authentication).
     let postBuffer: UnsafeMutableRawBufferPointer?
@@ -85,14 +90,30 @@ final class Transfer: @unchecked Sendable {
         if destination >= 0 { close(destination) }
     }
 
-    /// Resumes the waiting task; later calls do nothing.
-    func finish(_ outcome: TransferOutcome) {
+    /// Moves the response out (the hop has finished; nothing reads it afterwards), so the
+    /// task builds its response without copying each field.
+    func takeResponse() -> RawResponse {
+        var taken = RawResponse()
+        swap(&taken, &response)
+        return taken
+    }
+
+    /// Records the result and resumes the waiting task (or, for a transfer run inline, only
+    /// marks it finished for ``TransferLane/runInline(_:)``); later calls do nothing.
+    func finish(failing failure: HTTPError?) {
         if destination >= 0 {
             close(destination)
             destination = -1
         }
+        guard !isFinished else { return }
+        isFinished = true
+        self.failure = failure
+        if runsInline {
+            runsInline = false
+            return
+        }
         guard let continuation else { return }
         self.continuation = nil
-        continuation.resume(returning: outcome)
+        continuation.resume()
     }
 }

@@ -39,12 +39,12 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     /// `pthread_self()` of the lane's thread (0 until it starts).
     private let threadIdentity = Atomic<UInt>(0)
 
-    // Lane-thread state.
-    private var active: [UnsafeMutableRawPointer: EasyHandle] = [:]
+    // Lane-thread state (no dynamic exclusivity check: one thread, no overlapping access).
+    @exclusivity(unchecked) private var active: [UnsafeMutableRawPointer: EasyHandle] = [:]
     /// Easy handles between transfers. None is cleaned up before the multi handle: a pooled
     /// connection's `SSL_CTX` keeps the handle that opened it as its callback argument (a TLS
     /// 1.2 renegotiation would call back into it), so handles live as long as the pool.
-    private var idle: [EasyHandle] = []
+    @exclusivity(unchecked) private var idle: [EasyHandle] = []
 
     init(index: Int, core: SessionCore, maximumConnectionsPerHost: Int) throws(HTTPError) {
         guard let multi = curl_multi_init() else { throw HTTPError.invalidRequest("curl_multi_init failed") }
@@ -87,7 +87,7 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    private var isOnLaneThread: Bool {
+    var isOnLaneThread: Bool {
         threadIdentity.load(ordering: .relaxed) == UInt(pthread_self())
     }
 
@@ -153,9 +153,15 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
                 swap(&cancellations, &inbox.cancellations)
                 return inbox.stopping
             }
-            for job in jobs { job.runSynchronously(on: executor) }
+            // Transfers first, so that while the batch's last job runs nothing else of this
+            // round is waiting (the condition for running a transfer inline, below).
             for transfer in pending { start(transfer) }
             for transfer in cancellations { abort(transfer, with: .cancelled) }
+            for (index, job) in jobs.enumerated() {
+                runningLastJob = index == jobs.count - 1 && !stopping
+                job.runSynchronously(on: executor)
+            }
+            runningLastJob = false
             jobs.removeAll(keepingCapacity: true)
             pending.removeAll(keepingCapacity: true)
             cancellations.removeAll(keepingCapacity: true)
@@ -171,25 +177,67 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         shutDown()
     }
 
+    // MARK: - Inline transfers
+
+    /// Whether the job running now is the last of its round (nothing else of the round waits
+    /// behind it).
+    @exclusivity(unchecked) private var runningLastJob = false
+
+    /// Whether a request issued by the job running now may run inline: the caller is this
+    /// lane's last job of the round and nothing waits in the inbox, so driving curl from here
+    /// until the transfer completes holds up no one.
+    func mayRunInline() -> Bool {
+        guard isOnLaneThread, runningLastJob else { return false }
+        return inbox.withLock { $0.jobs.isEmpty && $0.pending.isEmpty && $0.cancellations.isEmpty && !$0.stopping && !$0.closed }
+    }
+
+    /// Runs `transfer` on the calling job, driving the multi handle (and every other transfer
+    /// in it) exactly as the loop in ``run()`` would, but without suspending the task: no
+    /// continuation, no job to enqueue and run, no executor switch on completion. This is
+    /// what a keep-alive request from a task on ``HTTPSession/transferExecutor`` costs beyond
+    /// curl itself. As soon as anything else needs the thread (a job, a transfer, a
+    /// cancellation, the stop), it returns `false` with the transfer still in the multi
+    /// handle; the caller then waits for it the usual way and the loop finishes it. Returns
+    /// `true` once the transfer has finished (``Transfer/isFinished``).
+    func runInline(_ transfer: Transfer) -> Bool {
+        outstanding.add(1, ordering: .relaxed)
+        transfer.runsInline = true
+        start(transfer)
+        while !transfer.isFinished {
+            var running: Int32 = 0
+            _ = curl_multi_perform(multi, &running)
+            collectFinished()
+            if transfer.isFinished { break }
+            let busy = inbox.withLock { !$0.jobs.isEmpty || !$0.pending.isEmpty || !$0.cancellations.isEmpty || $0.stopping }
+            if busy {
+                transfer.runsInline = false
+                return false
+            }
+            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+        transfer.runsInline = false
+        return true
+    }
+
     private func start(_ transfer: Transfer) {
         if transfer.cancelRequested.load(ordering: .sequentiallyConsistent) {
-            finish(transfer, .failed(.cancelled, transfer.response))
+            finish(transfer, failing: .cancelled)
             return
         }
         guard let easy = idle.popLast() ?? EasyHandle(lane: self, core: core) else {
-            finish(transfer, .failed(.invalidRequest("curl_easy_init failed"), transfer.response))
+            finish(transfer, failing: .invalidRequest("curl_easy_init failed"))
             return
         }
-        easy.transfer = transfer
+        easy.begin(transfer)
         if let failure = easy.configure(for: transfer) {
             release(easy)
-            finish(transfer, .failed(failure, transfer.response))
+            finish(transfer, failing: failure)
             return
         }
         let code = curl_multi_add_handle(multi, easy.handle)
         guard code == CURLM_OK else {
             release(easy)
-            finish(transfer, .failed(.invalidRequest("curl_multi_add_handle: \(String(cString: curl_multi_strerror(code)))"), transfer.response))
+            finish(transfer, failing: .invalidRequest("curl_multi_add_handle: \(String(cString: curl_multi_strerror(code)))"))
             return
         }
         active[easy.handle] = easy
@@ -208,37 +256,37 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
             }
             // Read before collectInfo closes the block: a header block still open at the end
             // never got the blank line that ends a header section (see outcome).
-            let headerSectionUnfinished = transfer.blockOpen
+            let headerSectionUnfinished = easy.isHeaderBlockOpen
             easy.collectInfo(into: transfer)
             if code == CURLE_OK { core.resolveLoaded.store(true, ordering: .relaxed) }
-            let errorText = easy.errorText
+            let errorText = code == CURLE_OK ? "" : easy.errorText
             release(easy)
-            finish(transfer, Self.outcome(code, errorText: errorText, transfer: transfer, headerSectionUnfinished: headerSectionUnfinished))
+            finish(transfer, failing: Self.failure(code, errorText: errorText, transfer: transfer,
+                                                   headerSectionUnfinished: headerSectionUnfinished))
         }
     }
 
-    /// Maps curl's result to ours: a recorded trust rejection or challenge failure wins over
-    /// curl's generic code (60, 35).
+    /// Maps curl's result to ours (`nil`: success): a recorded trust rejection or challenge
+    /// failure wins over curl's generic code (60, 35).
     ///
     /// libcurl 7.88 reports `CURLE_OK` for an HTTP/1.1 response whose connection closes inside
     /// the header section (status line and some fields, no blank line; curl's CLI exits 0 too).
     /// Such a response is truncated, not complete: it fails as curl fails a body cut short,
     /// with `CURLE_PARTIAL_FILE` (18), and a message saying what happened.
-    private static func outcome(_ code: CURLcode, errorText: String, transfer: Transfer,
-                                headerSectionUnfinished: Bool = false) -> TransferOutcome {
-        let response = transfer.response
+    private static func failure(_ code: CURLcode, errorText: String, transfer: Transfer,
+                                headerSectionUnfinished: Bool = false) -> HTTPError? {
         if code == CURLE_OK && headerSectionUnfinished {
-            let error = TransportError(code: Int(CURLE_PARTIAL_FILE.rawValue), summary: Curl.describe(CURLE_PARTIAL_FILE),
-                                       message: "connection closed inside the response header section (no blank line after the fields)")
-            return .failed(.transport(error), response)
+            return .transport(TransportError(
+                code: Int(CURLE_PARTIAL_FILE.rawValue), summary: Curl.describe(CURLE_PARTIAL_FILE),
+                message: "connection closed inside the response header section (no blank line after the fields)"))
         }
-        if code == CURLE_OK { return .completed(response) }
-        if let failure = transfer.challengeFailure { return .failed(failure, response) }
-        if let decision = transfer.trustDecision, !decision.isAccepted { return .failed(.serverTrustRejected(decision), response) }
-        if let failure = transfer.callbackFailure { return .failed(failure, response) }
+        if code == CURLE_OK { return nil }
+        if let failure = transfer.challengeFailure { return failure }
+        if let decision = transfer.trustDecision, !decision.isAccepted { return .serverTrustRejected(decision) }
+        if let failure = transfer.callbackFailure { return failure }
         let summary = Curl.describe(code)
         let error = TransportError(code: Int(code.rawValue), summary: summary, message: errorText.isEmpty ? summary : errorText)
-        return .failed(code == CURLE_OPERATION_TIMEDOUT ? .timedOut(error) : .transport(error), response)
+        return code == CURLE_OPERATION_TIMEDOUT ? .timedOut(error) : .transport(error)
     }
 
     private func abort(_ transfer: Transfer, with error: HTTPError) {
@@ -247,7 +295,7 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         _ = curl_multi_remove_handle(multi, handle)
         easy.collectInfo(into: transfer)
         release(easy)
-        finish(transfer, .failed(error, transfer.response))
+        finish(transfer, failing: error)
     }
 
     private func release(_ easy: EasyHandle) {
@@ -255,9 +303,9 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         idle.append(easy)
     }
 
-    private func finish(_ transfer: Transfer, _ outcome: TransferOutcome) {
+    private func finish(_ transfer: Transfer, failing failure: HTTPError?) {
         outstanding.subtract(1, ordering: .relaxed)
-        transfer.finish(outcome)
+        transfer.finish(failing: failure)
     }
 
     private func shutDown() {
@@ -268,13 +316,13 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
             inbox.jobs = []
             return leftovers
         }
-        for transfer in leftovers { finish(transfer, .failed(.sessionInvalidated, transfer.response)) }
+        for transfer in leftovers { finish(transfer, failing: .sessionInvalidated) }
         for job in jobs { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
         for (handle, easy) in active {
             _ = curl_multi_remove_handle(multi, handle)
             if let transfer = easy.transfer {
                 easy.transfer = nil
-                finish(transfer, .failed(.sessionInvalidated, transfer.response))
+                finish(transfer, failing: .sessionInvalidated)
             }
             idle.append(easy)
         }
@@ -316,6 +364,9 @@ final class TransferEngine: Sendable {
 
     func chooseLane() throws(HTTPError) -> TransferLane {
         if invalidated.load(ordering: .sequentiallyConsistent) { throw HTTPError.sessionInvalidated }
+        // Lane 0 is always first in the list, so when it is not inside a handler the rule
+        // below picks it: answered without taking the lock.
+        if !primaryLane.isInsideHandler { return primaryLane }
         let result: Result<TransferLane, HTTPError> = lanes.withLock { lanes in
             if let free = lanes.first(where: { !$0.isInsideHandler }) { return .success(free) }
             if invalidated.load(ordering: .sequentiallyConsistent) { return .failure(.sessionInvalidated) }
@@ -333,27 +384,49 @@ final class TransferEngine: Sendable {
         return try result.get()
     }
 
-    /// Runs one hop, honouring task cancellation.
-    func perform(_ spec: TransferSpec) async -> TransferOutcome {
+    /// Runs one hop, honouring task cancellation. The returned transfer has finished: its
+    /// ``Transfer/failure`` says how, its ``Transfer/response`` holds what was received.
+    /// `nonisolated(nonsending)`: runs on the caller's executor (see ``RequestExecution/run()``).
+    nonisolated(nonsending) func perform(_ spec: consuming TransferSpec) async -> Transfer {
         let transfer = Transfer(spec: spec)
-        if Task.isCancelled { return .failed(.cancelled, transfer.response) }
+        if Task.isCancelled {
+            transfer.finish(failing: .cancelled)
+            return transfer
+        }
         let lane: TransferLane
         do {
             lane = try chooseLane()
         } catch {
-            return .failed(error, transfer.response)
+            transfer.finish(failing: error)
+            return transfer
         }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<TransferOutcome, Never>) in
+        await withTaskCancellationHandler {
+            // Called from a job of the lane itself (a task on the transfer executor) with
+            // nothing else waiting: run it right here (TransferLane.runInline). If the lane
+            // needs the thread back first, the transfer stays in its multi handle and this
+            // task waits for it below like any other (the lane finishes it only after this
+            // job has suspended, so the continuation is set in time).
+            if lane.mayRunInline() {
+                if lane.runInline(transfer) { return }
+                await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                    transfer.continuation = continuation
+                }
+                return
+            }
+            // Unsafe rather than checked: the lane resumes it exactly once (Transfer.finish
+            // clears it), and the checked variant's extra allocation showed per request.
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                 transfer.continuation = continuation
                 if !lane.submit(transfer) {
                     transfer.continuation = nil
-                    continuation.resume(returning: .failed(.sessionInvalidated, RawResponse()))
+                    transfer.finish(failing: .sessionInvalidated)
+                    continuation.resume()
                 }
             }
         } onCancel: {
             lane.cancel(transfer)
         }
+        return transfer
     }
 
     func shutDown() {
