@@ -276,6 +276,18 @@ struct PrivateKeyTests {
         }
     }
 
+    @Test("an RSA key whose modulus is another key's is .malformed (n ≠ p·q)")
+    func mismatchedRSAModulusIsRefused() throws {
+        var der = try LabKey.shared(.rsa(bits: 2048)).privateKeyDER(format: .traditional)
+        let other = try LabKey.shared(.rsa(bits: 2048), slot: 1).privateKeyDER(format: .traditional)
+        // RSAPrivateKey: SEQUENCE (4-byte header), version (3 bytes), then n: 02 82 01 01 00 ‖ 256 bytes.
+        let n = 7..<(7 + 4 + 257)
+        try #require(der[n.lowerBound] == 0x02 && other[n.lowerBound] == 0x02 && der[n.lowerBound + 1] == 0x82)
+        #expect(try PrivateKey(derEncoded: der).bitSize == 2048)
+        der.replaceSubrange(n, with: other[n])
+        #expect(throws: KeyError(.malformed, "")) { try PrivateKey(derEncoded: der) }
+    }
+
     @Test("KeyError descriptions and equality")
     func errors() {
         #expect(KeyError(.wrongPassword, "x").description == "key wrongPassword: x")

@@ -74,7 +74,7 @@ public final class PrivateKey: Sendable, CustomStringConvertible {
         case EVP_PKEY_ED448: bitSize = 456
         default: bitSize = Int(EVP_PKEY_get_bits(owned.pointer))
         }
-        try PrivateKey.checkPair(owned, source: source)
+        try PrivateKey.checkPair(owned, typeID: typeID, source: source)
         if typeID == EVP_PKEY_EC {
             // SEC 1's ECPrivateKey may carry its public point compressed or in the X9.62
             // "hybrid" form (0x06/0x07), and OpenSSL re-encodes the SubjectPublicKeyInfo in the
@@ -93,11 +93,23 @@ public final class PrivateKey: Sendable, CustomStringConvertible {
     }
 
     /// Refuses a key whose public half does not belong to its private half (an ECPrivateKey
-    /// with someone else's point, an RSA key with inconsistent factors): such a key would
-    /// `matches` a certificate it cannot sign for, and the TLS handshake would fail later
-    /// with a less useful error. `EVP_PKEY_pairwise_check` is what `openssl pkey -check` runs.
-    private static func checkPair(_ owned: OwnedEVPKey, source: String) throws(KeyError) {
+    /// with someone else's point, an RSA key whose modulus is not the product of its primes):
+    /// such a key would `matches` a certificate it cannot sign for, and the TLS handshake
+    /// would fail later with a less useful error.
+    ///
+    /// EC and EdDSA keys get OpenSSL's pairwise check (one scalar multiplication). RSA keys get
+    /// only n = p·q: `EVP_PKEY_pairwise_check` on RSA also runs Miller-Rabin on p and q, which
+    /// a crafted key with multi-thousand-bit "primes" turns into minutes of work (found by the
+    /// privatekey fuzz target), and which a 2048-bit key pays in tens of milliseconds.
+    private static func checkPair(_ owned: OwnedEVPKey, typeID: Int32, source: String) throws(KeyError) {
         OpenSSLError.clear()
+        defer { OpenSSLError.clear() }
+        if typeID == EVP_PKEY_RSA || typeID == EVP_PKEY_RSA_PSS {
+            guard rsaModulusIsProductOfFactors(owned) else {
+                throw KeyError(.malformed, "\(source): the public key does not match the private key (n ≠ p·q)")
+            }
+            return
+        }
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, owned.pointer, nil) else {
             throw KeyError(.unsupported, "\(source): \(OpenSSLError.drain("EVP_PKEY_CTX_new_from_pkey"))")
         }
@@ -106,6 +118,27 @@ public final class PrivateKey: Sendable, CustomStringConvertible {
             let reason = OpenSSLError.drain("EVP_PKEY_pairwise_check")
             throw KeyError(.malformed, "\(source): the public key does not match the private key (\(reason))")
         }
+    }
+
+    /// Whether an RSA key's modulus equals the product of its two prime factors. A key
+    /// without factors (only n, e, d) cannot be checked this cheaply and passes.
+    private static func rsaModulusIsProductOfFactors(_ owned: OwnedEVPKey) -> Bool {
+        var n: OpaquePointer?
+        var p: OpaquePointer?
+        var q: OpaquePointer?
+        defer {
+            BN_free(n)
+            BN_free(p)
+            BN_free(q)
+        }
+        guard EVP_PKEY_get_bn_param(owned.pointer, "n", &n) == 1, let n else { return false }
+        guard EVP_PKEY_get_bn_param(owned.pointer, "rsa-factor1", &p) == 1, let p,
+              EVP_PKEY_get_bn_param(owned.pointer, "rsa-factor2", &q) == 1, let q else { return true }
+        guard let context = BN_CTX_new() else { return false }
+        defer { BN_CTX_free(context) }
+        guard let product = BN_new() else { return false }
+        defer { BN_free(product) }
+        return BN_mul(product, p, q, context) == 1 && BN_cmp(product, n) == 0
     }
 
     private convenience init(decoding der: [UInt8], kind: Encoding, password: String?) throws(KeyError) {
