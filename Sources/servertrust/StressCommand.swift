@@ -309,7 +309,7 @@ enum StressCommand {
         case .stallInHandshake, .stallBeforeResponse, .stallMidBody: return ["timedOut/28"]
         case .emptyReply: return ["transport/52"]
         case .closeMidHeaders, .closeMidHeadersWithoutNotify, .closeMidBody, .closeMidBodyWithoutNotify: return ["transport/18"]
-        case .proxyRefusesConnect: return ["transport/56"]
+        case .proxyRefusesConnect: return ["proxyRefused/403"]
         // On a machine whose DNS server does not answer, resolution ends by the timeout.
         case .unresolvableHost: return ["transport/6", "timedOut/28"]
         case .chainOf50Certificates: return ["serverTrustRejected/chainTooLong"]
@@ -331,6 +331,7 @@ enum StressCommand {
         case nil: return "success"
         case .transport(let transport)?: return "transport/\(transport.code)"
         case .timedOut(let transport)?: return "timedOut/\(transport.code)"
+        case .proxyRefused(let status, _)?: return "proxyRefused/\(status)"
         case .serverTrustRejected(let decision)?: return "serverTrustRejected/\(decision.validationFailure?.kind.rawValue ?? "-")"
         case let other?: return "\(other)".prefix { $0 != ":" }.replacingOccurrences(of: " ", with: "_")
         }

@@ -52,7 +52,7 @@ struct StressCommandTests {
         #expect(outcomes["stallMidBody"] == "timedOut/28")
         #expect(outcomes["chainOf50Certificates"] == "serverTrustRejected/chainTooLong")
         #expect(outcomes["megabyteCertificate"] == "transport/35")
-        #expect(outcomes["proxyRefusesConnect"] == "transport/56")
+        #expect(outcomes["proxyRefusesConnect"] == "proxyRefused/403")
         #expect(figures["fds_after"] as? Int == baseline)
         #expect(figures["ok"] as? Bool == true, "\(figures["failures"] ?? "")")
     }

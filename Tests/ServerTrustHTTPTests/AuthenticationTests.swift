@@ -192,10 +192,11 @@ struct AuthenticationTests {
         var configuration = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: try Lab.anchors(interception)))
         configuration.proxy = ProxyConfiguration(url: relay.proxyURL)
         let refused = try HTTPSession(configuration: configuration)
-        guard case .transport? = await failure({ try await refused.get(server.url(host: host)) }) else {
-            Issue.record("expected the tunnel to be refused without credentials")
+        guard case .proxyRefused(407, let transport)? = await failure({ try await refused.get(server.url(host: host)) }) else {
+            Issue.record("expected the tunnel to be refused (407) without credentials")
             return
         }
+        #expect(transport.code == 56)
         configuration.taskChallengeHandler = { challenge, _ in
             spaces.append(challenge.protectionSpace)
             guard challenge.protectionSpace.isProxy else { return .disposition(.performDefaultHandling) }

@@ -25,6 +25,8 @@ struct FaultInjectionTests {
         /// could not finish within the timeout (name resolution on a machine whose DNS server
         /// does not answer).
         case transportOrTimeout(curlCode: Int)
+        /// `HTTPError.proxyRefused` with this CONNECT status.
+        case proxyRefused(statusCode: Int)
 
         var description: String {
             switch self {
@@ -32,6 +34,7 @@ struct FaultInjectionTests {
             case .timedOut: return "timedOut"
             case .trustRejected(let kind): return "serverTrustRejected(\(kind))"
             case .transportOrTimeout(let code): return "transport(curl \(code)) or timedOut"
+            case .proxyRefused(let status): return "proxyRefused(\(status))"
             }
         }
     }
@@ -73,7 +76,7 @@ struct FaultInjectionTests {
         Row(fault: .closeMidBodyWithoutNotify, timeout: generous, expected: .transport(curlCode: 18, detail: "1024 bytes remaining")),
         Row(fault: .stallBeforeResponse, timeout: stall, expected: .timedOut),
         Row(fault: .stallMidBody, timeout: stall, expected: .timedOut),
-        Row(fault: .proxyRefusesConnect, timeout: generous, expected: .transport(curlCode: 56, detail: "403")),
+        Row(fault: .proxyRefusesConnect, timeout: generous, expected: .proxyRefused(statusCode: 403)),
         Row(fault: .unresolvableHost, timeout: 5, expected: .transportOrTimeout(curlCode: 6)),
         Row(fault: .chainOf50Certificates, timeout: generous, expected: .trustRejected(.chainTooLong)),
         Row(fault: .megabyteCertificate, timeout: generous, expected: .transport(curlCode: 35, detail: "excessive message size")),
@@ -122,6 +125,9 @@ struct FaultInjectionTests {
             #expect(transport.code == code, "\(transport)")
         case (.transportOrTimeout, .timedOut?):
             break
+        case (.proxyRefused(let status), .proxyRefused(let actual, let transport)?):
+            #expect(actual == status, "\(transport)")
+            #expect(transport.code == 56, "\(transport)")
         default:
             Issue.record("expected \(row.expected), got \(error.map { "\($0)" } ?? "no HTTPError")")
         }

@@ -42,6 +42,11 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
     case timedOut(TransportError)
     /// Any other libcurl failure: connect, TLS handshake, proxy, receive.
     case transport(TransportError)
+    /// The proxy answered CONNECT with a non-2xx status (a 407 only once the proxy challenge
+    /// produced no credential): the tunnel never opened, so nothing reached the origin and no
+    /// server trust was evaluated. `statusCode` is the proxy's answer; the transport error is
+    /// curl's (56).
+    case proxyRefused(statusCode: Int, TransportError)
     /// The task was cancelled (Swift task cancellation).
     case cancelled
     /// A challenge handler cancelled the challenge for this protection space.
@@ -80,6 +85,7 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
         case .serverTrustRejected(let decision): return "server trust rejected: \(decision)"
         case .timedOut(let error): return "timed out: \(error)"
         case .transport(let error): return "transport failure: \(error)"
+        case .proxyRefused(let status, let error): return "proxy refused the CONNECT tunnel with HTTP \(status): \(error)"
         case .cancelled: return "cancelled"
         case .challengeCancelled(let space): return "challenge cancelled: \(space)"
         case .challengeFailed(let space, let error): return "challenge failed: \(space): \(error)"

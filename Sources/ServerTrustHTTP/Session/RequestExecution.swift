@@ -52,6 +52,10 @@ struct RequestExecution {
                         continue
                     }
                 }
+                // A refused tunnel is the proxy's answer, not a network failure: name it.
+                if raw.connectCode >= 300, case .transport(let transportError) = error {
+                    throw HTTPError.proxyRefused(statusCode: raw.connectCode, transportError)
+                }
                 throw error
             }
             // The raw response is consumed here (its fields move into the response), so what
