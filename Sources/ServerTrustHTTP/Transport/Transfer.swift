@@ -49,7 +49,7 @@ final class Transfer: @unchecked Sendable {
     let spec: TransferSpec
     let cancelRequested = Atomic<Bool>(false)
     /// Unchecked: ``finish(_:)`` is the only place that resumes it, once, and clears it.
-    @exclusivity(unchecked) var continuation: UnsafeContinuation<Void, Never>?
+    @exclusivity(unchecked) var continuation: CheckedContinuation<Void, Never>?
     /// Set while the requesting job itself drives the transfer (``TransferLane/runInline(_:)``):
     /// ``finish(failing:)`` then only marks it finished instead of resuming.
     @exclusivity(unchecked) var runsInline = false
