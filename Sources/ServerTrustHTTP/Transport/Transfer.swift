@@ -48,6 +48,11 @@ struct RawResponse: Sendable {
 final class Transfer: @unchecked Sendable {
     let spec: TransferSpec
     let cancelRequested = Atomic<Bool>(false)
+    /// Release/acquire hand-over of the lane-thread state to the requesting task: set by
+    /// ``finish(failing:)`` before the task is resumed, read by ``takeResponse()`` first. The
+    /// continuation's resume already orders the two, but inside the concurrency runtime, which
+    /// ThreadSanitizer cannot see; this edge is the same ordering in code it does see.
+    private let handedOver = Atomic<Bool>(false)
     /// Unchecked: ``finish(_:)`` is the only place that resumes it, once, and clears it.
     @exclusivity(unchecked) var continuation: CheckedContinuation<Void, Never>?
     /// Set while the requesting job itself drives the transfer (``TransferLane/runInline(_:)``):
@@ -93,6 +98,7 @@ final class Transfer: @unchecked Sendable {
     /// Moves the response out (the hop has finished; nothing reads it afterwards), so the
     /// task builds its response without copying each field.
     func takeResponse() -> RawResponse {
+        _ = handedOver.load(ordering: .acquiring)
         var taken = RawResponse()
         swap(&taken, &response)
         return taken
@@ -108,6 +114,7 @@ final class Transfer: @unchecked Sendable {
         guard !isFinished else { return }
         isFinished = true
         self.failure = failure
+        handedOver.store(true, ordering: .releasing)
         if runsInline {
             runsInline = false
             return
