@@ -118,11 +118,6 @@ enum LabServerClients {
         }.count
     }
 
-    /// Entries in `/proc/self/fd`.
-    static var descriptorCount: Int {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count
-    }
-
     /// Occurrences of `needle` in `text`.
     static func count(_ needle: String, in text: String) -> Int {
         text.components(separatedBy: needle).count - 1
@@ -400,7 +395,6 @@ struct ServerFixture {
             _ = try warmup.curl()
             warmup.server.stop()
         }
-        let descriptorsBefore = LabServerClients.descriptorCount
         let fixture = try ServerFixture()
         let stalling = try ServerFixture { configuration, _ in configuration.behavior = .stall }
         let ports: Set<UInt16> = [fixture.server.port, stalling.server.port]
@@ -445,9 +439,12 @@ struct ServerFixture {
         try holderInput.fileHandleForWriting.close()
         holder.waitUntilExit()
         #expect(staller.terminationStatus != 0 && staller.terminationStatus != 28)
-        // Whole-process count as well: other tests open descriptors concurrently, so wait for
-        // it to come back down rather than compare a single sample.
-        #expect(LabServerClients.eventually(within: 5) { LabServerClients.descriptorCount <= descriptorsBefore },
-                "descriptors before \(descriptorsBefore), now \(LabServerClients.descriptorCount)")
+        // No whole-process descriptor count here: suites running in parallel (fault injection,
+        // the stress tests' children) open and close descriptors at any moment, so the count
+        // failed now and then with nothing wrong in the server. The per-port socket and
+        // per-name thread checks above are exact; the whole-process count is asserted where it
+        // is meaningful, in a process of its own: `servertrust stress faults` stops a
+        // LabTLSServer after every fault and requires the descriptors back at the baseline
+        // (StressCommandTests).
     }
 }
