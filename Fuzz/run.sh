@@ -8,13 +8,17 @@
 #   Fuzz/run.sh TARGET SECONDS          fuzz one target for SECONDS, print executions and crashes
 #   Fuzz/run.sh all SECONDS             every target in turn, SECONDS each
 #   Fuzz/run.sh smoke [SECONDS]         CI: regressions + every target for ~1 s (total ~25 s); exit 1 on a crash
+#   Fuzz/run.sh until N [TARGET...]     fuzz each target in 300 s slices until its recorded total reaches N
+#                                       executions (issue 7's goal: N = 10000000); stops at the first crash
 #   Fuzz/run.sh repro TARGET FILE...    run saved inputs once (a regression check)
 #   Fuzz/run.sh minimize TARGET FILE    shrink a crashing input (libFuzzer -minimize_crash)
 #   Fuzz/run.sh results                 the table of past runs (executions, exec/s, crashes)
 #
 # Environment: FUZZ_BUILD (/tmp/fuzz-build), FUZZ_SEEDS (/tmp/fuzz-seeds, made by
 # Fuzz/make-seeds.sh when missing), FUZZ_CORPUS (/tmp/fuzz-corpus: what the fuzzer adds),
-# FUZZ_ARGS (extra libFuzzer flags). One fuzzer process at a time, by design: the machine
+# FUZZ_ARGS (extra libFuzzer flags; for long runs on a shared machine, "-timeout=1200": libFuzzer's
+# timeout is wall-clock, so a fuzzer paused with SIGSTOP or starved at nice 19 reports a false
+# timeout at 10 s). Several run.sh processes may fuzz different targets at once (each appends one line per run to the results); the machine
 # is shared. Regression inputs live in Fuzz/regressions/TARGET/ and are replayed first.
 set -uo pipefail
 
@@ -310,11 +314,17 @@ fuzz() {
   return $replay_status
 }
 
+# total_executions TARGET: the executions recorded for TARGET in $RESULTS.
+total_executions() {
+  [ -f "$RESULTS" ] || { echo 0; return; }
+  awk -F'\t' -v t="$1" '$2 == t { e += $4 } END { print e + 0 }' "$RESULTS"
+}
+
 main() {
 cmd="${1:-}"
 case "$cmd" in
   "" | -h | --help | help)
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,/^set /p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
     ;;
   list)
     for t in "${TARGETS[@]}"; do
@@ -343,6 +353,21 @@ case "$cmd" in
     (cd "$B/artifacts/$t" && "$B/bin/fuzz-$t" -minimize_crash=1 -max_total_time=60 -timeout=10 \
       -exact_artifact_path="$B/artifacts/$t/minimized-$(basename "$3")" "$3") 2>&1 | tail -3
     ls -la "$B/artifacts/$t/minimized-$(basename "$3")"
+    ;;
+  until)
+    goal="${2:?usage: run.sh until EXECUTIONS [TARGET...]}"
+    shift 2
+    list=("$@")
+    [ ${#list[@]} -eq 0 ] && list=("${TARGETS[@]}")
+    for t in "${list[@]}"; do
+      is_target "$t" || { say "unknown target '$t'"; exit 2; }
+      while :; do
+        total=$(total_executions "$t")
+        if [ "$total" -ge "$goal" ]; then say "$t: $total executions recorded (goal $goal)"; break; fi
+        say "$t: $total executions recorded, fuzzing on"
+        fuzz "$t" "${UNTIL_SLICE:-300}" || { say "$t: stopped (a crash or a build failure, above)"; exit 1; }
+      done
+    done
     ;;
   results)
     printf '%-21s %-13s %7s %12s %8s %7s %s\n' date target seconds execs exec/s corpus crash
