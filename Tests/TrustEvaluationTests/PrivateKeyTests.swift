@@ -288,6 +288,16 @@ struct PrivateKeyTests {
         #expect(throws: KeyError(.malformed, "")) { try PrivateKey(derEncoded: der) }
     }
 
+    @Test("a multi-prime RSA key (RFC 8017 §3.2) passes the n = p·q·r check")
+    func multiPrimeRSAKeyLoads() throws {
+        let result = try CryptoTestKit.openssl([
+            "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-pkeyopt", "rsa_keygen_primes:3",
+        ])
+        try #require(result.status == 0, "\(result.output)")
+        let key = try PrivateKey(pemEncoded: result.output)
+        #expect(key.bitSize == 2048)
+    }
+
     @Test("KeyError descriptions and equality")
     func errors() {
         #expect(KeyError(.wrongPassword, "x").description == "key wrongPassword: x")

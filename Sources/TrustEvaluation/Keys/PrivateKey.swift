@@ -120,25 +120,29 @@ public final class PrivateKey: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Whether an RSA key's modulus equals the product of its two prime factors. A key
-    /// without factors (only n, e, d) cannot be checked this cheaply and passes.
+    /// Whether an RSA key's modulus equals the product of its prime factors (two, or more for
+    /// a multi-prime key, RFC 8017 §3.2). A key without factors (only n, e, d) cannot be
+    /// checked this cheaply and passes.
     private static func rsaModulusIsProductOfFactors(_ owned: OwnedEVPKey) -> Bool {
         var n: OpaquePointer?
-        var p: OpaquePointer?
-        var q: OpaquePointer?
-        defer {
-            BN_free(n)
-            BN_free(p)
-            BN_free(q)
-        }
+        defer { BN_free(n) }
         guard EVP_PKEY_get_bn_param(owned.pointer, "n", &n) == 1, let n else { return false }
-        guard EVP_PKEY_get_bn_param(owned.pointer, "rsa-factor1", &p) == 1, let p,
-              EVP_PKEY_get_bn_param(owned.pointer, "rsa-factor2", &q) == 1, let q else { return true }
         guard let context = BN_CTX_new() else { return false }
         defer { BN_CTX_free(context) }
         guard let product = BN_new() else { return false }
         defer { BN_free(product) }
-        return BN_mul(product, p, q, context) == 1 && BN_cmp(product, n) == 0
+        guard BN_set_word(product, 1) == 1 else { return false }
+        var factors = 0
+        // OpenSSL names the factors rsa-factor1 … rsa-factor10 (OSSL_PKEY_PARAM_RSA_FACTOR*).
+        for index in 1...10 {
+            var factor: OpaquePointer?
+            guard EVP_PKEY_get_bn_param(owned.pointer, "rsa-factor\(index)", &factor) == 1, let factor else { break }
+            defer { BN_free(factor) }
+            guard BN_mul(product, product, factor, context) == 1 else { return false }
+            factors += 1
+        }
+        OpenSSLError.clear()
+        return factors < 2 || BN_cmp(product, n) == 0
     }
 
     private convenience init(decoding der: [UInt8], kind: Encoding, password: String?) throws(KeyError) {
