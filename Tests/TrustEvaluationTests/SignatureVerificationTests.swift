@@ -405,6 +405,72 @@ struct SignatureVerificationTests {
         #expect(verifier.check(certificate, signedBy: key).isValid)
     }
 
+    // MARK: - ECDSA through EC_KEY and through EVP_PKEY
+
+    /// Signature encodings derived from a valid one; a DER `ECDSA-Sig-Value` must be exact.
+    static func ecdsaVariants(_ signature: [UInt8]) -> [(String, [UInt8])] {
+        var variants: [(String, [UInt8])] = [("as signed", signature)]
+        for index in signature.indices {
+            var flipped = signature
+            flipped[index] ^= 0x01
+            variants.append(("bit 0 of byte \(index) flipped", flipped))
+        }
+        variants.append(("a trailing zero byte", signature + [0]))
+        variants.append(("the last byte dropped", Array(signature.dropLast())))
+        variants.append(("empty SEQUENCE", [0x30, 0x00]))
+        // r with a superfluous leading zero: the same integers, not DER (X.690 §8.3.2).
+        if signature.count > 4, signature[0] == 0x30, signature[1] < 0x80, signature[2] == 0x02, signature[3] < 0x7F {
+            let r = signature[4..<(4 + Int(signature[3]))]
+            let rest = signature[(4 + Int(signature[3]))...]
+            let padded = [0x30, signature[1] + 1, 0x02, signature[3] + 1, 0x00] + r + rest
+            variants.append(("r with a leading zero", Array(padded)))
+        }
+        // The length in long form: BER, never DER.
+        if signature.count > 2, signature[1] < 0x80 {
+            variants.append(("long-form length", [0x30, 0x81] + signature[1...]))
+        }
+        return variants
+    }
+
+    @Test(
+        "ECDSA: the EC_KEY path is in use and gives the EVP_PKEY path's verdict on every encoding",
+        arguments: [Case(.p256, .ecdsa(.sha256)), Case(.p384, .ecdsa(.sha384)), Case(.p521, .ecdsa(.sha512))]
+    )
+    func ecdsaBackendsAgree(_ c: Case) throws {
+        let certificate = try CryptoTestKit.selfSigned(try LabKey.shared(c.key), scheme: c.scheme)
+        let direct = try verifier.makeKey(certificate.subjectPublicKeyInfo)
+        let evp = try VerificationKey(certificate.subjectPublicKeyInfo, ecdsaBackend: .evp)
+        // Debian's OpenSSL 3.0 keeps the deprecated API and runs without FIPS, so the fast
+        // path must be the one chosen; a silent fallback would show here.
+        #expect(direct.ecdsaBackend == .ecKey)
+        #expect(evp.ecdsaBackend == .evp)
+        var accepted = 0
+        for (name, signature) in Self.ecdsaVariants(Array(certificate.signature)) {
+            let viaECKey = verifier.verify(
+                signature: signature[...], over: certificate.tbsBytes, algorithm: certificate.signatureAlgorithm, key: direct)
+            let viaEVP = verifier.verify(
+                signature: signature[...], over: certificate.tbsBytes, algorithm: certificate.signatureAlgorithm, key: evp)
+            #expect(viaECKey == viaEVP, "\(name): EC_KEY \(viaECKey), EVP \(viaEVP)")
+            if viaECKey { accepted += 1 }
+        }
+        // Only the signature as made verifies (a flipped bit in a padding-free DER integer
+        // changes the value or the encoding).
+        #expect(accepted == 1)
+    }
+
+    @Test("ECDSA: a point off the curve is rejected on both paths")
+    func ecdsaBackendsRejectOffCurvePoint() throws {
+        let spki = try SubjectPublicKeyInfo(derEncoded: try CryptoTestKit.alteredECPoint(.p256))
+        for backend in [ECDSABackend.ecKey, .evp] {
+            do {
+                let key = try VerificationKey(spki, ecdsaBackend: backend)
+                Issue.record("\(backend): built \(key) from a point off the curve")
+            } catch {
+                #expect(error.code == .invalidKey, "\(backend): \(error)")
+            }
+        }
+    }
+
     // MARK: - RSASSA-PKCS1-v1_5 against OpenSSL
 
     /// How a crafted encoded message departs from EMSA-PKCS1-v1_5 (RFC 8017 §9.2).

@@ -1,7 +1,8 @@
 #ifndef SERVERTRUST_SHIMS_H
 #define SERVERTRUST_SHIMS_H
-// One-line wrappers for OpenSSL macros the Clang importer cannot see and for libcurl's
-// variadic setters, which Swift cannot call. No logic lives here.
+// One-line wrappers for OpenSSL macros the Clang importer cannot see, for libcurl's variadic
+// setters, which Swift cannot call, and for the deprecated EC_KEY calls (ecdsa.c, the one file
+// allowed to use deprecated OpenSSL API). No logic lives here.
 #include <stdint.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -49,5 +50,18 @@ CURLSHcode CServerTrustShims_curl_share_setopt_pointer(CURLSH *s, CURLSHoption o
 CURLSHcode CServerTrustShims_curl_share_setopt_lockfunc(CURLSH *s, curl_lock_function f);
 CURLSHcode CServerTrustShims_curl_share_setopt_unlockfunc(CURLSH *s, curl_unlock_function f);
 long CServerTrustShims_SSL_add1_chain_cert(SSL *ssl, X509 *x509);
+
+// TrustEvaluation (issue 3): libcrypto's EC_KEY API for ECDSA checks (ecdsa.c). OpenSSL 3.0
+// deprecates it but keeps it for all of 3.x; it skips the provider dispatch that EVP_PKEY_verify
+// pays on every check (a new EVP_PKEY_CTX and a key-management lookup), about 5 µs per P-256
+// check on the project machine. `has_EC_KEY` is 0 when libcrypto was built without deprecated
+// APIs; the other wrappers then fail and the EVP_PKEY path is used.
+struct ec_key_st;
+int CServerTrustShims_has_EC_KEY(void);
+struct ec_key_st *CServerTrustShims_EC_KEY_new(void);
+void CServerTrustShims_EC_KEY_free(struct ec_key_st *key);
+int CServerTrustShims_EC_KEY_set_group(struct ec_key_st *key, const EC_GROUP *group);
+int CServerTrustShims_EC_KEY_oct2key(struct ec_key_st *key, const unsigned char *buf, size_t len);
+int CServerTrustShims_ECDSA_verify(const unsigned char *dgst, int dgstlen, const unsigned char *sig, int siglen, struct ec_key_st *key);
 
 #endif

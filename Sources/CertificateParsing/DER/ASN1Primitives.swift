@@ -207,7 +207,8 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
     public var description: String { dotted }
 
     public static func == (lhs: ASN1ObjectIdentifier, rhs: ASN1ObjectIdentifier) -> Bool {
-        lhs.bytes.elementsEqual(rhs.bytes)
+        // Profiles and extension dispatch compare OIDs by the hundred per chain.
+        lhs.bytes.bytesEqual(rhs.bytes)
     }
     public func hash(into hasher: inout Hasher) {
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }

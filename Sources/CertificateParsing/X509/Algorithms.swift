@@ -35,7 +35,7 @@ public struct AlgorithmIdentifier: Hashable, Sendable, CustomStringConvertible {
     public var description: String { algorithm.dotted }
 
     public static func == (lhs: AlgorithmIdentifier, rhs: AlgorithmIdentifier) -> Bool {
-        lhs.derBytes.elementsEqual(rhs.derBytes)
+        lhs.derBytes.bytesEqual(rhs.derBytes)
     }
     public func hash(into hasher: inout Hasher) { hasher.combine(algorithm) }
 }

@@ -254,7 +254,7 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(derBytes.count)
-        for byte in signature.suffix(16) { hasher.combine(byte) }
+        signature.suffix(16).withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
 

@@ -77,12 +77,12 @@ public struct DistinguishedName: Hashable, Sendable, CustomStringConvertible {
 
     /// Byte equality of the encodings.
     public static func == (lhs: DistinguishedName, rhs: DistinguishedName) -> Bool {
-        lhs.derBytes.elementsEqual(rhs.derBytes)
+        lhs.derBytes.bytesEqual(rhs.derBytes)
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(derBytes.count)
-        for byte in derBytes.suffix(16) { hasher.combine(byte) }
+        derBytes.suffix(16).withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
 

@@ -1,4 +1,5 @@
 internal import COpenSSL
+internal import CServerTrustShims
 public import CertificateParsing
 
 /// Signature verification with OpenSSL's libcrypto (and, for RSASSA-PKCS1-v1_5, libcrypto's
@@ -79,13 +80,14 @@ public struct OpenSSLSignatureVerifier: SignatureVerifier {
     }
 
     /// ECDSA verification (RFC 5758 §3.2, SEC 1 §4.1.4): the message is hashed here and the
-    /// DER `ECDSA-Sig-Value` handed to libcrypto, which rejects non-DER encodings and trailing
+    /// DER `ECDSA-Sig-Value` handed to libcrypto's `ECDSA_verify`, directly or through
+    /// `EVP_PKEY_verify` (see ``VerificationKey``), which rejects non-DER encodings and trailing
     /// bytes (it re-encodes the parsed value and compares).
     static func verifyECDSA(
         signature: ArraySlice<UInt8>,
         data: ArraySlice<UInt8>,
         digest: DigestAlgorithm,
-        key: OwnedEVPKey,
+        key: ECKeyHandle,
         curve: NamedCurve
     ) -> SignatureCheckResult {
         guard !signature.isEmpty else { return .invalid(SignatureError(.malformedSignature, "empty ECDSA signature")) }
@@ -99,15 +101,28 @@ public struct OpenSSLSignatureVerifier: SignatureVerifier {
                     )
                 )
             }
-            guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
-                return .invalid(.openSSL(OpenSSLError.drain("EVP_PKEY_CTX_new_from_pkey")))
-            }
-            defer { EVP_PKEY_CTX_free(context) }
-            guard EVP_PKEY_verify_init(context) == 1 else {
-                return .invalid(.openSSL(OpenSSLError.drain("EVP_PKEY_verify_init(ECDSA)")))
-            }
-            let result = signature.withUnsafeBufferPointer { sig in
-                EVP_PKEY_verify(context, sig.baseAddress, sig.count, hash, digest.outputSize)
+            let result: Int32
+            switch key {
+            case .ecKey(let ecKey):
+                // ECDSA_verify takes int lengths; a signature over 2 GB is no signature.
+                guard signature.count <= Int(Int32.max) else {
+                    return .invalid(SignatureError(.malformedSignature, "ECDSA signature is too long"))
+                }
+                result = signature.withUnsafeBufferPointer { sig in
+                    CServerTrustShims_ECDSA_verify(
+                        hash, Int32(digest.outputSize), sig.baseAddress, Int32(sig.count), ecKey.pointer)
+                }
+            case .evp(let pkey):
+                guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pkey.pointer, nil) else {
+                    return .invalid(.openSSL(OpenSSLError.drain("EVP_PKEY_CTX_new_from_pkey")))
+                }
+                defer { EVP_PKEY_CTX_free(context) }
+                guard EVP_PKEY_verify_init(context) == 1 else {
+                    return .invalid(.openSSL(OpenSSLError.drain("EVP_PKEY_verify_init(ECDSA)")))
+                }
+                result = signature.withUnsafeBufferPointer { sig in
+                    EVP_PKEY_verify(context, sig.baseAddress, sig.count, hash, digest.outputSize)
+                }
             }
             guard result == 1 else {
                 OpenSSLError.clear()

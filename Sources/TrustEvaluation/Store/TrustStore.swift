@@ -15,7 +15,7 @@ public final class TrustStore: Sendable {
     public let certificates: [Certificate]
     /// Where the anchors came from (file paths or a description), for decision records.
     public let sources: [String]
-    private let bySubject: [ArraySlice<UInt8>: [Int]]
+    private let bySubject: [DistinguishedName: [Int]]
     /// Certificate hashing looks at a few signature bytes and equality compares the DER, so
     /// membership costs a short hash and at most one byte comparison.
     private let members: Set<Certificate>
@@ -25,10 +25,10 @@ public final class TrustStore: Sendable {
     public init(_ certificates: [Certificate], sources: [String] = []) {
         var unique: [Certificate] = []
         var seen = Set<Certificate>()
-        var bySubject: [ArraySlice<UInt8>: [Int]] = [:]
+        var bySubject: [DistinguishedName: [Int]] = [:]
         unique.reserveCapacity(certificates.count)
         for certificate in certificates where seen.insert(certificate).inserted {
-            bySubject[certificate.subject.derBytes, default: []].append(unique.count)
+            bySubject[certificate.subject, default: []].append(unique.count)
             unique.append(certificate)
         }
         self.certificates = unique
@@ -43,7 +43,7 @@ public final class TrustStore: Sendable {
 
     /// Anchors whose subject is exactly `name` (byte comparison of the encodings, as Go and
     /// pyca do; RFC 5280 §7.1's case-folding comparison is not applied).
-    func candidates(issuedTo name: DistinguishedName) -> [Int] { bySubject[name.derBytes] ?? [] }
+    func candidates(issuedTo name: DistinguishedName) -> [Int] { bySubject[name] ?? [] }
 
     /// Whether this exact certificate is an anchor.
     public func contains(_ certificate: Certificate) -> Bool { members.contains(certificate) }

@@ -36,23 +36,29 @@ struct CertificateProfile: Sendable {
         let check: (@Sendable (Certificate, Extension?) -> ValidationFailure?)?
     }
 
-    /// The rules in a fixed order, so "seen" can be a bit mask.
-    let rules: [(oid: ASN1ObjectIdentifier, rule: Rule)]
+    /// The rules' OIDs in a fixed order, so "seen" can be a bit mask; kept apart from the rules
+    /// so the lookup compares OIDs without copying (and retaining) each rule's closure.
+    let oids: [ASN1ObjectIdentifier]
+    /// The rules, index for index with ``oids``.
+    let rules: [Rule]
 
     init(rules: [ASN1ObjectIdentifier: Rule]) {
-        self.rules = rules.sorted { $0.key.dotted < $1.key.dotted }.map { (oid: $0.key, rule: $0.value) }
+        let sorted = rules.sorted { $0.key.dotted < $1.key.dotted }
+        precondition(sorted.count <= 64, "seen is a 64-bit mask")
+        self.oids = sorted.map(\.key)
+        self.rules = sorted.map(\.value)
     }
 
     func permits(_ certificate: Certificate) -> ValidationFailure? {
         var seen: UInt64 = 0
         for ext in certificate.extensions.all {
-            guard let index = rules.firstIndex(where: { $0.oid == ext.oid }) else {
+            guard let index = oids.firstIndex(of: ext.oid) else {
                 if ext.critical {
                     return ValidationFailure(.unhandledCriticalExtension, "unhandled critical extension \(ext.oid)")
                 }
                 continue
             }
-            let rule = rules[index].rule
+            let rule = rules[index]
             seen |= 1 << UInt64(index)
             if rule.presence == .forbidden {
                 return ValidationFailure(.extensionProfileViolation, "extension \(CertificateProfile.name(ext.oid)) is not allowed here")
@@ -69,11 +75,11 @@ struct CertificateProfile: Sendable {
             }
             if let failure = rule.check?(certificate, ext) { return failure }
         }
-        for (index, entry) in rules.enumerated() where seen & (1 << UInt64(index)) == 0 {
-            if entry.rule.presence == .required {
-                return ValidationFailure(.extensionProfileViolation, "required extension \(CertificateProfile.name(entry.oid)) is missing")
+        for (index, rule) in rules.enumerated() where seen & (1 << UInt64(index)) == 0 {
+            if rule.presence == .required {
+                return ValidationFailure(.extensionProfileViolation, "required extension \(CertificateProfile.name(oids[index])) is missing")
             }
-            if let failure = entry.rule.check?(certificate, nil) { return failure }
+            if let failure = rule.check?(certificate, nil) { return failure }
         }
         return nil
     }

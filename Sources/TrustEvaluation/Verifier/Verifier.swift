@@ -180,7 +180,7 @@ struct Search<SignatureCheck: SignatureVerifier> {
         let wanted = certificate.extensions.authorityKeyIdentifier?.keyIdentifier
         func rank(_ candidate: Certificate) -> Int {
             guard let wanted, let have = candidate.extensions.subjectKeyIdentifier else { return 1 }
-            return wanted.elementsEqual(have) ? 0 : 2
+            return wanted.bytesEqual(have) ? 0 : 2
         }
         var ranked: [(Int, Candidate)] = []
         for i in verifier.anchors.candidates(issuedTo: certificate.issuer) {
@@ -206,7 +206,7 @@ struct Search<SignatureCheck: SignatureVerifier> {
     }
 
     func sameEntity(_ a: Certificate, _ b: Certificate) -> Bool {
-        a.subject == b.subject && a.subjectPublicKeyInfo.derBytes.elementsEqual(b.subjectPublicKeyInfo.derBytes)
+        a.subject == b.subject && a.subjectPublicKeyInfo.derBytes.bytesEqual(b.subjectPublicKeyInfo.derBytes)
             && (a.extensions[OID.subjectAltName]?.value ?? []).elementsEqual(b.extensions[OID.subjectAltName]?.value ?? [])
     }
 
@@ -387,7 +387,7 @@ struct Search<SignatureCheck: SignatureVerifier> {
         // CA/B BR 7.1.2.1.3: a root's AKI, if present, names its own key (limbo
         // webpki::aki::root-with-aki-ski-mismatch). Self-issued intermediates may legitimately
         // differ (key rollover), so this applies to self-issued anchors only.
-        if isAnchor && ca.isSelfIssued, let keyID = aki?.keyIdentifier, let ski, !keyID.elementsEqual(ski) {
+        if isAnchor && ca.isSelfIssued, let keyID = aki?.keyIdentifier, let ski, !keyID.bytesEqual(ski) {
             return ValidationFailure(.extensionProfileViolation, "root authorityKeyIdentifier does not match its subjectKeyIdentifier (CA/B BR 7.1.2.1.3)")
         }
         return nil

@@ -31,7 +31,7 @@ public struct Extension: Hashable, Sendable {
         derBytes = input.slice(node.range)
     }
 
-    public static func == (lhs: Extension, rhs: Extension) -> Bool { lhs.derBytes.elementsEqual(rhs.derBytes) }
+    public static func == (lhs: Extension, rhs: Extension) -> Bool { lhs.derBytes.bytesEqual(rhs.derBytes) }
     public func hash(into hasher: inout Hasher) { hasher.combine(oid) }
 }
 
@@ -96,6 +96,7 @@ public final class Extensions: Hashable, Sendable {
         let list = try input.sequence(node, .context(3), "extensions") { outer throws(DERError) in
             try input.sequence(outer.next(.sequence, "Extensions"), .sequence, "Extensions") { nodes throws(DERError) in
                 var list: [Extension] = []
+                list.reserveCapacity(10)  // a Web PKI certificate carries 6 to 10
                 while let child = try nodes.next() { list.append(try Extension(child, input)) }
                 return list
             }
