@@ -128,17 +128,12 @@ EOF
 }
 write_shims_modulemap
 
-# Every C file of the shim target (shims.c, ecdsa.c) goes into one relocatable shims.o.
 build_shims() {
-  local dir="$ROOT/Sources/CServerTrustShims" key src objs=()
-  key="$(hash_of "$dir"/*.c "$dir/include/CServerTrustShims.h")"
+  local src="$ROOT/Sources/CServerTrustShims/shims.c" key
+  key="$(hash_of "$src" "$ROOT/Sources/CServerTrustShims/include/CServerTrustShims.h")"
   if [ -f "$M/shims.stamp" ] && [ "$(cat "$M/shims.stamp")" = "$key" ]; then return 0; fi
-  for src in "$dir"/*.c; do
-    "$CLANG" -O1 -g -fsanitize=address -fPIC $(pkg-config --cflags openssl libcurl 2>/dev/null) \
-      -I "$dir/include" -c "$src" -o "$M/shim-$(basename "$src" .c).o" || return 1
-    objs+=("$M/shim-$(basename "$src" .c).o")
-  done
-  ld -r -o "$M/shims.o" "${objs[@]}" || return 1
+  "$CLANG" -O1 -g -fsanitize=address -fPIC $(pkg-config --cflags openssl libcurl 2>/dev/null) \
+    -I "$ROOT/Sources/CServerTrustShims/include" -c "$src" -o "$M/shims.o" || return 1
   echo "$key" >"$M/shims.stamp"
 }
 

@@ -1,8 +1,8 @@
 #ifndef SERVERTRUST_SHIMS_H
 #define SERVERTRUST_SHIMS_H
 // One-line wrappers for OpenSSL macros the Clang importer cannot see, for libcurl's variadic
-// setters, which Swift cannot call, and for the deprecated EC_KEY calls (ecdsa.c, the one file
-// allowed to use deprecated OpenSSL API). No logic lives here.
+// setters, which Swift cannot call, and for the deprecated EC_KEY calls (the one block in
+// shims.c allowed to use deprecated OpenSSL API). No logic lives here.
 #include <stdint.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -51,7 +51,7 @@ CURLSHcode CServerTrustShims_curl_share_setopt_lockfunc(CURLSH *s, curl_lock_fun
 CURLSHcode CServerTrustShims_curl_share_setopt_unlockfunc(CURLSH *s, curl_unlock_function f);
 long CServerTrustShims_SSL_add1_chain_cert(SSL *ssl, X509 *x509);
 
-// TrustEvaluation (issue 3): libcrypto's EC_KEY API for ECDSA checks (ecdsa.c). OpenSSL 3.0
+// TrustEvaluation (issue 3): libcrypto's EC_KEY API for ECDSA checks (end of shims.c). OpenSSL 3.0
 // deprecates it but keeps it for all of 3.x; it skips the provider dispatch that EVP_PKEY_verify
 // pays on every check (a new EVP_PKEY_CTX and a key-management lookup), about 5 µs per P-256
 // check on the project machine. `has_EC_KEY` is 0 when libcrypto was built without deprecated
