@@ -13,12 +13,12 @@ public import CertificateParsing
 /// - RSA: n and e as `BIGNUM`s with a precomputed Montgomery context, about 6 µs
 ///   (see `RSAPublicKeyMaterial`).
 /// - EC: an `EC_KEY` on a copy of a per-curve template group plus `EC_KEY_oct2key`, about
-///   2.5 µs for P-256, checked with `ECDSA_verify`. That API is deprecated in OpenSSL 3 but kept
+///   1.9 µs for P-256, checked with `ECDSA_verify`. That API is deprecated in OpenSSL 3 but kept
 ///   for all of 3.x, and it is the very code `EVP_PKEY_verify` ends in, without the provider
 ///   dispatch around it: building the key through EVP (`EVP_PKEY_copy_parameters` plus
-///   `EVP_PKEY_set1_encoded_public_key`) costs 5 µs and each check another 2.3 µs for its
-///   `EVP_PKEY_CTX`, 7–8 µs per P-256 chain in all (`EVP_PKEY_fromdata` with a group name costs
-///   16 µs, as it rebuilds the curve group each time). The EVP path is still used when
+///   `EVP_PKEY_set1_encoded_public_key`) costs 4.3 µs and each check another 2.3 µs for its
+///   `EVP_PKEY_CTX`, about 7 µs per P-256 chain in all (`EVP_PKEY_fromdata` with a group name
+///   costs 16 µs, as it rebuilds the curve group each time). The EVP path is still used when
 ///   libcrypto lacks the deprecated API or its default properties ask for FIPS, since the
 ///   EC_KEY functions bypass provider selection. Either way decoding the point checks that it
 ///   lies on the curve.
