@@ -105,7 +105,7 @@ public struct CertificateRevocationList: Hashable, Sendable {
 
     /// Whether `serial` is listed as revoked.
     public func isRevoked(_ serial: SerialNumber) -> Bool {
-        revoked.contains { $0.serial.elementsEqual(serial.bytes) }
+        revoked.contains { $0.serial.bytesEqual(serial.bytes) }
     }
 
     public static func == (lhs: CertificateRevocationList, rhs: CertificateRevocationList) -> Bool { lhs.derBytes == rhs.derBytes }
