@@ -1,6 +1,10 @@
+// For pthread_setname_np, a GNU extension (defined before any header includes <features.h>).
+#define _GNU_SOURCE
+#include <pthread.h>
 #include "CServerTrustShims.h"
 
 void CServerTrustShims_OPENSSL_free(void *p) { OPENSSL_free(p); }
+int CServerTrustShims_set_thread_name(const char *name) { return pthread_setname_np(pthread_self(), name); }
 long CServerTrustShims_SSL_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }
 long CServerTrustShims_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_min_proto_version(ctx, version); }
 long CServerTrustShims_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_max_proto_version(ctx, version); }

@@ -23,6 +23,8 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         var jobs: [UnownedJob] = []
         var stopping = false
         var closed = false
+        /// The lane's joinable thread, taken by the one ``TransferLane/stop()`` that joins it.
+        var thread: pthread_t?
     }
 
     let index: Int
@@ -33,7 +35,6 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     let handlersRunning = Atomic<Int>(0)
     /// Transfers submitted and not yet finished.
     let outstanding = Atomic<Int>(0)
-    private let exited = DispatchSemaphore(value: 0)
     private let wakers = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
     /// `pthread_self()` of the lane's thread (0 until it starts).
@@ -54,9 +55,26 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         if maximumConnectionsPerHost > 0 {
             _ = CServerTrustShims_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maximumConnectionsPerHost)
         }
-        let thread = Thread { [self] in run() }
-        thread.name = "servertrust-http-\(index)"
-        thread.start()
+        // A joinable pthread rather than a Foundation `Thread`: `stop()` must return only
+        // after the thread has fully terminated, thread-specific destructors included. Those
+        // destructors free libcrypto's per-thread state (error queue, DRBGs). A caller that
+        // stops the session and then exits would otherwise race them against
+        // `OPENSSL_cleanup`, which deletes the thread-local keys: the destructors are then
+        // skipped and that state leaks (LeakSanitizer report at exit, bad-input catalogue
+        // §11 run 6).
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { raw in
+            guard let raw else { return nil }
+            Unmanaged<TransferLane>.fromOpaque(raw).takeRetainedValue().run()
+            return nil
+        }, context)
+        guard created == 0 else {
+            Unmanaged<TransferLane>.fromOpaque(context).release()
+            curl_multi_cleanup(multi)
+            throw HTTPError.invalidRequest("pthread_create for a transfer thread failed: error \(created)")
+        }
+        inbox.withLock { $0.thread = thread }
     }
 
     /// Hands a transfer to the lane; `false` if the lane has stopped.
@@ -116,15 +134,22 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     }
 
     /// Stops the thread: every transfer still pending or running fails with
-    /// ``HTTPError/sessionInvalidated``. Waits for the thread unless called on it.
+    /// ``HTTPError/sessionInvalidated``. Joins the thread (so it has terminated when this
+    /// returns) unless called on it; then the thread is detached and ends by itself.
     func stop() {
-        let wasRunning = inbox.withLock { inbox -> Bool in
-            guard !inbox.closed, !inbox.stopping else { return false }
+        let thread = inbox.withLock { inbox -> pthread_t? in
+            guard !inbox.closed, !inbox.stopping else { return nil }
             inbox.stopping = true
-            return true
+            defer { inbox.thread = nil }
+            return inbox.thread
         }
-        if wasRunning { wake() }
-        if wasRunning && !isOnLaneThread { exited.wait() }
+        guard let thread else { return }
+        wake()
+        if pthread_equal(thread, pthread_self()) != 0 {
+            _ = pthread_detach(thread)
+        } else {
+            _ = pthread_join(thread, nil)
+        }
     }
 
     /// Runs `body` counting it as a handler on this lane, so the engine sends new transfers
@@ -141,6 +166,7 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
 
     private func run() {
         threadIdentity.store(UInt(pthread_self()), ordering: .relaxed)
+        _ = CServerTrustShims_set_thread_name("servertrust-\(index)")
         let executor = asUnownedTaskExecutor()
         // Swapped with the inbox's arrays each round, so both keep their capacity.
         var jobs: [UnownedJob] = []
@@ -332,7 +358,6 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         // Closes the pool's connections; no handshake (and so no callback) can start now.
         curl_multi_cleanup(multi)
         idle = []  // curl_easy_cleanup for each, after the multi handle is gone
-        exited.signal()
     }
 }
 
