@@ -61,11 +61,27 @@ public enum LabPrivateKeyFormat: Sendable, Hashable {
 /// Key generation is slow for RSA, so test suites should prefer ``shared(_:slot:)`` which
 /// caches a few keys per algorithm for the life of the process.
 public final class LabKey: @unchecked Sendable, Hashable, CustomStringConvertible {
-    // @unchecked Sendable is safe: the EVP_PKEY is immutable after init and OpenSSL 3 allows
-    // concurrent read-only use (signing, encoding) of one EVP_PKEY from several threads.
+    // @unchecked Sendable is safe: the EVP_PKEY is not changed after init, OpenSSL 3 allows
+    // concurrent signing and public-key encoding with one EVP_PKEY, and every private-key
+    // encoding runs under `privateEncoding` (see there).
 
     /// The owned `EVP_PKEY *`, freed in `deinit`.
     let pkey: OpaquePointer
+
+    /// Serialises every encoding of the private key. OpenSSL 3.0's PKCS#8 encoder for EC keys
+    /// (`ec_pki_priv_to_der`, providers/implementations/encode_decode/encode_key2any.c) sets
+    /// `EC_PKEY_NO_PARAMETERS` on the key's shared `EC_KEY` for the duration of the call and
+    /// then restores it. A traditional (SEC 1) encoding of the same key running meanwhile on
+    /// another thread then omits the curve parameters, and nothing can read the result (tight
+    /// loops of both even abort inside libcrypto): the shared keys of parallel test suites
+    /// made this a rare flake (bad-input catalogue §11, run 7).
+    private let privateEncoding = Mutex<Void>(())
+
+    /// Runs `body`, which encodes the private key, with no other private-key encoding of this
+    /// key running.
+    func encodingPrivateKey<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try privateEncoding.withLock { _ in try body() }
+    }
 
     /// The algorithm the key was generated for.
     public let algorithm: LabKeyAlgorithm
@@ -141,12 +157,12 @@ public final class LabKey: @unchecked Sendable, Hashable, CustomStringConvertibl
         let bio = try LabBIO()
         switch format {
         case .pkcs8:
-            guard PEM_write_bio_PrivateKey(bio.pointer, pkey, nil, nil, 0, nil, nil) == 1 else {
+            guard encodingPrivateKey({ PEM_write_bio_PrivateKey(bio.pointer, pkey, nil, nil, 0, nil, nil) }) == 1 else {
                 throw LabError.openSSL("PEM_write_bio_PrivateKey")
             }
         case .traditional:
             try requireTraditionalForm()
-            guard PEM_write_bio_PrivateKey_traditional(bio.pointer, pkey, nil, nil, 0, nil, nil) == 1 else {
+            guard encodingPrivateKey({ PEM_write_bio_PrivateKey_traditional(bio.pointer, pkey, nil, nil, 0, nil, nil) }) == 1 else {
                 throw LabError.openSSL("PEM_write_bio_PrivateKey_traditional")
             }
         }
@@ -162,13 +178,13 @@ public final class LabKey: @unchecked Sendable, Hashable, CustomStringConvertibl
         let bio = try LabBIO()
         switch format {
         case .pkcs8:
-            guard i2d_PKCS8PrivateKey_bio(bio.pointer, pkey, nil, nil, 0, nil, nil) == 1 else {
+            guard encodingPrivateKey({ i2d_PKCS8PrivateKey_bio(bio.pointer, pkey, nil, nil, 0, nil, nil) }) == 1 else {
                 throw LabError.openSSL("i2d_PKCS8PrivateKey_bio")
             }
         case .traditional:
             try requireTraditionalForm()
             // i2d_PrivateKey emits the type-specific structure (RSAPrivateKey / ECPrivateKey).
-            guard i2d_PrivateKey_bio(bio.pointer, pkey) == 1 else {
+            guard encodingPrivateKey({ i2d_PrivateKey_bio(bio.pointer, pkey) }) == 1 else {
                 throw LabError.openSSL("i2d_PrivateKey_bio")
             }
         }
@@ -186,7 +202,7 @@ public final class LabKey: @unchecked Sendable, Hashable, CustomStringConvertibl
         var passwordBytes = Array(password.utf8CString)
         let length = Int32(passwordBytes.count - 1)
         let written = passwordBytes.withUnsafeMutableBufferPointer { buffer in
-            PEM_write_bio_PKCS8PrivateKey(bio.pointer, pkey, EVP_aes_256_cbc(), buffer.baseAddress, length, nil, nil)
+            encodingPrivateKey { PEM_write_bio_PKCS8PrivateKey(bio.pointer, pkey, EVP_aes_256_cbc(), buffer.baseAddress, length, nil, nil) }
         }
         guard written == 1 else { throw LabError.openSSL("PEM_write_bio_PKCS8PrivateKey") }
         return try bio.string()

@@ -35,7 +35,8 @@ public enum LabPKCS12 {
         }
         let pfx: OpaquePointer? = password.withCString { pass in
             withOptionalCString(friendlyName) { name in
-                PKCS12_create(pass, name, key.pkey, leaf, stack, 0, 0, 0, 0, 0)
+                // PKCS12_create encodes the key as PKCS#8 (see LabKey.encodingPrivateKey).
+                key.encodingPrivateKey { PKCS12_create(pass, name, key.pkey, leaf, stack, 0, 0, 0, 0, 0) }
             }
         }
         guard let pfx else { throw LabError.openSSL("PKCS12_create") }

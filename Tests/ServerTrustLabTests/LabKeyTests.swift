@@ -40,6 +40,34 @@ import ServerTrustLab
         }
     }
 
+    /// OpenSSL 3.0's PKCS#8 encoder briefly changes an EC key's encoding flags, so concurrent
+    /// encodings of one key must be serialised (`LabKey.encodingPrivateKey`). Without that, some
+    /// SEC 1 encodings lose their curve parameters, and on this machine the test process
+    /// aborts inside libcrypto within a few hundred iterations; with it, every encoding of each
+    /// form is byte-identical (both are deterministic).
+    @Test func concurrentPrivateKeyEncodingsOfOneKeyAgree() async throws {
+        let key = try LabKey(.p256)
+        let traditional = try key.privateKeyDER(format: .traditional)
+        let pkcs8 = try key.privateKeyDER(format: .pkcs8)
+        let mismatches = try await withThrowingTaskGroup(of: Int.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    var mismatches = 0
+                    for _ in 0..<400 {
+                        if worker % 2 == 0 {
+                            if try key.privateKeyDER(format: .traditional) != traditional { mismatches += 1 }
+                        } else {
+                            if try key.privateKeyDER(format: .pkcs8) != pkcs8 { mismatches += 1 }
+                        }
+                    }
+                    return mismatches
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+    }
+
     @Test(arguments: [(LabKeyAlgorithm.rsa(bits: 2048), "RSA PRIVATE KEY"), (.p256, "EC PRIVATE KEY"), (.p384, "EC PRIVATE KEY")])
     func traditionalPrivateKeysUseLegacyLabels(algorithm: LabKeyAlgorithm, label: String) throws {
         let directory = try TemporaryDirectory()
