@@ -9,27 +9,36 @@ struct StressCommandTests {
         try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "stdout: \(result.stdout)")
     }
 
+    /// Requests before the memory baseline under AddressSanitizer (see `load()`).
+    static let asanWarmUp = 11_000
+
     @Test("load: 10,000 keep-alive requests and 1,000 new connections, 64 in flight; memory within 10%, no descriptor leaked")
     func load() throws {
-        // Under AddressSanitizer (scripts/sanitizers.sh), freed memory waits in ASan's
-        // quarantine (up to 256 MB) before reuse, so resident memory grows by design; without
-        // the quarantine the memory figure means again what it means in a normal build.
         var environment: [String: String] = [:]
+        var arguments = ["stress", "load", "--json"]
         if let options = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] {
+            // Under AddressSanitizer (scripts/sanitizers.sh), freed memory waits in ASan's
+            // quarantine (up to 256 MB) before reuse, so resident memory grows by design; the
+            // quarantine is turned off. ASan's allocator also warms up more slowly than malloc:
+            // measured here (bad-input catalogue §11, run 7), keep-alive alone grows ~9% from
+            // request 1,000 to 11,000 and not at all from 11,000 to 41,000. So the baseline is
+            // taken after that warm-up; LeakSanitizer's exit check covers real leaks.
             environment["ASAN_OPTIONS"] = options + ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0"
+            arguments += ["--keepalive", "\(Self.asanWarmUp + 9000)", "--memory-checkpoint", "\(Self.asanWarmUp)"]
         }
-        let result = try CLIRunner.run(["stress", "load", "--json"], environment: environment)
+        let result = try CLIRunner.run(arguments, environment: environment)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let figures = try Self.object(result)
-        #expect(figures["keepalive_requests"] as? Int == 10_000)
+        let asan = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil
+        #expect(figures["keepalive_requests"] as? Int == (asan ? Self.asanWarmUp + 9000 : 10_000))
         #expect(figures["new_connection_requests"] as? Int == 1000)
         #expect(figures["in_flight"] as? Int == 64)
-        #expect(figures["completed"] as? Int == 11_000)
+        #expect(figures["completed"] as? Int == (asan ? Self.asanWarmUp + 10_000 : 11_000))
         #expect(figures["errors"] as? Int == 0, "\(figures["first_error"] ?? "")")
         // Each new-connection request opened its own connection; keep-alive needed few.
         #expect((figures["server_connections_accepted"] as? Int ?? 0) >= 1000)
         #expect((figures["server_connections_accepted"] as? Int ?? .max) < 1000 + 2000, "keep-alive requests reused connections")
-        let first = try #require(figures["rss_after_first_1000_kib"] as? Int)
+        let first = try #require(figures["rss_at_checkpoint_kib"] as? Int)
         let end = try #require(figures["rss_end_kib"] as? Int)
         #expect(first > 0 && Double(end) <= Double(first) * 1.10, "RSS \(first) → \(end) KiB")
         #expect(figures["fds_before"] as? Int == figures["fds_after"] as? Int, "\(figures)")
