@@ -122,7 +122,12 @@ public final class LabTLSServer: Sendable {
         public var maximumConnections: Int
         /// Seconds a TLS handshake may take.
         public var handshakeTimeout: Double
-        /// Seconds a keep-alive connection may sit idle between requests.
+        /// Seconds a keep-alive connection may sit idle between requests (default 300). Long,
+        /// because tests assert connection reuse, and Swift Testing runs every suite at once on
+        /// the two-thread cooperative pool: in full AddressSanitizer runs a test can wait tens
+        /// of seconds between two requests. With the earlier 30 s default, two reuse tests
+        /// failed that way now and then, each ~50 s into the run (bad-input catalogue §11).
+        /// Connections a client leaves open end with ``LabTLSServer/stop()`` anyway.
         public var idleTimeout: Double
 
         /// Creates a configuration with the defaults: TLS 1.2–1.3, ALPN `http/1.1`, no client
@@ -145,7 +150,7 @@ public final class LabTLSServer: Sendable {
             self.address = .ipv4
             self.maximumConnections = 128
             self.handshakeTimeout = 10
-            self.idleTimeout = 30
+            self.idleTimeout = 300
         }
     }
 
