@@ -87,6 +87,8 @@ struct HelpAndBadInputTests {
         ("stress", ["stress", "load", "--in-flight", "many"]),
         ("stress", ["stress", "load", "--in-flight", "0"]),
         ("stress", ["stress", "load", "--keepalive", "0", "--new-connections", "0"]),
+        ("stress", ["stress", "load", "--keepalive", "10", "--new-connections", "5", "--memory-checkpoint", "16"]),
+        ("stress", ["stress", "load", "--memory-checkpoint", "0"]),
         ("stress", ["stress", "faults", "extra"]),
         ("limbo-serve", ["limbo-serve", "--bogus"]),
         ("limbo-serve", ["limbo-serve", "extra"]),

@@ -126,7 +126,8 @@ public final class LabTLSServer: Sendable {
         /// because tests assert connection reuse, and Swift Testing runs every suite at once on
         /// the two-thread cooperative pool: in full AddressSanitizer runs a test can wait tens
         /// of seconds between two requests. With the earlier 30 s default, two reuse tests
-        /// failed that way now and then, each ~50 s into the run (bad-input catalogue §11).
+        /// failed now and then in such runs, each ~50 s in, which this explains (bad-input
+        /// catalogue §11).
         /// Connections a client leaves open end with ``LabTLSServer/stop()`` anyway.
         public var idleTimeout: Double
 
