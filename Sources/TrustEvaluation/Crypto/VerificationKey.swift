@@ -194,7 +194,9 @@ final class OwnedECGroup: @unchecked Sendable {
 /// its precomputation tables) from the curve name again.
 final class ECCurveTemplate: Sendable {
     let key: OwnedEVPKey
-    /// `nil` when the EC_KEY path is not in use (see ``preferredBackend``).
+    /// The curve's group for `EC_KEY`s; `nil` when libcrypto lacks the deprecated EC_KEY API.
+    /// Built even when FIPS properties make ``preferredBackend`` `.evp`: one object per curve,
+    /// and tests still compare both paths there.
     let group: OwnedECGroup?
 
     private init?(_ groupName: String, nid: Int32) {
