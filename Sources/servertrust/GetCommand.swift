@@ -34,7 +34,9 @@ enum GetCommand {
           -u, --user USER:PASS      Basic credentials, sent preemptively (Digest answered on 401)
           --cert FILE [--key FILE] [--pass PASS]
                                     a client certificate: PKCS#12, or PEM certificate (and key)
-          --proxy http://HOST:PORT  an HTTP proxy (CONNECT for https); --proxy-user USER:PASS
+          --proxy URL               an http:// or https:// proxy (CONNECT for https); --proxy-user USER:PASS
+          --proxy-cacert FILE       roots (PEM) an https:// proxy's certificate may chain to, besides the
+                                    system roots (repeatable); the proxy's host name is always checked
           --resolve HOST:PORT:ADDR  connect to ADDR for HOST:PORT (as curl; repeatable)
           --timeout SECONDS         for the whole request (default 60)
           --max-redirs N            redirects to follow (default 10; 0 returns the 3xx)
@@ -60,7 +62,8 @@ enum GetCommand {
     static let valueOptions: [String: String] = [
         "-X": "--request", "--request": "--request", "-d": "--data", "--data": "--data", "-H": "--header", "--header": "--header",
         "-u": "--user", "--user": "--user", "-o": "--output", "--output": "--output", "--cert": "--cert", "--key": "--key",
-        "--pass": "--pass", "--proxy": "--proxy", "--proxy-user": "--proxy-user", "--resolve": "--resolve",
+        "--pass": "--pass", "--proxy": "--proxy", "--proxy-user": "--proxy-user", "--proxy-cacert": "--proxy-cacert",
+        "--resolve": "--resolve",
         "--anchors": "--anchors", "--pin": "--pin", "--mode": "--mode", "--pinned-cert": "--pinned-cert",
         "--timeout": "--timeout", "--max-redirs": "--max-redirs", "--policy": "--policy",
     ]
@@ -146,7 +149,7 @@ enum GetCommand {
                 CLI.writeStderr(explanation)
             }
             switch error {
-            case .serverTrustRejected: return ExitCode.rejected
+            case .serverTrustRejected, .proxyTrustRejected: return ExitCode.rejected
             case .invalidURL, .invalidRequest: return ExitCode.badInput
             case .fileError(let path, _) where path == parsed.value("--output"): return ExitCode.badInput
             default: return networkError
@@ -176,8 +179,21 @@ enum GetCommand {
             configuration.maximumRedirects = count
         }
         if let proxy = parsed.value("--proxy") {
-            guard proxy.lowercased().hasPrefix("http://") else { throw CLIError("--proxy must be an http:// URL") }
+            let isHTTPS = proxy.lowercased().hasPrefix("https://")
+            guard isHTTPS || proxy.lowercased().hasPrefix("http://") else { throw CLIError("--proxy must be an http:// or https:// URL") }
             var proxyConfiguration = ProxyConfiguration(url: proxy)
+            let proxyRoots = parsed.all("--proxy-cacert")
+            if !proxyRoots.isEmpty {
+                guard isHTTPS else { throw CLIError("--proxy-cacert needs an https:// --proxy") }
+                let system: TrustStore
+                do {
+                    system = try TrustStore.system()
+                } catch {
+                    throw CLIError("system trust store: \(error)")
+                }
+                let roots = try proxyRoots.flatMap(certificates)
+                proxyConfiguration.serverTrust = StandardTrustDecider(anchors: system + TrustStore(roots, sources: proxyRoots))
+            }
             if let user = parsed.value("--proxy-user") {
                 let (name, password) = try splitUser(user, option: "--proxy-user")
                 proxyConfiguration.credential = .user(name, password: password, persistence: .none)
@@ -394,6 +410,7 @@ enum GetCommand {
     static func errorJSON(_ error: HTTPError) -> JSON {
         var pairs: [(String, JSON)] = [("error", .string("\(error)"))]
         if case .serverTrustRejected(let decision) = error { pairs.append(("decision", decisionJSON(decision))) }
+        if case .proxyTrustRejected(let decision) = error { pairs.append(("proxy_decision", decisionJSON(decision))) }
         return .object(pairs)
     }
 

@@ -203,6 +203,33 @@ struct GetCommandTests {
         #expect(pinned.status == 1 && pinned.stderr.contains("by pins"), "\(pinned.stderr)")
         #expect(relay.statistics.bytesClientToUpstream == bytesBefore)
     }
+
+    @Test("--proxy https:// with --proxy-cacert: the proxy's root trusted passes; without it the proxy is rejected (exit 1)")
+    func httpsProxy() throws {
+        let fixture = try Fixture()
+        defer { fixture.server.stop() }
+        let proxyHost = "proxy.example.test"
+        let proxyPKI = try LabPKI.webChain(host: proxyHost, leafNotBefore: Self.now - LabClock.day, leafNotAfter: Self.now + 30 * LabClock.day,
+                                           keySlot: 54)
+        let interception = try LabPKI.webChain(host: "mitm.invalid", keySlot: 53)
+        var configuration = LabMITMRelay.Configuration(mode: .httpProxy, interceptionCA: interception.rootIssuer)
+        configuration.hostOverrides = [Self.host: "127.0.0.1"]
+        configuration.proxyTLS = (proxyPKI.serverChain, proxyPKI.leafKey)
+        let relay = try LabMITMRelay.started(configuration)
+        defer { relay.stop() }
+        let proxyRoot = try LabFiles.write(proxyPKI.root.pem, to: fixture.directory + "/proxy-root.pem")
+        let base = ["get", fixture.url(), "--anchors", fixture.rootPath, "--proxy", "https://\(proxyHost):\(relay.port)",
+                    "--resolve", "\(proxyHost):\(relay.port):127.0.0.1"]
+        let through = try CLIRunner.run(base + ["--proxy-cacert", proxyRoot, "--json"])
+        #expect(through.status == 0, "\(through.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(through.stdout.utf8)) as? [String: Any])
+        #expect((object["decision"] as? [String: Any])?["host"] as? String == Self.host)
+        let rejected = try CLIRunner.run(base)
+        #expect(rejected.status == 1 && rejected.stderr.contains("proxy trust rejected: rejected \(proxyHost):\(relay.port)"), "\(rejected.stderr)")
+        #expect(relay.statistics.connectRequests.count == 1)
+        let plainProxy = try CLIRunner.run(["get", fixture.url(), "--proxy", "http://127.0.0.1:9", "--proxy-cacert", proxyRoot])
+        #expect(plainProxy.status == 2 && plainProxy.stderr.contains("--proxy-cacert needs an https:// --proxy"), "\(plainProxy.stderr)")
+    }
 }
 
 extension GetCommandTests {

@@ -165,6 +165,31 @@ struct RelayFixture {
         #expect(fixture.upstream.server.statistics.connectionsAccepted == 1)
     }
 
+    @Test func httpsProxyPassesTheTunnelThroughUnderItsOwnCertificate() throws {
+        // The proxy's own certificate names 127.0.0.1 (the proxy URL's host), from a third root.
+        let proxyPKI = try LabServerClients.currentPKI(host: "127.0.0.1", keySlot: 25)
+        let fixture = try RelayFixture(configure: { $0.proxyTLS = (proxyPKI.serverChain, proxyPKI.leafKey) })
+        defer { fixture.stop() }
+        #expect(fixture.relay.proxyURL.hasPrefix("https://127.0.0.1:"))
+        let proxyRoot = try fixture.directory.write(proxyPKI.root.pem, named: "proxy-root.pem")
+        // curl trusts the proxy's root for the proxy and only the genuine root for the origin:
+        // passing through (not intercepting) is what lets the origin's own chain verify.
+        let result = try LabServerClients.curl(["--proxy", fixture.relay.proxyURL, "--proxy-cacert", proxyRoot,
+                                                "--cacert", fixture.genuineRootPath, "-w", "|%{http_connect}",
+                                                fixture.upstream.server.url(host: RelayFixture.host)])
+        #expect(result.ok && result.output == "hello from upstream|200", "\(result)")
+        var statistics = fixture.relay.statistics
+        #expect(statistics.proxyHandshakesCompleted == 1 && statistics.tunnelsPassedThrough == 1)
+        #expect(statistics.connectionsIntercepted == 0 && statistics.bytesRelayed > 0)
+        #expect(fixture.upstream.server.statistics.requestsServed == 1)
+        // Without the proxy's root, curl refuses the proxy itself (60) and sends no CONNECT.
+        let untrusted = try LabServerClients.curl(["--proxy", fixture.relay.proxyURL, "--proxy-cacert", fixture.genuineRootPath,
+                                                   "--cacert", fixture.genuineRootPath, fixture.upstream.server.url(host: RelayFixture.host)])
+        #expect(untrusted.status == 60, "\(untrusted)")
+        statistics = fixture.relay.statistics
+        #expect(statistics.connectRequests.count == 1)
+    }
+
     @Test func refusingRelayAnswers403() throws {
         let fixture = try RelayFixture(configure: { $0.refuseConnect = true })
         defer { fixture.stop() }

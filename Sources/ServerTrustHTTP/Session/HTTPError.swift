@@ -38,6 +38,10 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
     /// The server's certificate chain was rejected; no request byte was sent. Carries the
     /// decision record and the served chain (AFNetworking's -1202 with the peer trust).
     case serverTrustRejected(TrustDecision)
+    /// An `https://` proxy's own certificate chain was rejected by
+    /// ``ProxyConfiguration/serverTrust``; nothing was sent to the proxy, not even `CONNECT`.
+    /// The decision names the proxy's host and port.
+    case proxyTrustRejected(TrustDecision)
     /// The request timed out (`CURLE_OPERATION_TIMEDOUT`).
     case timedOut(TransportError)
     /// Any other libcurl failure: connect, TLS handshake, proxy, receive.
@@ -83,6 +87,7 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
         case .invalidURL(let url): return "invalid URL: \(url)"
         case .invalidRequest(let reason): return "invalid request: \(reason)"
         case .serverTrustRejected(let decision): return "server trust rejected: \(decision)"
+        case .proxyTrustRejected(let decision): return "proxy trust rejected: \(decision)"
         case .timedOut(let error): return "timed out: \(error)"
         case .transport(let error): return "transport failure: \(error)"
         case .proxyRefused(let status, let error): return "proxy refused the CONNECT tunnel with HTTP \(status): \(error)"

@@ -17,22 +17,35 @@ public enum TLSVersion: String, Sendable, Hashable, Comparable, CaseIterable {
     }
 }
 
-/// An HTTP proxy reached with `CONNECT` for HTTPS (how Charles and mitmproxy are used).
+/// A proxy reached with `CONNECT` for HTTPS (how Charles and mitmproxy are used): an HTTP
+/// proxy (`http://`), or an HTTPS proxy (`https://`, curl's `--proxy https://…`), which is
+/// itself spoken to over TLS so that the `CONNECT` line and its credentials are encrypted.
+///
+/// An HTTPS proxy's certificate is decided by ``serverTrust``, never by the session's own
+/// decider: the session's pins name the origin servers, and a proxy is not one of them. (The
+/// origin's chain, inside the tunnel, is still decided by the session as always, so a proxy
+/// that intercepts the tunnel is caught by pinning exactly as with an HTTP proxy.)
 public struct ProxyConfiguration: Sendable {
-    /// `http://host:port`. (`https://` proxies are not supported: the TLS hook would see the
-    /// proxy's chain.)
+    /// `http://host:port` or `https://host:port`.
     public var url: String
     /// Credentials sent preemptively as Basic; without them a 407 becomes a proxy challenge.
     public var credential: Credential?
+    /// Decides an `https://` proxy's own certificate, checked against the proxy's host name.
+    /// `nil` means the system trust store with host-name validation (failing closed, as
+    /// curl's `--proxy-cacert` default does). Unused for `http://` proxies.
+    public var serverTrust: (any ServerTrustDecider)?
 
     /// Creates a proxy configuration.
     ///
     /// - Parameters:
-    ///   - url: `http://host:port`.
+    ///   - url: `http://host:port` or `https://host:port`.
     ///   - credential: Proxy credentials, if any.
-    public init(url: String, credential: Credential? = nil) {
+    ///   - serverTrust: The decider for an `https://` proxy's certificate (`nil`: the system
+    ///     trust store).
+    public init(url: String, credential: Credential? = nil, serverTrust: (any ServerTrustDecider)? = nil) {
         self.url = url
         self.credential = credential
+        self.serverTrust = serverTrust
     }
 }
 
@@ -52,7 +65,8 @@ public struct HTTPSessionConfiguration: Sendable {
     /// curl-style `HOST:PORT:ADDRESS` overrides: connect to ADDRESS while TLS and the trust
     /// decision use HOST.
     public var resolve: [String]
-    /// An HTTP proxy, or `nil` for direct connections (proxy environment variables are ignored).
+    /// An HTTP or HTTPS proxy, or `nil` for direct connections (proxy environment variables
+    /// are ignored).
     public var proxy: ProxyConfiguration?
     /// The lowest TLS version for every host.
     public var minimumTLSVersion: TLSVersion

@@ -18,6 +18,15 @@ final class SessionCore: Sendable {
     /// the next change.
     let decisionGeneration = Atomic<Int>(0)
 
+    /// What decides an `https://` proxy's own certificate; `nil` without one.
+    let proxyTrust: ProxyTrust?
+
+    struct ProxyTrust: Sendable {
+        var host: String
+        var port: Int
+        var decider: any ServerTrustDecider
+    }
+
     private struct Endpoint: Hashable {
         var host: String
         var port: Int
@@ -41,9 +50,26 @@ final class SessionCore: Sendable {
         }
         if let proxy = configuration.proxy {
             let target = try RequestTarget(proxy.url)
-            guard target.scheme == "http" else {
-                throw HTTPError.invalidRequest("proxy '\(proxy.url)': only http:// proxies are supported (CONNECT for https)")
+            switch target.scheme {
+            case "http":
+                proxyTrust = nil
+            case "https":
+                let decider: any ServerTrustDecider
+                if let explicit = proxy.serverTrust {
+                    decider = explicit
+                } else {
+                    do {
+                        decider = try StandardTrustDecider.system()
+                    } catch {
+                        throw HTTPError.invalidRequest("proxy '\(proxy.url)': no decider given and the system trust store cannot be read: \(error)")
+                    }
+                }
+                proxyTrust = ProxyTrust(host: target.host, port: target.port, decider: decider)
+            default:
+                throw HTTPError.invalidRequest("proxy '\(proxy.url)': the scheme must be http:// or https://")
             }
+        } else {
+            proxyTrust = nil
         }
         self.credentials = try CredentialStore(path: configuration.credentialStorePath)
         self.usesHTTP2 = configuration.allowsHTTP2 && Curl.supportsHTTP2

@@ -88,6 +88,28 @@ final class EasyHandle {
                         resolveListSet: resolveListSet)
     }
 
+    /// TLS handshakes begun on the connection being opened, reset by curl's socket-option
+    /// callback for every new socket. Only counted behind an `https://` proxy.
+    @exclusivity(unchecked) private var handshakesOnNewConnection = 0
+
+    /// Whose certificate the TLS connection being set up will present. libcurl calls the
+    /// `SSL_CTX` hook for every TLS connection of a transfer, the proxy's included, and says
+    /// nothing about which one it is. Behind an `https://` proxy, a new connection always
+    /// runs the proxy's handshake first (curl opens the socket, speaks TLS to the proxy,
+    /// sends `CONNECT`, then starts the origin's TLS inside the tunnel), so the first
+    /// handshake after a new socket is the proxy's. A miscount can only make one of the two
+    /// deciders see the other's chain under the wrong host name, which rejects: it fails closed.
+    func handshakeRole() -> TLSHooks.Role {
+        guard core.proxyTrust != nil else { return .origin }
+        defer { handshakesOnNewConnection += 1 }
+        return handshakesOnNewConnection == 0 ? .proxy : .origin
+    }
+
+    /// A new socket: the next TLS handshake is the first of its connection.
+    func socketOpened() {
+        handshakesOnNewConnection = 0
+    }
+
     /// The decision reported for requests on reused connections, cached per session
     /// generation of decisions (``SessionCore/decisionGeneration``), so a keep-alive request
     /// copies it instead of locking the session's table and hashing the host.
@@ -196,6 +218,17 @@ final class EasyHandle {
         }
         if let proxy = configuration.proxy {
             setString(CURLOPT_PROXY, proxy.url)
+            if core.proxyTrust != nil {
+                // An https:// proxy: its certificate is decided by our callback too (see
+                // handshakeRole), against no CA file curl would parse per connection.
+                setLong(CURLOPT_PROXY_SSL_VERIFYPEER, 1)
+                setLong(CURLOPT_PROXY_SSL_VERIFYHOST, 0)
+                setString(CURLOPT_PROXY_CAINFO, nil)
+                setString(CURLOPT_PROXY_CAPATH, nil)
+                setLong(CURLOPT_PROXY_SSLVERSION, Self.curlVersion(configuration.minimumTLSVersion))
+                check(CURLOPT_SOCKOPTFUNCTION, CServerTrustShims_curl_easy_setopt_sockopt_function(handle, easySocketOptionCallback))
+                setPointer(CURLOPT_SOCKOPTDATA, opaqueSelf)
+            }
             let credential: (user: String, password: String)?
             if let explicit = spec.proxyCredential {
                 credential = explicit
@@ -459,6 +492,12 @@ let easyProgressCallback: curl_xferinfo_callback = { userdata, downloadTotal, do
 
 let easySSLContextCallback: curl_ssl_ctx_callback = { _, sslContext, userdata in
     guard let sslContext, let userdata else { return CURLE_SSL_CERTPROBLEM }
-    TLSHooks.install(on: OpaquePointer(sslContext), context: userdata)
+    let role = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue().handshakeRole()
+    TLSHooks.install(on: OpaquePointer(sslContext), context: userdata, role: role)
     return CURLE_OK
+}
+
+let easySocketOptionCallback: curl_sockopt_callback = { userdata, _, _ in
+    if let userdata { Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue().socketOpened() }
+    return Int32(CURL_SOCKOPT_OK)
 }

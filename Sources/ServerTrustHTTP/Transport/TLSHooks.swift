@@ -7,10 +7,29 @@ internal import CServerTrustShims
 /// on each new connection's `SSL_CTX` (curl makes one per connection, just before the
 /// handshake; nothing here touches the context afterwards).
 enum TLSHooks {
+    /// Whose certificate a TLS connection presents.
+    enum Role {
+        /// The origin server: the session's decider and challenge handlers decide.
+        case origin
+        /// An `https://` proxy: ``ProxyConfiguration/serverTrust`` decides.
+        case proxy
+    }
+
     /// Installs the certificate-verify callback (our decision replaces OpenSSL's chain
-    /// verification) and the client-certificate callback (called only when the server sends
-    /// a CertificateRequest). `context` is the ``EasyHandle`` that opens the connection.
-    static func install(on context: OpaquePointer, context easy: UnsafeMutableRawPointer) {
+    /// verification) and, for origin servers, the client-certificate callback (called only
+    /// when the server sends a CertificateRequest; a proxy that asks gets no certificate).
+    /// `context` is the ``EasyHandle`` that opens the connection.
+    static func install(on context: OpaquePointer, context easy: UnsafeMutableRawPointer, role: Role) {
+        if role == .proxy {
+            SSL_CTX_set_cert_verify_callback(context, { storeContext, arg in
+                guard let storeContext, let arg else { return 0 }
+                let easy = Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue()
+                if easy.verifyProxy(storeContext) { return 1 }
+                X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
+                return 0
+            }, easy)
+            return
+        }
         SSL_CTX_set_cert_verify_callback(context, { storeContext, arg in
             guard let storeContext, let arg else { return 0 }
             let easy = Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue()
@@ -96,6 +115,41 @@ extension EasyHandle {
     func verifyServer(_ storeContext: OpaquePointer) -> Bool {
         guard let transfer else { return false }
         let target = transfer.spec.target
+        let served: ServedChain
+        switch Self.servedChain(storeContext, host: target.host, port: target.port) {
+        case .success(let chain): served = chain
+        case .failure(let rejection):
+            transfer.trustDecision = rejection.decision
+            return false
+        }
+        let decision = decideServerTrust(served, for: transfer)
+        transfer.trustDecision = decision
+        if decision.isAccepted { core.remember(decision) }
+        return decision.isAccepted
+    }
+
+    /// The same for an `https://` proxy's own chain: ``ProxyConfiguration/serverTrust``
+    /// decides it against the proxy's host name. The session's decider, its pins and its
+    /// challenge handlers are for origin servers and never see it.
+    func verifyProxy(_ storeContext: OpaquePointer) -> Bool {
+        guard let transfer, let proxy = core.proxyTrust else { return false }
+        let decision: TrustDecision
+        switch Self.servedChain(storeContext, host: proxy.host, port: proxy.port) {
+        case .success(let served): decision = proxy.decider.decide(served)
+        case .failure(let rejection): decision = rejection.decision
+        }
+        transfer.proxyTrustDecision = decision
+        return decision.isAccepted
+    }
+
+    /// A chain that cannot be read, as the decision that rejects it.
+    struct UnreadableChain: Error {
+        var decision: TrustDecision
+    }
+
+    /// The chain the peer served, with what the handshake has settled so far (version,
+    /// suite, ALPN). A certificate we cannot parse rejects the chain: it is never trusted.
+    private static func servedChain(_ storeContext: OpaquePointer, host: String, port: Int) -> Result<ServedChain, UnreadableChain> {
         var der = TLSHooks.derChain(X509_STORE_CTX_get0_untrusted(storeContext))
         if der.isEmpty, let leaf = X509_STORE_CTX_get0_cert(storeContext), let bytes = TLSHooks.derBytes(leaf) {
             der = [bytes]
@@ -124,17 +178,11 @@ extension EasyHandle {
             do {
                 certificates.append(try Certificate(derEncoded: bytes))
             } catch {
-                // A chain we cannot read is never trusted.
-                let served = ServedChain(certificates: certificates, host: target.host, port: target.port, tlsVersion: version, cipher: cipher, alpn: alpn)
-                transfer.trustDecision = .reject(served, by: "parser", "certificate \(index) is malformed: \(error)")
-                return false
+                let served = ServedChain(certificates: certificates, host: host, port: port, tlsVersion: version, cipher: cipher, alpn: alpn)
+                return .failure(UnreadableChain(decision: .reject(served, by: "parser", "certificate \(index) is malformed: \(error)")))
             }
         }
-        let served = ServedChain(certificates: certificates, host: target.host, port: target.port, tlsVersion: version, cipher: cipher, alpn: alpn)
-        let decision = decideServerTrust(served, for: transfer)
-        transfer.trustDecision = decision
-        if decision.isAccepted { core.remember(decision) }
-        return decision.isAccepted
+        return .success(ServedChain(certificates: certificates, host: host, port: port, tlsVersion: version, cipher: cipher, alpn: alpn))
     }
 
     /// Server trust with the challenge flow: the session-level handler if set, else the

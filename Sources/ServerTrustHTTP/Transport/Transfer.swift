@@ -68,6 +68,9 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var response = RawResponse()
     /// The decision made in this transfer's own handshake.
     @exclusivity(unchecked) var trustDecision: TrustDecision?
+    /// The decision on an `https://` proxy's own chain, when this transfer opened a
+    /// connection through one.
+    @exclusivity(unchecked) var proxyTrustDecision: TrustDecision?
     /// A challenge handler's cancel/error during the handshake (overrides curl's code).
     @exclusivity(unchecked) var challengeFailure: HTTPError?
     /// A local failure inside a callback (download file).

@@ -308,6 +308,7 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         }
         if code == CURLE_OK { return nil }
         if let failure = transfer.challengeFailure { return failure }
+        if let decision = transfer.proxyTrustDecision, !decision.isAccepted { return .proxyTrustRejected(decision) }
         if let decision = transfer.trustDecision, !decision.isAccepted { return .serverTrustRejected(decision) }
         if let failure = transfer.callbackFailure { return failure }
         let summary = Curl.describe(code)

@@ -20,6 +20,12 @@ internal import Synchronization
 /// - ``Mode/transparent(upstreamHost:upstreamPort:)``: listens for TLS directly and relays
 ///   to one fixed upstream, minting the certificate for the client's SNI.
 ///
+/// With ``Configuration/proxyTLS`` set, proxy mode is an HTTPS proxy instead (`curl --proxy
+/// https://…`): the listener speaks TLS with the proxy's own certificate, reads `CONNECT`
+/// inside that TLS, and passes each tunnel through unchanged. It does not intercept then
+/// (that would take TLS inside TLS); the client's TLS to the origin runs end to end inside
+/// the tunnel, which is what a client talking to a corporate HTTPS proxy sees.
+///
 /// The upstream TLS connection is made only after the client's handshake with the relay has
 /// succeeded, so a client that rejects the minted certificate sends nothing upstream; the
 /// ``Statistics`` prove it (``Statistics/forwardedApplicationData``).
@@ -78,6 +84,10 @@ public final class LabMITMRelay: Sendable {
         public var proxyCredentials: Credentials?
         /// Answer every CONNECT with `403 Forbidden`.
         public var refuseConnect: Bool
+        /// In ``Mode/httpProxy``: the proxy's own chain (leaf first) and key. When set, the
+        /// proxy is reached over TLS (an `https://` proxy) and passes tunnels through without
+        /// intercepting them. `nil`: a plain HTTP proxy that intercepts.
+        public var proxyTLS: (certificates: [LabCertificate], key: LabKey)?
         /// The lowest TLS version, towards both the client and the upstream.
         public var minimumTLSVersion: LabTLSVersion
         /// The highest TLS version, towards both the client and the upstream.
@@ -110,6 +120,7 @@ public final class LabMITMRelay: Sendable {
             self.hostOverrides = [:]
             self.proxyCredentials = nil
             self.refuseConnect = false
+            self.proxyTLS = nil
             self.minimumTLSVersion = .tls1_2
             self.maximumTLSVersion = .tls1_3
             self.address = .ipv4
@@ -131,15 +142,21 @@ public final class LabMITMRelay: Sendable {
         public var refusedConnects: Int = 0
         /// Client TLS handshakes completed with a minted certificate.
         public var connectionsIntercepted: Int = 0
-        /// Client TLS handshakes that failed (typically: the client rejected the minted leaf).
+        /// TLS handshakes completed with the proxy's own certificate (``Configuration/proxyTLS``).
+        public var proxyHandshakesCompleted: Int = 0
+        /// Tunnels passed through unchanged (``Configuration/proxyTLS``).
+        public var tunnelsPassedThrough: Int = 0
+        /// Client TLS handshakes that failed (typically: the client rejected the minted leaf,
+        /// or, with ``Configuration/proxyTLS``, the proxy's own certificate).
         public var clientHandshakesFailed: Int = 0
         /// TLS handshakes with upstreams completed.
         public var upstreamHandshakesCompleted: Int = 0
         /// Upstreams that could not be reached or failed their handshake.
         public var upstreamFailures: Int = 0
-        /// Decrypted application bytes written to upstreams.
+        /// Decrypted application bytes written to upstreams (tunnel bytes, still the client's
+        /// TLS to the origin, when passing through).
         public var bytesClientToUpstream: Int = 0
-        /// Decrypted application bytes written back to clients.
+        /// Decrypted application bytes written back to clients (tunnel bytes when passing through).
         public var bytesUpstreamToClient: Int = 0
         /// The SNI name of each intercepted client connection, in order.
         public var serverNamesSeen: [String?] = []
@@ -209,9 +226,10 @@ public final class LabMITMRelay: Sendable {
     /// The name all of this relay's threads carry (as seen in `/proc/self/task/*/comm`).
     public var threadName: String { listener.threads.name }
 
-    /// The proxy URL for clients, e.g. `http://127.0.0.1:PORT` (for curl's `--proxy`).
+    /// The proxy URL for clients, e.g. `http://127.0.0.1:PORT` (for curl's `--proxy`);
+    /// `https://` with ``Configuration/proxyTLS``.
     public var proxyURL: String {
-        "http://\(address == .ipv6 ? "[::1]" : "127.0.0.1"):\(port)"
+        "\(configuration.proxyTLS == nil ? "http" : "https")://\(address == .ipv6 ? "[::1]" : "127.0.0.1"):\(port)"
     }
 
     /// A snapshot of the counters.
@@ -283,6 +301,8 @@ final class LabMITMRelayEngine: Sendable {
     let statistics = Mutex(LabMITMRelay.Statistics())
     private let clientFacingContext: LabSSLContext
     private let upstreamContext: LabSSLContext
+    /// The proxy's own TLS (``LabMITMRelay/Configuration/proxyTLS``).
+    private let proxyContext: LabSSLContext?
     private let stopFlag: LabStopFlag
 
     init(configuration: LabMITMRelay.Configuration, stopFlag: LabStopFlag, instance: Int) throws {
@@ -297,6 +317,14 @@ final class LabMITMRelayEngine: Sendable {
             alpn: ["http/1.1"], clientVerification: nil, sessionResumption: true, sessionIDContext: "labmitm-\(instance)")
         self.upstreamContext = try LabSSLContext.permissiveClient(
             alpn: ["http/1.1"], minimumVersion: configuration.minimumTLSVersion, maximumVersion: configuration.maximumTLSVersion)
+        if let proxyTLS = configuration.proxyTLS {
+            self.proxyContext = try LabSSLContext.server(
+                identity: LabServerIdentity(certificates: proxyTLS.certificates, key: proxyTLS.key), sniIdentities: [:],
+                minimumVersion: configuration.minimumTLSVersion, maximumVersion: configuration.maximumTLSVersion,
+                alpn: ["http/1.1"], clientVerification: nil, sessionResumption: true, sessionIDContext: "labproxy-\(instance)")
+        } else {
+            self.proxyContext = nil
+        }
     }
 
     /// Relays one client connection on its own thread.
@@ -307,7 +335,15 @@ final class LabMITMRelayEngine: Sendable {
         var upstreamSocket: LabSocket?
         switch configuration.mode {
         case .httpProxy:
-            guard let tunnel = acceptConnect(on: client) else { return }
+            if let proxyContext {
+                passThrough(client, proxyContext: proxyContext)
+                return
+            }
+            let deadline = LabDeadline.after(configuration.handshakeTimeout)
+            guard let tunnel = acceptConnect(
+                receiveByte: { () throws(LabIOEnd) in try client.receive(limit: 1, until: deadline, stop: self.stopFlag) },
+                send: { (bytes: [UInt8]) throws(LabIOEnd) in try client.sendAll(bytes, until: deadline, stop: self.stopFlag) })
+            else { return }
             (host, port, upstreamSocket) = (tunnel.host, tunnel.port, tunnel.upstream)
         case .transparent(let upstreamHost, let upstreamPort):
             (host, port) = (upstreamHost, upstreamPort)
@@ -386,13 +422,47 @@ final class LabMITMRelayEngine: Sendable {
         configuration.hostOverrides[host.lowercased()] ?? host
     }
 
-    /// Reads and answers the proxy request. Returns the target and a TCP connection to it
+    /// An HTTPS proxy's connection: TLS with the proxy's own certificate, `CONNECT` inside
+    /// it, then the tunnel's bytes passed through unchanged both ways.
+    private func passThrough(_ client: LabSocket, proxyContext: LabSSLContext) {
+        let deadline = LabDeadline.after(configuration.handshakeTimeout)
+        let proxyTLS: LabTLSConnection
+        do {
+            proxyTLS = try LabTLSConnection(socket: client, context: proxyContext)
+            try proxyTLS.handshake(asServer: true, until: deadline, stop: stopFlag)
+        } catch {
+            statistics.withLock {
+                $0.clientHandshakesFailed += 1
+                $0.lastFailure = "proxy handshake: \(error)"
+            }
+            return
+        }
+        statistics.withLock { $0.proxyHandshakesCompleted += 1 }
+        guard let tunnel = acceptConnect(
+            receiveByte: { () throws(LabIOEnd) in try proxyTLS.read(limit: 1, until: deadline, stop: self.stopFlag) },
+            send: { (bytes: [UInt8]) throws(LabIOEnd) in try proxyTLS.writeAll(bytes, until: deadline, stop: self.stopFlag) })
+        else {
+            proxyTLS.shutdown()
+            return
+        }
+        statistics.withLock { $0.tunnelsPassedThrough += 1 }
+        do {
+            try tunnelBytes(client: proxyTLS, upstream: tunnel.upstream)
+        } catch {
+            // Stopped, idle, or a side failed: the sockets close as this thread ends.
+        }
+        tunnel.upstream.close()
+    }
+
+    /// Reads and answers the proxy request through `receiveByte` and `send` (the client's
+    /// socket, or the proxy's TLS over it). Returns the target and a TCP connection to it
     /// after sending `200 Connection established`, or `nil` after answering with an error.
-    private func acceptConnect(on client: LabSocket) -> (host: String, port: UInt16, upstream: LabSocket)? {
+    private func acceptConnect(receiveByte: () throws(LabIOEnd) -> [UInt8], send: ([UInt8]) throws(LabIOEnd) -> Void)
+        -> (host: String, port: UInt16, upstream: LabSocket)? {
         let deadline = LabDeadline.after(configuration.handshakeTimeout)
         func answer(_ status: Int, _ headers: [(name: String, value: String)] = []) {
             let response = LabHTTPResponse(status: status, headers: headers)
-            try? client.sendAll(response.serialized(headRequest: false, closing: true), until: deadline, stop: stopFlag)
+            try? send(response.serialized(headRequest: false, closing: true))
         }
         // Byte by byte, so nothing after the blank line (the TLS ClientHello, from a client
         // that does not wait for the 200) is consumed here instead of by OpenSSL.
@@ -400,7 +470,7 @@ final class LabMITMRelayEngine: Sendable {
         let head: LabHTTPHead
         do {
             while true {
-                buffer += try client.receive(limit: 1, until: deadline, stop: stopFlag)
+                buffer += try receiveByte()
                 // A head can only end at a line feed; parsing only there keeps this linear.
                 guard buffer.last == 10 else {
                     if buffer.count > Self.maximumConnectHead { throw LabHTTPParseFailure(status: 431, reason: "CONNECT head too large") }
@@ -453,11 +523,38 @@ final class LabMITMRelayEngine: Sendable {
             return nil
         }
         do {
-            try client.sendAll(Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8), until: deadline, stop: stopFlag)
+            try send(Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8))
         } catch {
             return nil
         }
         return (host, port, upstream)
+    }
+
+    /// Copies bytes between the proxy's TLS and the upstream's TCP socket until one side
+    /// closes, the relay stops, or both stay idle past the idle timeout.
+    private func tunnelBytes(client: LabTLSConnection, upstream: LabSocket) throws(LabIOEnd) {
+        var clientEvents = Int16(POLLIN)
+        while true {
+            var progressed = false
+            switch try client.tryRead() {
+            case .data(let bytes):
+                try upstream.sendAll(bytes, until: .after(configuration.idleTimeout), stop: stopFlag)
+                statistics.withLock { $0.bytesClientToUpstream += bytes.count }
+                progressed = true
+            case .wantRead: clientEvents = Int16(POLLIN)
+            case .wantWrite: clientEvents = Int16(POLLOUT)
+            case .closed: return
+            }
+            if let bytes = try upstream.tryReceive(limit: 16_384) {
+                try client.writeAll(bytes, until: .after(configuration.idleTimeout), stop: stopFlag)
+                statistics.withLock { $0.bytesUpstreamToClient += bytes.count }
+                progressed = true
+            }
+            if !progressed {
+                try LabSocket.waitEither((client.socket, clientEvents), (upstream, Int16(POLLIN)),
+                                         until: .after(configuration.idleTimeout), stop: stopFlag)
+            }
+        }
     }
 
     /// The largest proxy request head accepted (real ones are a few hundred bytes).

@@ -263,6 +263,17 @@ final class LabSocket: @unchecked Sendable {
         }
     }
 
+    /// One non-blocking read of at most `limit` bytes: `nil` when nothing is queued; throws
+    /// ``LabIOEnd/closed`` at end of stream.
+    func tryReceive(limit: Int) throws(LabIOEnd) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: limit)
+        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, limit, Int32(MSG_DONTWAIT)) }
+        if count > 0 { return Array(buffer[..<count]) }
+        if count == 0 { throw .closed }
+        guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { throw .failed(labErrnoText("recv")) }
+        return nil
+    }
+
     /// Discards exactly `count` already-queued bytes (after a peek).
     func discard(_ count: Int, until deadline: LabDeadline, stop: LabStopFlag) throws(LabIOEnd) {
         var remaining = count

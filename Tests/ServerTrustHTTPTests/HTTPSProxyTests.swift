@@ -1,0 +1,173 @@
+import CertificateParsing
+import Foundation
+import ServerTrustHTTP
+import ServerTrustLab
+import Testing
+import TrustEvaluation
+
+/// `https://` proxies: TLS to the proxy itself, `CONNECT` inside it, the origin's TLS end to
+/// end inside the tunnel. Two deciders, two chains: the proxy's certificate is decided by
+/// `ProxyConfiguration.serverTrust` against the proxy's name, the origin's by the session.
+@Suite("HTTPS proxies: the proxy's own certificate and the origin's, each decided by its own decider")
+struct HTTPSProxyTests {
+    static let originHost = "www.example.test"
+    static let proxyHost = "proxy.example.test"
+
+    /// An origin server, and a Lab HTTPS proxy (pass-through) whose certificate names
+    /// `proxyCertificateHost`, from its own PKI.
+    struct Fixture {
+        let origin: LabPKI
+        let proxyPKI: LabPKI
+        let server: LabTLSServer
+        let relay: LabMITMRelay
+
+        init(proxyCertificateHost: String = HTTPSProxyTests.proxyHost,
+             configure: (inout LabMITMRelay.Configuration) -> Void = { _ in }) throws {
+            origin = try Lab.pki(host: HTTPSProxyTests.originHost)
+            proxyPKI = try Lab.pki(host: proxyCertificateHost, keySlot: 46)
+            server = try Lab.server(.init(pki: origin), name: "origin")
+            let unusedInterception = try Lab.pki(host: "mitm.invalid", keySlot: 45)
+            var configuration = LabMITMRelay.Configuration(mode: .httpProxy, interceptionCA: unusedInterception.rootIssuer, name: "lab https proxy")
+            configuration.hostOverrides = [HTTPSProxyTests.originHost: "127.0.0.1"]
+            configuration.proxyTLS = (proxyPKI.serverChain, proxyPKI.leafKey)
+            configure(&configuration)
+            relay = try LabMITMRelay.started(configuration)
+        }
+
+        func stop() {
+            relay.stop()
+            server.stop()
+        }
+
+        var proxyURL: String { "https://\(HTTPSProxyTests.proxyHost):\(relay.port)" }
+        var url: String { server.url(host: HTTPSProxyTests.originHost) }
+
+        /// A session whose own decider pins the origin's leaf key (which the proxy's chain does
+        /// not carry) and whose proxy decider is `proxyTrust`.
+        func session(proxyTrust: (any ServerTrustDecider)?, originPin: PublicKeyPin? = nil,
+                     credential: Credential? = nil) throws -> HTTPSession {
+            let pin = try originPin ?? PublicKeyPin(certificate: Lab.certificate(origin.leaf))
+            var configuration = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: try Lab.anchors(origin), pins: [pin]))
+            // The client resolves only the proxy's name; the proxy resolves the origin's.
+            configuration.resolve = ["\(HTTPSProxyTests.proxyHost):\(relay.port):127.0.0.1"]
+            configuration.timeout = 20
+            configuration.proxy = ProxyConfiguration(url: proxyURL, credential: credential, serverTrust: proxyTrust)
+            return try HTTPSession(configuration: configuration)
+        }
+
+        /// The relay's counters once its connection thread has recorded `condition` (the
+        /// client may return before the relay's thread has finished its bookkeeping).
+        func statistics(within seconds: Double = 5, until condition: (LabMITMRelay.Statistics) -> Bool) async throws -> LabMITMRelay.Statistics {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                let statistics = relay.statistics
+                if condition(statistics) { return statistics }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            return relay.statistics
+        }
+    }
+
+    @Test("through a trusted HTTPS proxy: the origin answers, decided by the session's pins, the tunnel passed through")
+    func throughTrustedProxy() async throws {
+        let fixture = try Fixture()
+        defer { fixture.stop() }
+        let session = try fixture.session(proxyTrust: StandardTrustDecider(anchors: try Lab.anchors(fixture.proxyPKI)))
+        let first = try await session.get(fixture.url)
+        #expect(first.text == "hello from origin")
+        let decision = try #require(first.trustDecision)
+        #expect(decision.isAccepted && decision.host == Self.originHost && decision.evaluator == "pins")
+        let second = try await session.get(fixture.url)
+        #expect(second.text == "hello from origin" && !second.usedNewConnection)
+        // A fresh connection runs both handshakes again, each with its own decider (the
+        // handshake count restarts with every new socket).
+        var fresh = HTTPRequest(.get, fixture.url)
+        fresh.usesFreshConnection = true
+        let third = try await session.send(fresh)
+        #expect(third.text == "hello from origin" && third.usedNewConnection && third.trustDecision?.host == Self.originHost)
+        let statistics = fixture.relay.statistics
+        #expect(statistics.proxyHandshakesCompleted == 2 && statistics.tunnelsPassedThrough == 2)
+        let target = "\(Self.originHost):\(fixture.server.port)"
+        #expect(statistics.connectRequests == [target, target])
+        #expect(statistics.connectionsIntercepted == 0 && statistics.bytesClientToUpstream > 0)
+    }
+
+    enum ProxyTrustCase: String, CaseIterable, CustomTestStringConvertible {
+        /// No decider given: the system store, which does not hold the Lab root.
+        case systemRootsByDefault
+        /// A decider trusting another root with the same name as the proxy's (the origin's
+        /// Lab root: same subject, another key).
+        case sameNameOtherKey
+        /// The proxy's root trusted, but its certificate names another host.
+        case wrongName
+
+        var testDescription: String { rawValue }
+    }
+
+    @Test("an untrusted proxy certificate fails with proxyTrustRejected before CONNECT is sent", arguments: ProxyTrustCase.allCases)
+    func untrustedProxy(_ trustCase: ProxyTrustCase) async throws {
+        let fixture = try Fixture(proxyCertificateHost: trustCase == .wrongName ? "other.example.test" : Self.proxyHost)
+        defer { fixture.stop() }
+        let decider: (any ServerTrustDecider)?
+        switch trustCase {
+        case .systemRootsByDefault: decider = nil
+        case .sameNameOtherKey: decider = StandardTrustDecider(anchors: try Lab.anchors(fixture.origin))
+        case .wrongName: decider = StandardTrustDecider(anchors: try Lab.anchors(fixture.proxyPKI))
+        }
+        let session = try fixture.session(proxyTrust: decider)
+        guard case .proxyTrustRejected(let decision)? = await failure({ try await session.get(fixture.url) }) else {
+            Issue.record("expected the proxy's certificate to be rejected")
+            return
+        }
+        #expect(decision.host == Self.proxyHost && decision.port == Int(fixture.relay.port) && decision.evaluator == "chain")
+        let expected: ValidationFailure.Kind
+        switch trustCase {
+        case .systemRootsByDefault: expected = .untrustedRoot
+        case .sameNameOtherKey: expected = .badSignature
+        case .wrongName: expected = .hostnameMismatch
+        }
+        #expect(decision.validationFailure?.kind == expected, "\(decision)")
+        let statistics = try await fixture.statistics { $0.clientHandshakesFailed == 1 }
+        #expect(statistics.clientHandshakesFailed == 1 && statistics.connectRequests.isEmpty && statistics.bytesRelayed == 0)
+    }
+
+    @Test("a trusted proxy does not make an unpinned origin trusted: the session's pins still reject, nothing forwarded after the handshake")
+    func originPinsStillApply() async throws {
+        let fixture = try Fixture()
+        defer { fixture.stop() }
+        let strangerPin = try PublicKeyPin(certificate: Lab.certificate(fixture.proxyPKI.leaf))
+        let session = try fixture.session(proxyTrust: StandardTrustDecider(anchors: try Lab.anchors(fixture.proxyPKI)),
+                                          originPin: strangerPin)
+        let error = await failure { try await session.get(fixture.url) }
+        let decision = try #require(error?.rejection, "\(String(describing: error))")
+        #expect(decision.host == Self.originHost && decision.evaluator == "pins")
+        let statistics = try await fixture.statistics { $0.tunnelsPassedThrough == 1 }
+        // The tunnel carried the origin's handshake (both ways), and no request: the origin's
+        // server saw no HTTP request at all.
+        #expect(statistics.proxyHandshakesCompleted == 1 && statistics.tunnelsPassedThrough == 1)
+        #expect(fixture.server.statistics.requestsServed == 0)
+    }
+
+    @Test("proxy credentials travel inside the proxy's TLS; wrong ones get a 407 proxy refusal")
+    func proxyCredentials() async throws {
+        let fixture = try Fixture { $0.proxyCredentials = .init(user: "proxy", password: "pw") }
+        defer { fixture.stop() }
+        let trust = StandardTrustDecider(anchors: try Lab.anchors(fixture.proxyPKI))
+        let session = try fixture.session(proxyTrust: trust, credential: .user("proxy", password: "pw", persistence: .none))
+        let response = try await session.get(fixture.url)
+        #expect(response.text == "hello from origin")
+        let refused = try fixture.session(proxyTrust: trust, credential: .user("proxy", password: "wrong", persistence: .none))
+        guard case .proxyRefused(407, _)? = await failure({ try await refused.get(fixture.url) }) else {
+            Issue.record("expected a 407 refusal for wrong proxy credentials")
+            return
+        }
+        #expect(fixture.relay.statistics.proxyAuthenticationFailures >= 1)
+    }
+
+    @Test("a proxy URL that is neither http:// nor https:// is refused when the session is made")
+    func otherSchemesRefused() throws {
+        var configuration = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: .empty))
+        configuration.proxy = ProxyConfiguration(url: "socks5://127.0.0.1:1080")
+        #expect(throws: HTTPError.self) { _ = try HTTPSession(configuration: configuration) }
+    }
+}
