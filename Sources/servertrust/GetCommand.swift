@@ -30,6 +30,7 @@ enum GetCommand {
         request:
           -X, --request METHOD      the method (default GET, or POST with -d)
           -d, --data DATA           a body; @FILE reads a file (repeatable, joined with &)
+          -T, --upload-file FILE    send FILE as the body, streamed as it is sent (PUT unless -X)
           -H, --header 'Name: value'  a header (repeatable)
           -u, --user USER:PASS      Basic credentials, sent preemptively (Digest answered on 401)
           --cert FILE [--key FILE] [--pass PASS]
@@ -60,7 +61,7 @@ enum GetCommand {
     }
 
     static let valueOptions: [String: String] = [
-        "-X": "--request", "--request": "--request", "-d": "--data", "--data": "--data", "-H": "--header", "--header": "--header",
+        "-X": "--request", "--request": "--request", "-d": "--data", "--data": "--data", "-T": "--upload-file", "--upload-file": "--upload-file", "-H": "--header", "--header": "--header",
         "-u": "--user", "--user": "--user", "-o": "--output", "--output": "--output", "--cert": "--cert", "--key": "--key",
         "--pass": "--pass", "--proxy": "--proxy", "--proxy-user": "--proxy-user", "--proxy-cacert": "--proxy-cacert",
         "--resolve": "--resolve",
@@ -151,7 +152,8 @@ enum GetCommand {
             switch error {
             case .serverTrustRejected, .proxyTrustRejected: return ExitCode.rejected
             case .invalidURL, .invalidRequest: return ExitCode.badInput
-            case .fileError(let path, _) where path == parsed.value("--output"): return ExitCode.badInput
+            case .fileError(let path, _) where path == parsed.value("--output") || path == parsed.value("--upload-file"):
+                return ExitCode.badInput
             default: return networkError
             }
         }
@@ -217,6 +219,12 @@ enum GetCommand {
             request.body = Array(parts.joined(separator: [UInt8(ascii: "&")]))
             request.method = .post
             request.headers["Content-Type"] = "application/x-www-form-urlencoded"
+        }
+        if let upload = parsed.value("--upload-file") {
+            guard data.isEmpty else { throw CLIError("-T and -d cannot be combined (one body)") }
+            // Streamed from the file as it is sent (curl's -T, a PUT unless -X says otherwise).
+            request.bodyFilePath = upload
+            request.method = .put
         }
         if let method = parsed.value("--request") {
             guard !method.isEmpty, method.allSatisfy({ $0.isLetter }) else { throw CLIError("-X '\(method)' is not a method") }

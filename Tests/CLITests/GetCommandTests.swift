@@ -123,6 +123,16 @@ struct GetCommandTests {
         #expect(object?["bodyBytes"] as? Int == "hello from cli".utf8.count)
         let posted = try fixture.get("/echo", ["--data=x"])
         #expect(posted.stdout == "POST auth=- x=- body=x")
+        // -T streams a file as a PUT (curl's --upload-file); -X changes the method.
+        let upload = try LabFiles.write("file body\n", to: fixture.directory + "/upload.txt")
+        let put = try fixture.get("/echo", ["-T", upload])
+        #expect(put.status == 0 && put.stdout == "PUT auth=- x=- body=file body\n", "\(put.stderr)")
+        let uploadPost = try fixture.get("/echo", ["--upload-file", upload, "-X", "POST"])
+        #expect(uploadPost.stdout == "POST auth=- x=- body=file body\n", "\(uploadPost.stderr)")
+        let missingUpload = try fixture.get("/echo", ["-T", fixture.directory + "/nope"])
+        #expect(missingUpload.status == 2 && missingUpload.stderr.contains("nope"), "\(missingUpload.stderr)")
+        let both = try fixture.get("/echo", ["-T", upload, "-d", "x"])
+        #expect(both.status == 2 && both.stderr.contains("-T and -d"), "\(both.stderr)")
     }
 
     @Test("exit 2 for bad input")

@@ -273,6 +273,12 @@ public struct HTTPRequest: Sendable {
     public var headers: HTTPHeaders
     /// The body, if any (sent with `Content-Length`).
     public var body: [UInt8]?
+    /// A file to send as the body, read while it is sent instead of held in memory
+    /// (URLSession's `uploadTask(with:fromFile:)`, AFNetworking's
+    /// `uploadTaskWithRequest:fromFile:`). Each attempt (a 307/308 redirect, an authentication
+    /// retry) opens the file again and sends it whole, with its size at that moment as
+    /// `Content-Length`. Setting both this and ``body`` is an invalid request.
+    public var bodyFilePath: String?
     /// Seconds for the whole request, overriding the session's ``HTTPSessionConfiguration/timeout``.
     public var timeout: Double?
     /// A credential for HTTP authentication on this request's origin: used when the server
@@ -303,6 +309,7 @@ public struct HTTPRequest: Sendable {
         self.url = url
         self.headers = headers
         self.body = body
+        self.bodyFilePath = nil
         self.timeout = nil
         self.credential = nil
         self.sendsCredentialPreemptively = false

@@ -24,6 +24,8 @@ enum Curl {
     /// `CURLAUTH_BASIC` and `CURLAUTH_DIGEST` (casting macros the importer cannot see).
     static let authBasic = 1
     static let authDigest = 2
+    /// `CURL_READFUNC_ABORT`: a read callback's "stop the transfer".
+    static let readAbort = 0x1000_0000
 }
 
 /// Owns one `curl_slist`. Immutable after `init`, and curl only reads a list while a transfer

@@ -72,15 +72,16 @@ final class EasyHandle {
 
     /// Whether the options set for the previous transfer apply to `transfer` as they are.
     private func optionsStillApply(to transfer: Transfer, resolveListSet: Bool) -> Bool {
-        guard transfer.postBuffer == nil, transfer.spec.destinationPath == nil, transfer.spec.uploadProgress == nil,
-              transfer.spec.downloadProgress == nil else { return false }
+        guard transfer.postBuffer == nil, transfer.spec.bodyFilePath == nil, transfer.spec.destinationPath == nil,
+              transfer.spec.uploadProgress == nil, transfer.spec.downloadProgress == nil else { return false }
         return configuredFor?.matches(transfer.spec, resolveListSet: resolveListSet) ?? false
     }
 
     /// The key to remember after configuring for `transfer`, when its options can be reused.
     private func reuseKey(for transfer: Transfer, resolveListSet: Bool) -> ReuseKey? {
         let spec = transfer.spec
-        guard transfer.postBuffer == nil, spec.destinationPath == nil, spec.uploadProgress == nil, spec.downloadProgress == nil else {
+        guard transfer.postBuffer == nil, spec.bodyFilePath == nil, spec.destinationPath == nil, spec.uploadProgress == nil,
+              spec.downloadProgress == nil else {
             return nil
         }
         return ReuseKey(url: spec.target.url, method: spec.method.rawValue, headers: spec.headers.fields, timeout: spec.timeout,
@@ -257,12 +258,28 @@ final class EasyHandle {
 
         // Method and body.
         let method = spec.method
+        let hasBody = transfer.postBuffer != nil || spec.bodyFilePath != nil
         if method == .head {
             setLong(CURLOPT_NOBODY, 1)
-        } else if method == .get && transfer.postBuffer == nil {
+        } else if method == .get && !hasBody {
             setLong(CURLOPT_HTTPGET, 1)
         } else {
-            if let buffer = transfer.postBuffer {
+            if let path = spec.bodyFilePath {
+                // Streamed: curl asks for the bytes as it sends them, and seeks back to the
+                // start when it must send the body again within this hop (authentication).
+                let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+                guard descriptor >= 0 else { return .fileError(path: path, reason: String(cString: strerror(errno))) }
+                transfer.source = descriptor
+                var status = stat()
+                guard fstat(descriptor, &status) == 0 else { return .fileError(path: path, reason: String(cString: strerror(errno))) }
+                guard status.st_mode & S_IFMT == S_IFREG else { return .fileError(path: path, reason: "not a regular file") }
+                setLong(CURLOPT_POST, 1)
+                check(CURLOPT_POSTFIELDSIZE_LARGE, CServerTrustShims_curl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(status.st_size)))
+                check(CURLOPT_READFUNCTION, CServerTrustShims_curl_easy_setopt_read_function(handle, easyReadCallback))
+                setPointer(CURLOPT_READDATA, opaqueSelf)
+                check(CURLOPT_SEEKFUNCTION, CServerTrustShims_curl_easy_setopt_seek_function(handle, easySeekCallback))
+                setPointer(CURLOPT_SEEKDATA, opaqueSelf)
+            } else if let buffer = transfer.postBuffer {
                 check(CURLOPT_POSTFIELDSIZE_LARGE, CServerTrustShims_curl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(buffer.count)))
                 setPointer(CURLOPT_POSTFIELDS, buffer.baseAddress)
             } else if method == .post || method == .put || method == .patch {
@@ -273,7 +290,7 @@ final class EasyHandle {
         }
 
         var lines = spec.headers.fields.map { "\($0.name): \($0.value)" }
-        if transfer.postBuffer != nil {
+        if hasBody {
             // No `Expect: 100-continue` round trip; curl would otherwise add it for large
             // bodies (never without one, so a bodiless request needs no entry, and with no
             // list at all curl skips its per-transfer scans of it).
@@ -336,6 +353,26 @@ final class EasyHandle {
             transfer.response.body.append(contentsOf: bytes)
         }
         return bytes.count
+    }
+
+    /// The next bytes of a streamed body (``TransferSpec/bodyFilePath``).
+    func readBody(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
+        guard let transfer, transfer.source >= 0 else { return Curl.readAbort }
+        while true {
+            let count = read(transfer.source, buffer, capacity)
+            if count >= 0 { return count }
+            if errno == EINTR { continue }
+            transfer.callbackFailure = .fileError(path: transfer.spec.bodyFilePath ?? "?", reason: String(cString: strerror(errno)))
+            return Curl.readAbort
+        }
+    }
+
+    /// Moves the streamed body's file position (curl rewinds it to resend the body).
+    func seekBody(to offset: Int64, whence: Int32) -> Int32 {
+        guard let transfer, transfer.source >= 0, lseek(transfer.source, off_t(offset), whence) >= 0 else {
+            return Int32(CURL_SEEKFUNC_FAIL)
+        }
+        return Int32(CURL_SEEKFUNC_OK)
     }
 
     /// One header line as curl delivers it (status line, field, or the blank line ending a
@@ -481,6 +518,16 @@ let easyHeaderCallback: curl_write_callback = { data, size, count, userdata in
     return Unmanaged<EasyHandle>.fromOpaque(userdata)._withUnsafeGuaranteedRef { easy in
         easy.receiveHeaderLine(UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: size * count))
     }
+}
+
+let easyReadCallback: curl_read_callback = { buffer, size, count, userdata in
+    guard let buffer, let userdata else { return Curl.readAbort }
+    return Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue().readBody(into: buffer, capacity: size * count)
+}
+
+let easySeekCallback: curl_seek_callback = { userdata, offset, whence in
+    guard let userdata else { return Int32(CURL_SEEKFUNC_FAIL) }
+    return Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue().seekBody(to: Int64(offset), whence: whence)
 }
 
 let easyProgressCallback: curl_xferinfo_callback = { userdata, downloadTotal, downloaded, uploadTotal, uploaded in

@@ -8,6 +8,8 @@ struct TransferSpec: Sendable {
     var method: HTTPMethod
     var headers: HTTPHeaders
     var body: [UInt8]?
+    /// A file streamed as the body (``HTTPRequest/bodyFilePath``).
+    var bodyFilePath: String?
     var timeout: Double
     /// User/password and the `CURLAUTH_*` mask for the origin.
     var httpCredential: (user: String, password: String, schemes: Int)?
@@ -76,6 +78,8 @@ final class Transfer: @unchecked Sendable {
     /// A local failure inside a callback (download file).
     @exclusivity(unchecked) var callbackFailure: HTTPError?
     @exclusivity(unchecked) var destination: Int32 = -1
+    /// The open ``TransferSpec/bodyFilePath`` curl reads the body from (-1: none).
+    @exclusivity(unchecked) var source: Int32 = -1
     @exclusivity(unchecked) var lastUpload: Int64 = -1
     @exclusivity(unchecked) var lastDownload: Int64 = -1
     /// The request body, copied once into memory curl may read until the hop ends
@@ -95,7 +99,19 @@ final class Transfer: @unchecked Sendable {
 
     deinit {
         postBuffer?.deallocate()
-        if destination >= 0 { close(destination) }
+        closeFiles()
+    }
+
+    /// Closes the download and upload files, if open (once the hop has ended).
+    private func closeFiles() {
+        if destination >= 0 {
+            close(destination)
+            destination = -1
+        }
+        if source >= 0 {
+            close(source)
+            source = -1
+        }
     }
 
     /// Moves the response out (the hop has finished; nothing reads it afterwards), so the
@@ -110,10 +126,7 @@ final class Transfer: @unchecked Sendable {
     /// Records the result and resumes the waiting task (or, for a transfer run inline, only
     /// marks it finished for ``TransferLane/runInline(_:)``); later calls do nothing.
     func finish(failing failure: HTTPError?) {
-        if destination >= 0 {
-            close(destination)
-            destination = -1
-        }
+        closeFiles()
         guard !isFinished else { return }
         isFinished = true
         self.failure = failure
