@@ -108,9 +108,9 @@ public struct StandardTrustDecider: ServerTrustDecider {
             // AFNetworking's public-key mode: any served certificate (and, after validation,
             // the anchor the path ended at) may carry the pin.
             let candidates = chain.certificates + (verified.map { Array($0.suffix(1)) } ?? [])
-            let served = candidates.map(PublicKeyPin.init(certificate:))
-            guard served.contains(where: pins.contains) else {
-                let list = served.map(\.description).joined(separator: ", ")
+            // Hashed one at a time up to the first match (usually the leaf), not all up front.
+            guard candidates.lazy.map(PublicKeyPin.init(certificate:)).contains(where: pins.contains) else {
+                let list = candidates.map { PublicKeyPin(certificate: $0).description }.joined(separator: ", ")
                 return TrustDecision(.rejected, for: chain, evaluator: "pins",
                                      reason: "no pinned public key in the served chain (served \(list))", verifiedChain: verified)
             }
