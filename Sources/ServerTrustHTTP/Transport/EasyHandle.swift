@@ -98,8 +98,9 @@ final class EasyHandle {
     /// nothing about which one it is. Behind an `https://` proxy, a new connection always
     /// runs the proxy's handshake first (curl opens the socket, speaks TLS to the proxy,
     /// sends `CONNECT`, then starts the origin's TLS inside the tunnel), so the first
-    /// handshake after a new socket is the proxy's. A miscount can only make one of the two
-    /// deciders see the other's chain under the wrong host name, which rejects: it fails closed.
+    /// handshake after a new socket is the proxy's. A miscount would hand one decider the
+    /// other's chain under the other's host name, which host-name validation (on by default
+    /// for both) rejects.
     func handshakeRole() -> TLSHooks.Role {
         guard core.proxyTrust != nil else { return .origin }
         defer { handshakesOnNewConnection += 1 }
@@ -266,7 +267,9 @@ final class EasyHandle {
         } else {
             if let path = spec.bodyFilePath {
                 // Streamed: curl asks for the bytes as it sends them, and seeks back to the
-                // start when it must send the body again within this hop (authentication).
+                // start if it must send the body again within this hop (a reused connection
+                // found dead after the request went out). Our own retries (redirects, 401)
+                // are new hops and open the file again.
                 let descriptor = open(path, O_RDONLY | O_CLOEXEC)
                 guard descriptor >= 0 else { return .fileError(path: path, reason: String(cString: strerror(errno))) }
                 transfer.source = descriptor

@@ -23,25 +23,27 @@ enum TLSHooks {
         if role == .proxy {
             SSL_CTX_set_cert_verify_callback(context, { storeContext, arg in
                 guard let storeContext, let arg else { return 0 }
-                let easy = Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue()
-                if easy.verifyProxy(storeContext) { return 1 }
-                X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
-                return 0
+                return TLSHooks.verdict(Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue().verifyProxy(storeContext), storeContext)
             }, easy)
             return
         }
         SSL_CTX_set_cert_verify_callback(context, { storeContext, arg in
             guard let storeContext, let arg else { return 0 }
-            let easy = Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue()
-            if easy.verifyServer(storeContext) { return 1 }
-            X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
-            return 0
+            return TLSHooks.verdict(Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue().verifyServer(storeContext), storeContext)
         }, easy)
         SSL_CTX_set_cert_cb(context, { ssl, arg in
             guard let ssl, let arg else { return 0 }
             let easy = Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue()
             return easy.answerCertificateRequest(ssl) ? 1 : 0
         }, easy)
+    }
+
+    /// The certificate-verify callback's return value; a rejection is recorded as an
+    /// application verification failure (curl then reports 60).
+    private static func verdict(_ accepted: Bool, _ storeContext: OpaquePointer) -> Int32 {
+        if accepted { return 1 }
+        X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
+        return 0
     }
 
     /// Version, resumption and ALPN of a live connection.
