@@ -114,6 +114,43 @@ struct FileUploadTests {
         #expect(attempts.all == [bytes.count, 0, bytes.count])
     }
 
+    @Test("a reused connection that dies after the request went out: curl retries on a fresh one, seeking the file back to its start")
+    func rewoundForARetry() async throws {
+        let pki = try Lab.pki(host: host)
+        let received = Recorder<(connection: Int, bytes: Int)>()
+        let dropped = Recorder<Int>()
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.handler = { request in
+                guard request.path == "/upload" else { return .text("warm") }
+                received.append((request.connectionIndex, request.body.count))
+                // The first upload arrives whole on the kept-alive connection, and the server
+                // closes it without answering, as if it had timed the connection out.
+                if dropped.all.isEmpty {
+                    dropped.append(request.connectionIndex)
+                    return .droppedConnection
+                }
+                let hex = SHA256.hash(request.body).map { String(format: "%02x", $0) }.joined()
+                return .text("\(request.method) \(request.body.count) \(hex)")
+            }
+        }
+        defer { server.stop() }
+        let (path, bytes) = try Self.bodyFile()
+        let session = try Lab.session(trusting: pki, resolving: [(host, server)])
+        let warm = try await session.get(server.url(host: host, path: "/warm"))
+        #expect(warm.text == "warm")
+        var request = HTTPRequest(.post, server.url(host: host, path: "/upload"))
+        request.bodyFilePath = path
+        let response = try await session.send(request)
+        #expect(response.statusCode == 200 && response.text == Self.summary("POST", bytes), "\(response.text)")
+        // Both attempts carried the whole file, the second on a new connection: curl could
+        // only resend it by seeking the file back (without the seek callback it fails with
+        // CURLE_SEND_FAIL_REWIND).
+        let attempts = received.all
+        #expect(attempts.map(\.bytes) == [bytes.count, bytes.count])
+        #expect(attempts.count == 2 && attempts[0].connection != attempts[1].connection)
+        #expect(response.usedNewConnection)
+    }
+
     @Test("a missing file, a directory, or a body and a file together fail before anything is sent")
     func badBodyFiles() async throws {
         let pki = try Lab.pki(host: host)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ServerTrustLab
+import Synchronization
 
 // LabTLSServer judged by independent clients: the curl and openssl command-line tools, run as
 // separate processes against loopback ports the OS chose.
@@ -330,6 +331,31 @@ struct ServerFixture {
         #expect(closing.ok, "\(closing)")
         #expect(fixture.server.statistics.connectionsAccepted == 3)
         #expect(fixture.server.statistics.requestsServed == 4)
+    }
+
+    @Test func aDroppedConnectionSendsNothingAndCurlRetriesOnAFreshOne() throws {
+        let drops = Mutex(0)
+        let fixture = try ServerFixture { configuration, _ in
+            configuration.handler = { request in
+                guard request.path == "/second" else { return .text("first") }
+                // The first /second request is dropped unanswered; curl's retry gets an answer.
+                let first = drops.withLock { count -> Bool in
+                    count += 1
+                    return count == 1
+                }
+                return first ? .droppedConnection : .text("second")
+            }
+        }
+        defer { fixture.server.stop() }
+        let url = fixture.server.url(host: fixture.host)
+        let result = try LabServerClients.curl(["--cacert", fixture.rootPath, "-w", "|%{num_connects};"] + fixture.resolve()
+                                               + [url, fixture.server.url(host: fixture.host, path: "/second")])
+        // The second transfer reused the first connection, found it closed, and made one new
+        // connection ("Connection died, retrying a fresh connect"); both got their answers.
+        #expect(result.ok && result.output == "first|1;second|1;", "\(result)")
+        // The dropped request is not counted as served; both connections were accepted.
+        #expect(fixture.server.statistics.connectionsAccepted == 2)
+        #expect(fixture.server.statistics.requestsServed == 2)
     }
 
     @Test func handlerSeesTheRequestAndCanAnswerChunked() throws {

@@ -91,6 +91,18 @@ public struct LabHTTPResponse: Sendable {
     public var headers: [(name: String, value: String)]
     /// The body and its framing.
     public var body: Body
+    /// Send nothing and close the connection instead (with close_notify): what a keep-alive
+    /// server that timed the connection out just as the request arrived looks like to the
+    /// client. Clients retry such a request on a fresh connection (curl: "Connection died,
+    /// retrying a fresh connect"), resending its body.
+    public var dropsConnection = false
+
+    /// A "response" that closes the connection without answering (``dropsConnection``).
+    public static var droppedConnection: LabHTTPResponse {
+        var response = LabHTTPResponse()
+        response.dropsConnection = true
+        return response
+    }
 
     /// Creates a response.
     ///

@@ -461,6 +461,7 @@ final class LabTLSServerEngine: Sendable {
                 request.serverName = serverName
                 request.connectionIndex = index
                 let response = configuration.handler?(request) ?? .text("hello from \(configuration.name)")
+                if response.dropsConnection { return }
                 let keepAlive = request.keepsAlive && response.header("Connection")?.lowercased() != "close"
                 // Counted before the bytes leave, so a client that has the response can rely
                 // on the counter.
