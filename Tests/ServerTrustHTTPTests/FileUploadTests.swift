@@ -151,6 +151,45 @@ struct FileUploadTests {
         #expect(response.usedNewConnection)
     }
 
+    @Test("a multipart form with file parts is streamed: the server gets exactly the encoded form, a dropped connection resends it")
+    func streamedMultipart() async throws {
+        let pki = try Lab.pki(host: host)
+        let received = Recorder<Int>()
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.handler = { request in
+                received.append(request.body.count)
+                // The second form arrives on the kept-alive connection and is dropped once.
+                if received.all.count == 2 { return .droppedConnection }
+                let hex = SHA256.hash(request.body).map { String(format: "%02x", $0) }.joined()
+                return .text("\(request.header("Content-Type") ?? "-") \(request.body.count) \(hex)")
+            }
+        }
+        defer { server.stop() }
+        let (first, _) = try Self.bodyFile()
+        let second = try Lab.temporaryDirectory() + "/notes.txt"
+        try Data("two\nlines\n".utf8).write(to: URL(fileURLWithPath: second))
+        var form = MultipartFormData(boundary: "StreamedBoundary")
+        form.append(name: "title", value: "two files")
+        try form.appendFile(name: "blob", path: first)
+        form.append(name: "inline", filename: "i.bin", data: [0, 1, 2])
+        try form.appendFile(name: "notes", path: second, contentType: "text/plain")
+        #expect(form.parts.map(\.filePath) == [nil, first, nil, second])
+        let expected = try form.encoded()
+        let session = try Lab.session(trusting: pki, resolving: [(host, server)])
+        let request = try MultipartRequestSerializer().serialize(HTTPRequest(.post, server.url(host: host, path: "/form")), with: form)
+        #expect(request.body == nil && request.streamedBody?.pieces.count == 5)
+        let progress = Recorder<TransferProgress>()
+        var tracked = request
+        tracked.uploadProgress = { progress.append($0) }
+        let summary = "multipart/form-data; boundary=StreamedBoundary \(expected.count) "
+            + SHA256.hash(expected).map { String(format: "%02x", $0) }.joined()
+        #expect(try await session.send(tracked).text == summary)
+        #expect(progress.all.last?.completed == Int64(expected.count))
+        // Same connection, dropped: curl rewinds the five pieces and sends them again.
+        #expect(try await session.send(request).text == summary)
+        #expect(received.all == [expected.count, expected.count, expected.count])
+    }
+
     @Test("a missing file, a directory, or a body and a file together fail before anything is sent")
     func badBodyFiles() async throws {
         let pki = try Lab.pki(host: host)
@@ -176,6 +215,11 @@ struct FileUploadTests {
             Issue.record("expected an invalid request for a body and a body file")
             return
         }
+        // A form's file part is checked when it is added, as AFNetworking does.
+        var form = MultipartFormData()
+        #expect(throws: HTTPError.self) { try form.appendFile(name: "f", path: missing) }
+        #expect(throws: HTTPError.self) { try form.appendFile(name: "f", path: directory) }
+        #expect(form.parts.isEmpty)
         #expect(server.statistics.requestsServed == 0)
     }
 }

@@ -132,16 +132,28 @@ public struct MultipartRequestSerializer: RequestSerializer {
     /// Creates a serializer.
     public init() {}
 
-    /// Encodes the parts as the body, with the boundary in `Content-Type`.
+    /// Sets the form as the body, with the boundary in `Content-Type`. A form with file parts
+    /// becomes a ``StreamedBody`` (the files are read while the request is sent, as
+    /// AFNetworking's multipart body stream reads them); a form without becomes ``HTTPRequest/body``.
     ///
     /// - Parameters:
     ///   - request: The request.
     ///   - parameters: The form.
     /// - Returns: The request.
-    /// - Throws: Never for in-memory parts.
+    /// - Throws: Never.
     public func serialize(_ request: HTTPRequest, with parameters: MultipartFormData) throws(HTTPError) -> HTTPRequest {
         var request = request
-        request.body = parameters.encoded()
+        let body = parameters.streamedBody
+        if body.pieces.contains(where: { if case .file = $0 { true } else { false } }) {
+            request.body = nil
+            request.streamedBody = body
+        } else {
+            request.streamedBody = nil
+            request.body = body.pieces.flatMap { piece -> [UInt8] in
+                if case .bytes(let bytes) = piece { return bytes }
+                return []
+            }
+        }
         request.headers["Content-Type"] = parameters.contentType
         return request
     }
@@ -157,8 +169,11 @@ public struct MultipartFormData: Sendable {
         public var filename: String?
         /// The part's `Content-Type`, if any.
         public var contentType: String?
-        /// The content.
+        /// The content, for parts held in memory (empty for a part read from ``filePath``).
         public var data: [UInt8]
+        /// The file the content is read from while the request is sent, for parts added with
+        /// ``MultipartFormData/appendFile(name:path:filename:contentType:)``.
+        public var filePath: String?
     }
 
     /// The boundary (random unless given).
@@ -179,7 +194,7 @@ public struct MultipartFormData: Sendable {
     ///   - name: The field name.
     ///   - value: The text (UTF-8).
     public mutating func append(name: String, value: String) {
-        parts.append(Part(name: name, filename: nil, contentType: nil, data: Array(value.utf8)))
+        parts.append(Part(name: name, filename: nil, contentType: nil, data: Array(value.utf8), filePath: nil))
     }
 
     /// Adds a file from memory.
@@ -190,37 +205,41 @@ public struct MultipartFormData: Sendable {
     ///   - contentType: The media type (default `application/octet-stream`).
     ///   - data: The content.
     public mutating func append(name: String, filename: String, contentType: String = "application/octet-stream", data: [UInt8]) {
-        parts.append(Part(name: name, filename: filename, contentType: contentType, data: data))
+        parts.append(Part(name: name, filename: filename, contentType: contentType, data: data, filePath: nil))
     }
 
-    /// Adds a file read from disk now.
+    /// Adds a file read from disk while the request is sent, never held in memory whole
+    /// (AFNetworking's `appendPartWithFileURL:name:fileName:mimeType:error:`). Its size is
+    /// measured when each attempt starts.
     ///
     /// - Parameters:
     ///   - name: The field name.
     ///   - path: The file.
     ///   - filename: The name the server sees (default: the last path component).
     ///   - contentType: The media type (default `application/octet-stream`).
-    /// - Throws: ``HTTPError/fileError(path:reason:)`` if the file cannot be read.
+    /// - Throws: ``HTTPError/fileError(path:reason:)`` if the file cannot be opened now or is
+    ///   not a regular file (AFNetworking checks the same when the part is added).
     public mutating func appendFile(name: String, path: String, filename: String? = nil,
                                     contentType: String = "application/octet-stream") throws(HTTPError) {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw HTTPError.fileError(path: path, reason: "\(error)")
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw HTTPError.fileError(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw HTTPError.fileError(path: path, reason: "not a regular file")
         }
         let shownName = filename ?? String(path.split(separator: "/").last ?? Substring(path))
-        append(name: name, filename: shownName, contentType: contentType, data: Array(data))
+        parts.append(Part(name: name, filename: shownName, contentType: contentType, data: [], filePath: path))
     }
 
     /// `multipart/form-data; boundary=…`.
     public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
 
-    /// The body bytes.
-    ///
-    /// - Returns: The encoded form.
-    public func encoded() -> [UInt8] {
-        var out: [UInt8] = []
+    /// The body as pieces: the encoded boundaries, part headers and in-memory contents, and
+    /// each file part's file.
+    public var streamedBody: StreamedBody {
+        var pieces: [StreamedBody.Piece] = []
+        var pending: [UInt8] = []
         func quoted(_ text: String) -> String {
             // RFC 7578 §4.2: quote, escaping `"` and line breaks as browsers do.
             "\"" + text.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D")
@@ -232,11 +251,39 @@ public struct MultipartFormData: Sendable {
             head += "\r\n"
             if let contentType = part.contentType { head += "Content-Type: \(contentType)\r\n" }
             head += "\r\n"
-            out += Array(head.utf8)
-            out += part.data
-            out += Array("\r\n".utf8)
+            pending += Array(head.utf8)
+            if let path = part.filePath {
+                pieces.append(.bytes(pending))
+                pieces.append(.file(path: path))
+                pending = []
+            } else {
+                pending += part.data
+            }
+            pending += Array("\r\n".utf8)
         }
-        out += Array("--\(boundary)--\r\n".utf8)
+        pending += Array("--\(boundary)--\r\n".utf8)
+        pieces.append(.bytes(pending))
+        return StreamedBody(pieces)
+    }
+
+    /// The whole body in memory, file parts read now.
+    ///
+    /// - Returns: The encoded form.
+    /// - Throws: ``HTTPError/fileError(path:reason:)`` if a file part cannot be read.
+    public func encoded() throws(HTTPError) -> [UInt8] {
+        var out: [UInt8] = []
+        for piece in streamedBody.pieces {
+            switch piece {
+            case .bytes(let bytes):
+                out += bytes
+            case .file(let path):
+                do {
+                    out += try Data(contentsOf: URL(fileURLWithPath: path))
+                } catch {
+                    throw HTTPError.fileError(path: path, reason: "\(error)")
+                }
+            }
+        }
         return out
     }
 }

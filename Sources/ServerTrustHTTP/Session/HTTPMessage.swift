@@ -263,6 +263,30 @@ public struct TransferProgress: Sendable, Hashable {
 /// A progress callback. It runs on the session's transfer thread: keep it short.
 public typealias ProgressHandler = @Sendable (TransferProgress) -> Void
 
+/// A request body read while it is sent: in-memory pieces and files, in order (AFNetworking's
+/// multipart body stream). Each attempt of a request (a 307/308 redirect, an authentication
+/// retry) opens the files again and sends the whole body; `Content-Length` is the sum of the
+/// pieces' sizes when the attempt starts, and a file is never read past the size it had then.
+public struct StreamedBody: Sendable {
+    /// One piece of the body.
+    public enum Piece: Sendable, Hashable {
+        /// Bytes from memory.
+        case bytes([UInt8])
+        /// A regular file's contents, read as they are sent.
+        case file(path: String)
+    }
+
+    /// The pieces, in order.
+    public var pieces: [Piece]
+
+    /// Creates a body from its pieces.
+    ///
+    /// - Parameter pieces: The pieces, in order.
+    public init(_ pieces: [Piece]) {
+        self.pieces = pieces
+    }
+}
+
 /// One HTTP request (`NSURLRequest` plus AFNetworking's per-task options).
 public struct HTTPRequest: Sendable {
     /// The method.
@@ -273,12 +297,20 @@ public struct HTTPRequest: Sendable {
     public var headers: HTTPHeaders
     /// The body, if any (sent with `Content-Length`).
     public var body: [UInt8]?
+    /// A body read while it is sent instead of held in memory: pieces of memory and files,
+    /// in order (a multipart form with file parts, see ``MultipartFormData/appendFile(name:path:filename:contentType:)``).
+    /// Setting both this and ``body`` is an invalid request.
+    public var streamedBody: StreamedBody?
     /// A file to send as the body, read while it is sent instead of held in memory
     /// (URLSession's `uploadTask(with:fromFile:)`, AFNetworking's
-    /// `uploadTaskWithRequest:fromFile:`). Each attempt (a 307/308 redirect, an authentication
-    /// retry) opens the file again and sends it whole, with its size at that moment as
-    /// `Content-Length`. Setting both this and ``body`` is an invalid request.
-    public var bodyFilePath: String?
+    /// `uploadTaskWithRequest:fromFile:`): ``streamedBody`` with the file as its one piece.
+    public var bodyFilePath: String? {
+        get {
+            guard let pieces = streamedBody?.pieces, pieces.count == 1, case .file(let path) = pieces[0] else { return nil }
+            return path
+        }
+        set { streamedBody = newValue.map { StreamedBody([.file(path: $0)]) } }
+    }
     /// Seconds for the whole request, overriding the session's ``HTTPSessionConfiguration/timeout``.
     public var timeout: Double?
     /// A credential for HTTP authentication on this request's origin: used when the server
@@ -309,7 +341,7 @@ public struct HTTPRequest: Sendable {
         self.url = url
         self.headers = headers
         self.body = body
-        self.bodyFilePath = nil
+        self.streamedBody = nil
         self.timeout = nil
         self.credential = nil
         self.sendsCredentialPreemptively = false

@@ -19,9 +19,9 @@ struct RequestExecution {
         var target = try core.target(for: request.url)
         var method = request.method
         var body = request.body
-        var bodyFilePath = request.bodyFilePath
-        if body != nil && bodyFilePath != nil {
-            throw HTTPError.invalidRequest("a request has either a body or a body file, not both")
+        var streamedBody = request.streamedBody
+        if body != nil && streamedBody != nil {
+            throw HTTPError.invalidRequest("a request has either a body or a streamed body (a body file), not both")
         }
         var headers = request.headers.merging(defaults: core.configuration.defaultHeaders)
         let handler = request.challengeHandler ?? core.configuration.taskChallengeHandler
@@ -37,7 +37,7 @@ struct RequestExecution {
 
         while true {
             let spec = TransferSpec(
-                target: target, method: method, headers: headers, body: body, bodyFilePath: bodyFilePath, timeout: request.timeout ?? core.configuration.timeout,
+                target: target, method: method, headers: headers, body: body, streamedBody: streamedBody, timeout: request.timeout ?? core.configuration.timeout,
                 httpCredential: httpCredential, proxyCredential: proxyCredential, usesFreshConnection: request.usesFreshConnection,
                 destinationPath: request.destinationPath, uploadProgress: request.uploadProgress,
                 downloadProgress: request.downloadProgress, challengeHandler: handler)
@@ -95,7 +95,7 @@ struct RequestExecution {
                 if (response.statusCode == 303 && method != .head) || ((response.statusCode == 301 || response.statusCode == 302) && method == .post) {
                     method = .get
                     body = nil
-                    bodyFilePath = nil
+                    streamedBody = nil
                     headers.remove("Content-Type")
                     headers.remove("Content-Length")
                 }

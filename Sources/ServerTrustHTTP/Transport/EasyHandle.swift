@@ -72,7 +72,7 @@ final class EasyHandle {
 
     /// Whether the options set for the previous transfer apply to `transfer` as they are.
     private func optionsStillApply(to transfer: Transfer, resolveListSet: Bool) -> Bool {
-        guard transfer.postBuffer == nil, transfer.spec.bodyFilePath == nil, transfer.spec.destinationPath == nil,
+        guard transfer.postBuffer == nil, transfer.spec.streamedBody == nil, transfer.spec.destinationPath == nil,
               transfer.spec.uploadProgress == nil, transfer.spec.downloadProgress == nil else { return false }
         return configuredFor?.matches(transfer.spec, resolveListSet: resolveListSet) ?? false
     }
@@ -80,7 +80,7 @@ final class EasyHandle {
     /// The key to remember after configuring for `transfer`, when its options can be reused.
     private func reuseKey(for transfer: Transfer, resolveListSet: Bool) -> ReuseKey? {
         let spec = transfer.spec
-        guard transfer.postBuffer == nil, spec.bodyFilePath == nil, spec.destinationPath == nil, spec.uploadProgress == nil,
+        guard transfer.postBuffer == nil, spec.streamedBody == nil, spec.destinationPath == nil, spec.uploadProgress == nil,
               spec.downloadProgress == nil else {
             return nil
         }
@@ -259,25 +259,26 @@ final class EasyHandle {
 
         // Method and body.
         let method = spec.method
-        let hasBody = transfer.postBuffer != nil || spec.bodyFilePath != nil
+        let hasBody = transfer.postBuffer != nil || spec.streamedBody != nil
         if method == .head {
             setLong(CURLOPT_NOBODY, 1)
         } else if method == .get && !hasBody {
             setLong(CURLOPT_HTTPGET, 1)
         } else {
-            if let path = spec.bodyFilePath {
-                // Streamed: curl asks for the bytes as it sends them, and seeks back to the
-                // start if it must send the body again within this hop (a reused connection
-                // found dead after the request went out). Our own retries (redirects, 401)
-                // are new hops and open the file again.
-                let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-                guard descriptor >= 0 else { return .fileError(path: path, reason: String(cString: strerror(errno))) }
-                transfer.source = descriptor
-                var status = stat()
-                guard fstat(descriptor, &status) == 0 else { return .fileError(path: path, reason: String(cString: strerror(errno))) }
-                guard status.st_mode & S_IFMT == S_IFREG else { return .fileError(path: path, reason: "not a regular file") }
+            if let streamed = spec.streamedBody {
+                // Read as it is sent: curl asks for the bytes through the read callback, and
+                // seeks back if it must send the body again within this hop (a reused
+                // connection found dead after the request went out). Our own retries
+                // (redirects, 401) are new hops and open the files again.
+                let reader: StreamedBodyReader
+                do {
+                    reader = try StreamedBodyReader(streamed)
+                } catch {
+                    return error
+                }
+                transfer.bodyReader = reader
                 setLong(CURLOPT_POST, 1)
-                check(CURLOPT_POSTFIELDSIZE_LARGE, CServerTrustShims_curl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(status.st_size)))
+                check(CURLOPT_POSTFIELDSIZE_LARGE, CServerTrustShims_curl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(reader.size)))
                 check(CURLOPT_READFUNCTION, CServerTrustShims_curl_easy_setopt_read_function(handle, easyReadCallback))
                 setPointer(CURLOPT_READDATA, opaqueSelf)
                 check(CURLOPT_SEEKFUNCTION, CServerTrustShims_curl_easy_setopt_seek_function(handle, easySeekCallback))
@@ -358,23 +359,22 @@ final class EasyHandle {
         return bytes.count
     }
 
-    /// The next bytes of a streamed body (``TransferSpec/bodyFilePath``).
+    /// The next bytes of a streamed body (``TransferSpec/streamedBody``).
     func readBody(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
-        guard let transfer, transfer.source >= 0 else { return Curl.readAbort }
-        while true {
-            let count = read(transfer.source, buffer, capacity)
-            if count >= 0 { return count }
-            if errno == EINTR { continue }
-            transfer.callbackFailure = .fileError(path: transfer.spec.bodyFilePath ?? "?", reason: String(cString: strerror(errno)))
+        guard let transfer, let reader = transfer.bodyReader else { return Curl.readAbort }
+        do {
+            return try reader.read(into: buffer, capacity: capacity)
+        } catch {
+            transfer.callbackFailure = error
             return Curl.readAbort
         }
     }
 
-    /// Moves the streamed body's file position (curl rewinds it to resend the body).
+    /// Moves the streamed body's position (curl rewinds it to resend the body, always with
+    /// `SEEK_SET`; any other origin is answered "cannot seek", which makes curl fail the hop).
     func seekBody(to offset: Int64, whence: Int32) -> Int32 {
-        guard let transfer, transfer.source >= 0, lseek(transfer.source, off_t(offset), whence) >= 0 else {
-            return Int32(CURL_SEEKFUNC_FAIL)
-        }
+        guard whence == SEEK_SET else { return Int32(CURL_SEEKFUNC_CANTSEEK) }
+        guard let reader = transfer?.bodyReader, reader.seek(to: offset) else { return Int32(CURL_SEEKFUNC_FAIL) }
         return Int32(CURL_SEEKFUNC_OK)
     }
 

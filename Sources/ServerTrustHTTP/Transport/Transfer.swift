@@ -8,8 +8,8 @@ struct TransferSpec: Sendable {
     var method: HTTPMethod
     var headers: HTTPHeaders
     var body: [UInt8]?
-    /// A file streamed as the body (``HTTPRequest/bodyFilePath``).
-    var bodyFilePath: String?
+    /// A body read while it is sent (``HTTPRequest/streamedBody``).
+    var streamedBody: StreamedBody?
     var timeout: Double
     /// User/password and the `CURLAUTH_*` mask for the origin.
     var httpCredential: (user: String, password: String, schemes: Int)?
@@ -78,8 +78,8 @@ final class Transfer: @unchecked Sendable {
     /// A local failure inside a callback (download file).
     @exclusivity(unchecked) var callbackFailure: HTTPError?
     @exclusivity(unchecked) var destination: Int32 = -1
-    /// The open ``TransferSpec/bodyFilePath`` curl reads the body from (-1: none).
-    @exclusivity(unchecked) var source: Int32 = -1
+    /// The open ``TransferSpec/streamedBody`` curl reads the body from.
+    @exclusivity(unchecked) var bodyReader: StreamedBodyReader?
     @exclusivity(unchecked) var lastUpload: Int64 = -1
     @exclusivity(unchecked) var lastDownload: Int64 = -1
     /// The request body, copied once into memory curl may read until the hop ends
@@ -108,10 +108,8 @@ final class Transfer: @unchecked Sendable {
             close(destination)
             destination = -1
         }
-        if source >= 0 {
-            close(source)
-            source = -1
-        }
+        bodyReader?.close()
+        bodyReader = nil
     }
 
     /// Moves the response out (the hop has finished; nothing reads it afterwards), so the
