@@ -31,6 +31,8 @@ enum GetCommand {
           -X, --request METHOD      the method (default GET, or POST with -d)
           -d, --data DATA           a body; @FILE reads a file (repeatable, joined with &)
           -T, --upload-file FILE    send FILE as the body, streamed as it is sent (PUT unless -X)
+          -F, --form NAME=VALUE     a multipart/form-data field (POST unless -X; repeatable); NAME=@FILE
+                                    adds FILE as a file part, streamed as it is sent (NAME=@FILE;type=MIME)
           -H, --header 'Name: value'  a header (repeatable)
           -u, --user USER:PASS      Basic credentials, sent preemptively (Digest answered on 401)
           --cert FILE [--key FILE] [--pass PASS]
@@ -61,7 +63,8 @@ enum GetCommand {
     }
 
     static let valueOptions: [String: String] = [
-        "-X": "--request", "--request": "--request", "-d": "--data", "--data": "--data", "-T": "--upload-file", "--upload-file": "--upload-file", "-H": "--header", "--header": "--header",
+        "-X": "--request", "--request": "--request", "-d": "--data", "--data": "--data", "-T": "--upload-file", "--upload-file": "--upload-file",
+        "-F": "--form", "--form": "--form", "-H": "--header", "--header": "--header",
         "-u": "--user", "--user": "--user", "-o": "--output", "--output": "--output", "--cert": "--cert", "--key": "--key",
         "--pass": "--pass", "--proxy": "--proxy", "--proxy-user": "--proxy-user", "--proxy-cacert": "--proxy-cacert",
         "--resolve": "--resolve",
@@ -220,6 +223,12 @@ enum GetCommand {
             request.method = .post
             request.headers["Content-Type"] = "application/x-www-form-urlencoded"
         }
+        let fields = parsed.all("--form")
+        if !fields.isEmpty {
+            guard data.isEmpty, parsed.value("--upload-file") == nil else { throw CLIError("-F cannot be combined with -d or -T (one body)") }
+            request = try MultipartRequestSerializer().serialize(request, with: try form(fields))
+            request.method = .post
+        }
         if let upload = parsed.value("--upload-file") {
             guard data.isEmpty else { throw CLIError("-T and -d cannot be combined (one body)") }
             // Streamed from the file as it is sent (curl's -T, a PUT unless -X says otherwise).
@@ -287,6 +296,36 @@ enum GetCommand {
         } catch {
             throw CLIError("--cert \(path): \(error)")
         }
+    }
+
+    /// curl's `-F` fields: `NAME=VALUE`, or `NAME=@FILE[;type=MIME]` for a file part (its file
+    /// checked now, read while the request is sent).
+    static func form(_ fields: [String]) throws -> MultipartFormData {
+        var form = MultipartFormData()
+        for field in fields {
+            guard let equals = field.firstIndex(of: "="), equals != field.startIndex else {
+                throw CLIError("-F '\(field)' is not NAME=VALUE or NAME=@FILE")
+            }
+            let name = String(field[..<equals])
+            let value = field[field.index(after: equals)...]
+            guard value.hasPrefix("@") else {
+                form.append(name: name, value: String(value))
+                continue
+            }
+            var path = String(value.dropFirst())
+            var contentType = "application/octet-stream"
+            if let marker = path.range(of: ";type=") {
+                contentType = String(path[marker.upperBound...])
+                path = String(path[..<marker.lowerBound])
+                guard contentType.contains("/") else { throw CLIError("-F '\(field)': type '\(contentType)' is not a media type") }
+            }
+            do {
+                try form.appendFile(name: name, path: path, contentType: contentType)
+            } catch {
+                throw CLIError("-F \(name): \(error)")
+            }
+        }
+        return form
     }
 
     /// The trust decision the flags describe.

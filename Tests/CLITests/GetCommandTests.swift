@@ -133,6 +133,16 @@ struct GetCommandTests {
         #expect(missingUpload.status == 2 && missingUpload.stderr.contains("nope"), "\(missingUpload.stderr)")
         let both = try fixture.get("/echo", ["-T", upload, "-d", "x"])
         #expect(both.status == 2 && both.stderr.contains("-T and -d"), "\(both.stderr)")
+        // -F builds a multipart form (file parts streamed), as curl's --form.
+        let form = try fixture.get("/echo", ["-F", "title=hi", "-F", "doc=@\(upload);type=text/plain"])
+        #expect(form.status == 0, "\(form.stderr)")
+        #expect(form.stdout.hasPrefix("POST auth=- x=- body=--ServerTrust-"), "\(form.stdout)")
+        #expect(form.stdout.contains("name=\"title\"\r\n\r\nhi\r\n"), "\(form.stdout)")
+        #expect(form.stdout.contains("name=\"doc\"; filename=\"upload.txt\"\r\nContent-Type: text/plain\r\n\r\nfile body\n\r\n"), "\(form.stdout)")
+        let badForm = try fixture.get("/echo", ["-F", "doc=@" + fixture.directory + "/nope"])
+        #expect(badForm.status == 2 && badForm.stderr.contains("-F doc:"), "\(badForm.stderr)")
+        let mixed = try fixture.get("/echo", ["-F", "a=b", "-d", "x"])
+        #expect(mixed.status == 2 && mixed.stderr.contains("-F cannot be combined"), "\(mixed.stderr)")
     }
 
     @Test("exit 2 for bad input")
