@@ -221,13 +221,7 @@ public struct MultipartFormData: Sendable {
     ///   not a regular file (AFNetworking checks the same when the part is added).
     public mutating func appendFile(name: String, path: String, filename: String? = nil,
                                     contentType: String = "application/octet-stream") throws(HTTPError) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw HTTPError.fileError(path: path, reason: String(cString: strerror(errno))) }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-            throw HTTPError.fileError(path: path, reason: "not a regular file")
-        }
+        close(try StreamedBodyReader.openRegularFile(path).descriptor)
         let shownName = filename ?? String(path.split(separator: "/").last ?? Substring(path))
         parts.append(Part(name: name, filename: shownName, contentType: contentType, data: [], filePath: path))
     }

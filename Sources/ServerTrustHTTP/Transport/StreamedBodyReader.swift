@@ -39,19 +39,13 @@ final class StreamedBodyReader {
             case .bytes(let bytes):
                 segments.append(Segment(source: .bytes(bytes), size: Int64(bytes.count)))
             case .file(let path):
-                let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-                guard descriptor >= 0 else {
-                    let reason = String(cString: strerror(errno))
+                do {
+                    let (descriptor, size) = try Self.openRegularFile(path)
+                    segments.append(Segment(source: .file(descriptor: descriptor, path: path), size: size))
+                } catch {
                     closeOpened()
-                    throw HTTPError.fileError(path: path, reason: reason)
+                    throw error
                 }
-                var status = stat()
-                guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-                    _ = Glibc.close(descriptor)
-                    closeOpened()
-                    throw HTTPError.fileError(path: path, reason: "not a regular file")
-                }
-                segments.append(Segment(source: .file(descriptor: descriptor, path: path), size: Int64(status.st_size)))
             }
             total += segments[segments.count - 1].size
         }
@@ -60,6 +54,22 @@ final class StreamedBodyReader {
     }
 
     deinit { close() }
+
+    /// Opens `path` for reading and measures it; only regular files (a device or a FIFO
+    /// would never end, a directory cannot be read).
+    ///
+    /// - Returns: The descriptor, which the caller closes, and the size.
+    /// - Throws: ``HTTPError/fileError(path:reason:)``.
+    static func openRegularFile(_ path: String) throws(HTTPError) -> (descriptor: Int32, size: Int64) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw HTTPError.fileError(path: path, reason: String(cString: strerror(errno))) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            _ = Glibc.close(descriptor)
+            throw HTTPError.fileError(path: path, reason: "not a regular file")
+        }
+        return (descriptor, Int64(status.st_size))
+    }
 
     /// Closes the files (the hop has ended); later reads find nothing.
     func close() {
