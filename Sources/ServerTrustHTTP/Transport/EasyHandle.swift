@@ -98,9 +98,9 @@ final class EasyHandle {
     /// nothing about which one it is. Behind an `https://` proxy, a new connection always
     /// runs the proxy's handshake first (curl opens the socket, speaks TLS to the proxy,
     /// sends `CONNECT`, then starts the origin's TLS inside the tunnel), so the first
-    /// handshake after a new socket is the proxy's. A miscount would hand one decider the
-    /// other's chain under the other's host name, which host-name validation (on by default
-    /// for both) rejects.
+    /// handshake after a new socket is the proxy's. (Were curl ever to deviate from that
+    /// order, a decider would be handed the other peer's chain checked against its own peer's
+    /// host name, which host-name validation rejects unless proxy and origin share a name.)
     func handshakeRole() -> TLSHooks.Role {
         guard core.proxyTrust != nil else { return .origin }
         defer { handshakesOnNewConnection += 1 }
