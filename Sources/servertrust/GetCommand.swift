@@ -37,9 +37,7 @@ enum GetCommand {
           -u, --user USER:PASS      Basic credentials, sent preemptively (Digest answered on 401)
           --cert FILE [--key FILE] [--pass PASS]
                                     a client certificate: PKCS#12, or PEM certificate (and key)
-          --proxy URL               an http:// or https:// proxy (CONNECT for https); --proxy-user USER:PASS
-          --proxy-cacert FILE       roots (PEM) an https:// proxy's certificate may chain to, besides the
-                                    system roots (repeatable); the proxy's host name is always checked
+          \(ProxyOptions.usage)
           --resolve HOST:PORT:ADDR  connect to ADDR for HOST:PORT (as curl; repeatable)
           --timeout SECONDS         for the whole request (default 60)
           --max-redirs N            redirects to follow (default 10; 0 returns the 3xx)
@@ -183,28 +181,8 @@ enum GetCommand {
             guard let count = Int(redirects), count >= 0 else { throw CLIError("--max-redirs must be a non-negative integer") }
             configuration.maximumRedirects = count
         }
-        if let proxy = parsed.value("--proxy") {
-            let isHTTPS = proxy.lowercased().hasPrefix("https://")
-            guard isHTTPS || proxy.lowercased().hasPrefix("http://") else { throw CLIError("--proxy must be an http:// or https:// URL") }
-            var proxyConfiguration = ProxyConfiguration(url: proxy)
-            let proxyRoots = parsed.all("--proxy-cacert")
-            if !proxyRoots.isEmpty {
-                guard isHTTPS else { throw CLIError("--proxy-cacert needs an https:// --proxy") }
-                let system: TrustStore
-                do {
-                    system = try TrustStore.system()
-                } catch {
-                    throw CLIError("system trust store: \(error)")
-                }
-                let roots = try proxyRoots.flatMap(certificates)
-                proxyConfiguration.serverTrust = StandardTrustDecider(anchors: system + TrustStore(roots, sources: proxyRoots))
-            }
-            if let user = parsed.value("--proxy-user") {
-                let (name, password) = try splitUser(user, option: "--proxy-user")
-                proxyConfiguration.credential = .user(name, password: password, persistence: .none)
-            }
-            configuration.proxy = proxyConfiguration
-        }
+        configuration.proxy = try ProxyOptions.configuration(url: parsed.value("--proxy"), user: parsed.value("--proxy-user"),
+                                                             caCertificates: parsed.all("--proxy-cacert"))
         if let certificatePath = parsed.value("--cert") {
             configuration.clientIdentities[host.lowercased()] = try identity(certificatePath, key: parsed.value("--key"),
                                                                               password: parsed.value("--pass"))

@@ -6,7 +6,8 @@ import Foundation
 enum InspectCommand {
     static let usage = """
         usage: servertrust inspect FILE... [--json]
-               servertrust inspect https://HOST[:PORT] [--resolve HOST:PORT:ADDR] [--timeout S] [--handshake-only] [--json]
+               servertrust inspect https://HOST[:PORT] [--resolve HOST:PORT:ADDR] [--timeout S] [--handshake-only]
+                                   [--proxy URL] [--json]
 
         FILE: prints every certificate in PEM files and bundles (explanatory text allowed) and DER
         files, as `openssl x509 -text -noout` would, one block per certificate.
@@ -17,7 +18,9 @@ enum InspectCommand {
         then whether the chain verifies for HOST against the system roots (SSL_CERT_FILE /
         SSL_CERT_DIR, default /etc/ssl/certs/ca-certificates.crt), and if not, why.
         The chain is recorded, never trusted; one HEAD / request is sent (no credentials) to learn the
-        HTTP protocol. The cipher suite is not shown: the libcurl transport does not expose it.
+        HTTP protocol. Through --proxy it shows what a client on that network is served: an
+        intercepting proxy's minted chain (Charles, mitmproxy, a corporate TLS inspector) fails to
+        verify unless its root is among the system roots.
 
         options:
           --json                    JSON: files, an array with one object per certificate; a host, one
@@ -25,6 +28,7 @@ enum InspectCommand {
           --resolve HOST:PORT:ADDR  connect to ADDR for HOST:PORT (as curl); TLS and the checks use HOST
           --timeout SECONDS         for connecting, the handshake and the HEAD request (default 10)
           --handshake-only          abort once the certificates arrive: nothing is sent, ALPN not shown
+          \(ProxyOptions.usage)
 
         exit codes: 0 success (a host: its chain verifies), 1 a host's chain does not verify against the
         system roots (everything is still shown), 2 unreadable or malformed input or bad usage,
@@ -32,7 +36,7 @@ enum InspectCommand {
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let options = try Options(arguments, flags: ["--json", "--help", "--handshake-only"], values: ["--resolve", "--timeout"])
+        let options = try Options(arguments, flags: ["--json", "--help", "--handshake-only"], values: Set(["--resolve", "--timeout"]).union(ProxyOptions.names))
         if options.flags.contains("--help") {
             print(usage)
             return ExitCode.success
@@ -44,7 +48,7 @@ enum InspectCommand {
             guard options.positionals.count == 1 else { throw CLIError("give one https:// URL, or files, not both or several URLs") }
             return try InspectHost.run(url, options: options)
         }
-        for option in ["--resolve", "--timeout"] where options.values[option] != nil {
+        for option in ["--resolve", "--timeout"] + ProxyOptions.names.sorted() where options.values[option] != nil {
             throw CLIError("\(option) is for an https:// URL, not files")
         }
         if options.flags.contains("--handshake-only") { throw CLIError("--handshake-only is for an https:// URL, not files") }

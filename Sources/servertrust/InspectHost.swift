@@ -50,12 +50,14 @@ struct HTTPSTarget {
         self.connectTo = address
     }
 
-    /// Connects and records what the server serves; network and TLS failures are exit 4.
-    func probe(timeout: Double, request: TLSProbe.Request) throws -> ProbeResult {
+    /// Connects (through `proxy`, if given) and records what the server serves; network and
+    /// TLS failures are exit 4.
+    func probe(timeout: Double, request: TLSProbe.Request, proxy: ProxyConfiguration? = nil) throws -> ProbeResult {
         let host = self.host, port = self.port, address = connectTo
         let result = GetCommand.runBlocking { () -> Result<ProbeResult, HTTPError> in
             do throws(HTTPError) {
-                return .success(try await TLSProbe.fetch(host: host, port: port, connectTo: address, timeout: timeout, request: request))
+                return .success(try await TLSProbe.fetch(host: host, port: port, connectTo: address, timeout: timeout, request: request,
+                                                         proxy: proxy))
             } catch {
                 return .failure(error)
             }
@@ -114,23 +116,27 @@ enum InspectHost {
     static func run(_ argument: String, options: Options) throws -> Int32 {
         let target = try HTTPSTarget(argument, resolve: options.values["--resolve"] ?? [])
         let timeout = try HTTPSTarget.timeout(options)
-        let probe = try target.probe(timeout: timeout, request: options.flags.contains("--handshake-only") ? .handshakeOnly : .head)
+        let proxy = try ProxyOptions.configuration(options)
+        let probe = try target.probe(timeout: timeout, request: options.flags.contains("--handshake-only") ? .handshakeOnly : .head,
+                                     proxy: proxy)
         let verification = SystemVerification(chain: probe.chain, host: target.host)
         if options.flags.contains("--json") {
-            print(json(probe, target: target, verification: verification).rendered)
+            print(json(probe, target: target, proxy: proxy, verification: verification).rendered)
         } else {
-            print(human(probe, target: target, verification: verification, handshakeOnly: options.flags.contains("--handshake-only")))
+            print(human(probe, target: target, proxy: proxy, verification: verification,
+                        handshakeOnly: options.flags.contains("--handshake-only")))
         }
         return verification.verified ? ExitCode.success : ExitCode.rejected
     }
 
     /// The host form's JSON object (README "The commands", `inspect https://HOST[:PORT]`).
-    static func json(_ probe: ProbeResult, target: HTTPSTarget, verification: SystemVerification) -> JSON {
+    static func json(_ probe: ProbeResult, target: HTTPSTarget, proxy: ProxyConfiguration?, verification: SystemVerification) -> JSON {
         .object([
             ("url", .string(target.url)),
             ("host", .string(target.host)),
             ("port", .int(target.port)),
             ("connectTo", target.connectTo.map(JSON.string) ?? .null),
+            ("proxy", proxy.map { .string($0.url) } ?? .null),
             ("tlsVersion", probe.tlsVersion.map(JSON.string) ?? .null),
             ("cipher", probe.cipher.map(JSON.string) ?? .null),
             ("alpn", probe.alpn.map(JSON.string) ?? .null),
@@ -144,11 +150,11 @@ enum InspectHost {
         ])
     }
 
-    static func human(_ probe: ProbeResult, target: HTTPSTarget, verification: SystemVerification, handshakeOnly: Bool) -> String {
+    static func human(_ probe: ProbeResult, target: HTTPSTarget, proxy: ProxyConfiguration?, verification: SystemVerification,
+                      handshakeOnly: Bool) -> String {
         var lines: [(String, String)] = []
         lines.append(("Protocol", probe.tlsVersion ?? "unknown"))
         lines.append(("Cipher", probe.cipher ?? "unknown"))
-        lines.append(("Cipher", "not reported (the libcurl transport does not expose it)"))
         if let alpn = probe.alpn {
             lines.append(("ALPN", alpn + (probe.httpStatus.map { " (HEAD / answered \($0))" } ?? "")))
         } else if handshakeOnly {
@@ -163,7 +169,8 @@ enum InspectHost {
             lines.append(("Verified", "NO, for \(target.host) against the system roots: \(verification.reason ?? "unknown")"))
         }
         let width = lines.map(\.0.count).max() ?? 0
-        var out = "Connected to \(target.authority)" + (target.connectTo.map { " (\($0), from --resolve)" } ?? "") + "\n"
+        var out = "Connected to \(target.authority)" + (target.connectTo.map { " (\($0), from --resolve)" } ?? "")
+            + (proxy.map { " through the proxy \($0.url)" } ?? "") + "\n"
         out += lines.map { "  " + $0.0 + String(repeating: " ", count: width - $0.0.count) + "  " + $0.1 }.joined(separator: "\n")
         out += "\n\nServed chain: \(probe.chain.count) certificate\(probe.chain.count == 1 ? "" : "s")"
         for (index, certificate) in probe.chain.enumerated() {

@@ -10,7 +10,7 @@ import TrustEvaluation
 enum PinsCommand {
     static let usage = """
         usage: servertrust pins FILE [--host H] [options]
-               servertrust pins https://HOST[:PORT] [--resolve HOST:PORT:ADDR] [options]
+               servertrust pins https://HOST[:PORT] [--resolve HOST:PORT:ADDR | --proxy URL] [options]
 
         Prints the SPKI pins (RFC 7469: base64 SHA-256 of a certificate's public key) to configure for
         a server, from a PEM/DER chain file (leaf first, as the server sends it) or from the chain the
@@ -42,6 +42,7 @@ enum PinsCommand {
                                     a spare key's pin to add (repeatable; also sha256//… or bare base64)
           --resolve HOST:PORT:ADDR  connect to ADDR for HOST:PORT (as curl)
           --timeout SECONDS         for connecting and the handshake (default 10)
+          \(ProxyOptions.usage)
 
         exit codes: 0 printed (warnings included), 2 unreadable or malformed input or bad usage,
         4 connection or TLS failure
@@ -52,7 +53,7 @@ enum PinsCommand {
     }
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let options = try Options(arguments, flags: ["--help"], values: ["--host", "--format", "--resolve", "--timeout", "--backup-pin"])
+        let options = try Options(arguments, flags: ["--help"], values: Set(["--host", "--format", "--resolve", "--timeout", "--backup-pin"]).union(ProxyOptions.names))
         if options.flags.contains("--help") {
             print(usage)
             return ExitCode.success
@@ -80,13 +81,14 @@ enum PinsCommand {
         if HTTPSTarget.looksLikeURL(source) {
             guard options.value("--host") == nil else { throw CLIError("--host is for the FILE form; the URL names the host") }
             let target = try HTTPSTarget(source, resolve: options.values["--resolve"] ?? [])
-            let probe = try target.probe(timeout: try HTTPSTarget.timeout(options), request: .handshakeOnly)
+            let probe = try target.probe(timeout: try HTTPSTarget.timeout(options), request: .handshakeOnly,
+                                         proxy: try ProxyOptions.configuration(options))
             chain = probe.chain
             host = target.host
             port = target.port
             origin = "served by \(target.url)"
         } else {
-            for option in ["--resolve", "--timeout"] where options.values[option] != nil {
+            for option in ["--resolve", "--timeout"] + ProxyOptions.names.sorted() where options.values[option] != nil {
                 throw CLIError("\(option) is for an https:// URL, not a file")
             }
             let bytes = try CLI.readFile(source)

@@ -58,7 +58,8 @@ struct InspectHostTests {
         #expect(out.hasPrefix("Connected to \(Self.host):\(fixture.server.port) (127.0.0.1, from --resolve)"), "\(out)")
         #expect(out.contains("Protocol  TLSv1.3"), "\(out)")
         #expect(out.contains("ALPN      http/1.1 (HEAD / answered 200)"), "\(out)")
-        #expect(out.contains("Cipher    not reported"))
+        // The negotiated suite, read in the verify callback (TLS 1.3: one of the TLS_* suites).
+        #expect(out.contains("Cipher    TLS_"), "\(out)")
         #expect(out.contains("Verified  yes, for \(Self.host) against the system roots"), "\(out)")
         #expect(out.contains("Served chain: 2 certificates"))
         #expect(out.contains("CN=\(Self.host)"))
@@ -175,6 +176,45 @@ struct InspectHostTests {
         #expect(result.stderr.hasPrefix("servertrust: inspect: https://\(Self.host):\(port)/: transport failure: curl 7"), "\(result.stderr)")
     }
 
+    @Test("--proxy through an intercepting relay: the minted chain is shown, and verifies only with the interception root among the system roots")
+    func throughAnInterceptingProxy() throws {
+        let fixture = try Fixture()
+        defer { fixture.stop() }
+        // A differently named CA (P-384), so an untrusted interception root is unknown, not a clash.
+        let interception = try LabPKI.webChain(host: "charles.example.test", algorithm: .p384, keySlot: 92)
+        var configuration = LabMITMRelay.Configuration(mode: .httpProxy, interceptionCA: interception.rootIssuer, name: "corporate inspector")
+        configuration.hostOverrides = [Self.host: "127.0.0.1"]
+        let relay = try LabMITMRelay.started(configuration)
+        defer { relay.stop() }
+        let interceptionRoots = try LabFiles.writeBundle([interception.root], to: fixture.directory + "/interception-roots.pem")
+        let arguments = ["inspect", fixture.url(), "--proxy", relay.proxyURL]
+        let environment = ["SSL_CERT_DIR": fixture.directory + "/no-such-dir"]
+        let intercepted = try CLIRunner.run(arguments, environment: environment.merging(["SSL_CERT_FILE": fixture.trustedRoots]) { $1 })
+        #expect(intercepted.status == 1, "\(intercepted.stderr)")
+        let out = intercepted.stdout
+        #expect(out.hasPrefix("Connected to \(Self.host):\(fixture.server.port) through the proxy \(relay.proxyURL)"), "\(out)")
+        #expect(out.contains("Verified  NO, for \(Self.host) against the system roots: untrustedRoot"), "\(out)")
+        let interceptionName = try Certificate(derEncoded: interception.root.der).subject.rfc4514
+        #expect(out.contains("Issuer          \(interceptionName)"), "the minted leaf names the interception root: \(out)")
+        let genuinePin = try Self.pin(fixture.pki.leaf)
+        #expect(!out.contains("sha256/" + genuinePin), "the genuine leaf was never served")
+        // The relay intercepted the connection and forwarded the HEAD to the genuine server.
+        #expect(relay.statistics.connectionsIntercepted == 1 && fixture.server.statistics.requestsServed == 1)
+        let trusted = try CLIRunner.run(arguments + ["--json"], environment: environment.merging(["SSL_CERT_FILE": interceptionRoots]) { $1 })
+        #expect(trusted.status == 0, "\(trusted.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(trusted.stdout.utf8)) as? [String: Any])
+        #expect(object["proxy"] as? String == relay.proxyURL && object["verified"] as? Bool == true)
+        // pins through the same proxy: the minted leaf's key, not the genuine one.
+        let pins = try CLIRunner.run(["pins", fixture.url(), "--proxy", relay.proxyURL, "--format", "curl"],
+                                     environment: environment.merging(["SSL_CERT_FILE": interceptionRoots]) { $1 })
+        let minted = try #require(relay.mintedCertificates[Self.host])
+        let mintedPin = try Self.pin(minted)
+        #expect(pins.status == 0 && pins.stdout.contains("sha256//" + mintedPin), "\(pins.stdout) \(pins.stderr)")
+        let pinsFromFile = try CLIRunner.run(["pins", fixture.trustedRoots, "--proxy", relay.proxyURL])
+        #expect(pinsFromFile.status == 2 && pinsFromFile.stderr == "servertrust: pins: --proxy is for an https:// URL, not a file\n",
+                "\(pinsFromFile.stderr)")
+    }
+
     @Test("bad input exits 2 with one line and connects nowhere")
     func badInput() throws {
         let fixture = try Fixture()
@@ -193,6 +233,11 @@ struct InspectHostTests {
             ["inspect", fixture.trustedRoots, "--resolve", "\(Self.host):1:127.0.0.1"],
             ["inspect", fixture.trustedRoots, "--handshake-only"],
             ["inspect", "https://\(Self.host):99999/"],
+            ["inspect", url, "--proxy", "socks5://127.0.0.1:1080"],
+            ["inspect", url, "--proxy-user", "a:b"],
+            ["inspect", url, "--proxy", "http://127.0.0.1:9", "--proxy-cacert", fixture.trustedRoots],
+            ["inspect", url, "--proxy", "http://127.0.0.1:9"] + fixture.resolve(),
+            ["inspect", fixture.trustedRoots, "--proxy", "http://127.0.0.1:9"],
         ]
         for arguments in cases {
             let result = try CLIRunner.run(arguments)

@@ -90,12 +90,18 @@ public enum TLSProbe {
     ///     `--resolve host:port:address`); `nil` resolves `host`.
     ///   - timeout: Seconds for the whole probe (connect, handshake and request).
     ///   - request: Whether to abort after the chain or send a `HEAD` request.
+    ///   - proxy: Reach the server through this proxy (`CONNECT`), to see what a client on
+    ///     that network is served: an intercepting proxy's minted chain, say. An `https://`
+    ///     proxy's own certificate is decided by its ``ProxyConfiguration/serverTrust``; only
+    ///     the server's chain is recorded. Cannot be combined with `address` (the proxy
+    ///     resolves the host).
     /// - Returns: The served chain and the connection facts.
-    /// - Throws: ``HTTPError/invalidRequest(_:)`` for a bad host, port, address or timeout;
-    ///   the transport's ``HTTPError`` when no certificate arrived (connection refused, name
-    ///   not found, handshake failure, timeout).
+    /// - Throws: ``HTTPError/invalidRequest(_:)`` for a bad host, port, address, timeout or
+    ///   proxy; the transport's ``HTTPError`` when no certificate arrived (connection refused,
+    ///   name not found, handshake failure, timeout, a proxy that refused or was not trusted).
     public static func fetch(
-        host: String, port: Int = 443, connectTo address: String? = nil, timeout: Double = 10, request: Request = .handshakeOnly
+        host: String, port: Int = 443, connectTo address: String? = nil, timeout: Double = 10, request: Request = .handshakeOnly,
+        proxy: ProxyConfiguration? = nil
     ) async throws(HTTPError) -> ProbeResult {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         guard !bare.isEmpty, !bare.contains(where: { $0 == "/" || $0 == " " || $0 == "@" || $0 == "?" || $0 == "#" }) else {
@@ -109,6 +115,7 @@ public enum TLSProbe {
         let recorder = ChainRecorder()
         var configuration = HTTPSessionConfiguration(serverTrust: RecordingDecider(recorder: recorder, accepts: request == .head))
         if let address {
+            guard proxy == nil else { throw .invalidRequest("an address to connect to and a proxy exclude each other (the proxy resolves \(bare))") }
             guard !address.isEmpty, !address.contains("/") else { throw .invalidRequest("'\(address)' is not an address to connect to") }
             let connect = address.contains(":") && !address.hasPrefix("[") ? "[\(address)]" : address
             configuration.resolve = ["\(authority):\(connect)"]
@@ -119,6 +126,7 @@ public enum TLSProbe {
         configuration.tlsSessionResumption = false
         configuration.acceptsCompressedResponses = false
         configuration.maximumTransferThreads = 1
+        configuration.proxy = proxy
         let session = try HTTPSession(configuration: configuration)
         defer { session.invalidate() }
 
