@@ -39,8 +39,9 @@ public final class HTTPSession: Sendable {
     ///
     /// - Parameter configuration: The setup.
     /// - Throws: ``HTTPError/invalidRequest(_:)`` for an unusable configuration (bad
-    ///   `resolve` entry, unsupported proxy), ``HTTPError/fileError(path:reason:)`` for an
-    ///   unreadable credential store.
+    ///   `resolve` entry, a proxy URL that is not `http://` or `https://`, an `https://` proxy
+    ///   without a decider when the system trust store cannot be read),
+    ///   ``HTTPError/fileError(path:reason:)`` for an unreadable credential store.
     public init(configuration: HTTPSessionConfiguration) throws(HTTPError) {
         self.configuration = configuration
         let core = try SessionCore(configuration: configuration)
