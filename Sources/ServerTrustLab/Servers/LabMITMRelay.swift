@@ -98,7 +98,12 @@ public final class LabMITMRelay: Sendable {
         public var maximumConnections: Int
         /// Seconds allowed for the CONNECT exchange, TCP connect and each TLS handshake.
         public var handshakeTimeout: Double
-        /// Seconds a relayed connection may sit idle in both directions.
+        /// Seconds a relayed connection may sit idle in both directions (default 300, as
+        /// ``LabTLSServer/Configuration/idleTimeout`` and for the same reason: tests assert that
+        /// a second request reuses the tunnel, and in full AddressSanitizer runs a test can wait
+        /// tens of seconds between two requests; with a 30 s default, `HTTPSProxyTests` saw its
+        /// keep-alive tunnel closed once, 70 s into a run). Tunnels a client leaves open end
+        /// with ``LabMITMRelay/stop()`` anyway.
         public var idleTimeout: Double
 
         /// Creates a configuration with the defaults: TLS 1.2–1.3, ALPN `http/1.1` on both
@@ -126,7 +131,7 @@ public final class LabMITMRelay: Sendable {
             self.address = .ipv4
             self.maximumConnections = 128
             self.handshakeTimeout = 10
-            self.idleTimeout = 30
+            self.idleTimeout = 300
         }
     }
 
