@@ -1,4 +1,5 @@
 internal import Foundation
+internal import TrustEvaluation
 
 /// Turns parameters into a request (AFNetworking's `AFURLRequestSerialization`).
 public protocol RequestSerializer: Sendable {
@@ -144,15 +145,13 @@ public struct MultipartRequestSerializer: RequestSerializer {
     public func serialize(_ request: HTTPRequest, with parameters: MultipartFormData) throws(HTTPError) -> HTTPRequest {
         var request = request
         let body = parameters.streamedBody
-        if body.pieces.contains(where: { if case .file = $0 { true } else { false } }) {
+        // Without file parts the pieces are one run of bytes (they split only around files).
+        if body.pieces.count == 1, case .bytes(let bytes) = body.pieces[0] {
+            request.streamedBody = nil
+            request.body = bytes
+        } else {
             request.body = nil
             request.streamedBody = body
-        } else {
-            request.streamedBody = nil
-            request.body = body.pieces.flatMap { piece -> [UInt8] in
-                if case .bytes(let bytes) = piece { return bytes }
-                return []
-            }
         }
         request.headers["Content-Type"] = parameters.contentType
         return request
@@ -260,7 +259,9 @@ public struct MultipartFormData: Sendable {
         return StreamedBody(pieces)
     }
 
-    /// The whole body in memory, file parts read now.
+    /// The whole body in memory, file parts read now (through the project's one reader of
+    /// user-named files, which refuses devices and files over 64 MiB; a request streams them
+    /// instead).
     ///
     /// - Returns: The encoded form.
     /// - Throws: ``HTTPError/fileError(path:reason:)`` if a file part cannot be read.
@@ -272,9 +273,9 @@ public struct MultipartFormData: Sendable {
                 out += bytes
             case .file(let path):
                 do {
-                    out += try Data(contentsOf: URL(fileURLWithPath: path))
+                    out += try TrustStore.readFile(path)
                 } catch {
-                    throw HTTPError.fileError(path: path, reason: "\(error)")
+                    throw HTTPError.fileError(path: path, reason: error.reason)
                 }
             }
         }
