@@ -91,6 +91,8 @@ runs = collections.defaultdict(dict)  # (alg, mode, round) -> label -> row
 for row in rows:
     runs[(row["alg"], row["bench"].removeprefix("https-"), row["round"])][row["label"]] = row
 labels = sorted({row["label"] for row in rows} - {"libcurl"})
+if not labels:
+    sys.exit(f"https-ab: {sys.argv[1]} holds no servertrust run to compare")
 random.seed(7)  # a fixed seed: the same file always prints the same intervals
 
 def interval(ratios):
@@ -155,8 +157,10 @@ if [ -z "$OUTFILE" ]; then
 fi
 : > "$OUTFILE"
 
-CLIENTS=("libcurl|$BENCH_BIN/curl_https_bench" "servertrust|$ST bench https")
-[ -n "$BASELINE" ] && CLIENTS+=("baseline|$BASELINE bench https")
+# Labels and programs side by side (paths may hold spaces); the servertrust ones get `bench https`.
+LABELS=(libcurl servertrust)
+PROGRAMS=("$BENCH_BIN/curl_https_bench" "$ST")
+if [ -n "$BASELINE" ]; then LABELS+=(baseline); PROGRAMS+=("$BASELINE"); fi
 
 FAILED=0
 for round in $(seq "$ROUNDS"); do
@@ -166,9 +170,10 @@ for round in $(seq "$ROUNDS"); do
     pin=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["spki_sha256_b64"])' "$BENCH_PKI/$alg/meta.json")
     for mode in $MODES; do
       count=$REQUESTS; [ "$mode" = keepalive ] && count=$KEEPALIVE
-      for client in "${CLIENTS[@]}"; do
-        label=${client%%|*}
-        read -r -a command <<< "${client#*|}"
+      for index in "${!LABELS[@]}"; do
+        label=${LABELS[$index]}
+        command=("${PROGRAMS[$index]}")
+        [ "$label" = libcurl ] || command+=(bench https)
         if ! line=$("${PIN_CPU[@]}" "${command[@]}" --url "https://$BENCH_HOST:$port/1k.bin" --connect-ip "$BENCH_IP" \
              --cainfo "$BENCH_PKI/$alg/trust-store.pem" --pin "sha256//$pin" --mode "$mode" \
              --requests "$count" --max-seconds "$BENCH_HTTPS_MAX_S" --alg "$alg"); then
