@@ -43,7 +43,8 @@ enum GetCommand {
           --max-redirs N            redirects to follow (default 10; 0 returns the 3xx)
         output:
           -o, --output FILE         write the body to FILE (a progress bar on a terminal)
-          --json                    print status, headers, timing, TLS version and the decision as JSON
+          --json                    print status, headers, timing, TLS version and the decision (and an https
+                                    proxy's, proxyDecision) as JSON
 
         exit codes: 0 2xx/3xx, 1 trust rejected, 2 bad input, 3 HTTP status >= 400, 4 other network or TLS failure
         """
@@ -426,6 +427,7 @@ enum GetCommand {
             ])),
             ("redirects", .array(response.redirects.map { .object([("status", .int($0.statusCode)), ("location", .string($0.location))]) })),
             ("decision", response.trustDecision.map(decisionJSON) ?? .null),
+            ("proxyDecision", response.proxyTrustDecision.map(decisionJSON) ?? .null),
             ("bodyBytes", .int(outputPath.map(fileSize) ?? response.body.count)),
         ]
         if includeBody { pairs.append(("body", .string(response.text))) }
@@ -435,7 +437,7 @@ enum GetCommand {
     static func errorJSON(_ error: HTTPError) -> JSON {
         var pairs: [(String, JSON)] = [("error", .string("\(error)"))]
         if case .serverTrustRejected(let decision) = error { pairs.append(("decision", decisionJSON(decision))) }
-        if case .proxyTrustRejected(let decision) = error { pairs.append(("proxy_decision", decisionJSON(decision))) }
+        if case .proxyTrustRejected(let decision) = error { pairs.append(("proxyDecision", decisionJSON(decision))) }
         return .object(pairs)
     }
 

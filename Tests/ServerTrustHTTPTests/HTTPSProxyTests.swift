@@ -77,14 +77,23 @@ struct HTTPSProxyTests {
         #expect(first.text == "hello from origin")
         let decision = try #require(first.trustDecision)
         #expect(decision.isAccepted && decision.host == Self.originHost && decision.evaluator == "pins")
+        // The proxy's own decision comes with the response, separate from the origin's.
+        let proxyDecision = try #require(first.proxyTrustDecision)
+        #expect(proxyDecision.isAccepted && proxyDecision.host == Self.proxyHost && proxyDecision.port == Int(fixture.relay.port))
+        #expect(proxyDecision.evaluator == "chain" && !proxyDecision.isFromEarlierHandshake)
         let second = try await session.get(fixture.url)
         #expect(second.text == "hello from origin" && !second.usedNewConnection)
+        // A reused tunnel had no proxy handshake: the session's last proxy decision, marked so.
+        #expect(second.proxyTrustDecision?.host == Self.proxyHost && second.proxyTrustDecision?.isFromEarlierHandshake == true)
         // A fresh connection runs both handshakes again, each with its own decider (the
         // handshake count restarts with every new socket).
         var fresh = HTTPRequest(.get, fixture.url)
         fresh.usesFreshConnection = true
         let third = try await session.send(fresh)
         #expect(third.text == "hello from origin" && third.usedNewConnection && third.trustDecision?.host == Self.originHost)
+        // (Its proxy handshake may resume the first TLS session: no certificate, so the
+        // decision is again the remembered one.)
+        #expect(third.proxyTrustDecision?.host == Self.proxyHost && third.proxyTrustDecision?.isAccepted == true)
         let statistics = fixture.relay.statistics
         #expect(statistics.proxyHandshakesCompleted == 2 && statistics.tunnelsPassedThrough == 2)
         let target = "\(Self.originHost):\(fixture.server.port)"

@@ -390,6 +390,12 @@ public struct HTTPResponse: Sendable, CustomStringConvertible {
     /// The trust decision for the connection (``TrustDecision/isFromEarlierHandshake`` for a
     /// reused connection or a resumed TLS session); `nil` for plain HTTP.
     public let trustDecision: TrustDecision?
+    /// The decision on an `https://` proxy's own certificate, made by
+    /// ``ProxyConfiguration/serverTrust`` against the proxy's host name when the connection
+    /// was opened (``TrustDecision/isFromEarlierHandshake`` for a reused connection or a
+    /// resumed TLS session to the proxy: the session's last accepted proxy decision); `nil`
+    /// without a proxy or through an `http://` one. The origin's decision stays in ``trustDecision``: neither judges the other's peer.
+    public let proxyTrustDecision: TrustDecision?
     /// Each redirect followed, oldest first (status and `Location`).
     public let redirects: [(statusCode: Int, location: String)]
 

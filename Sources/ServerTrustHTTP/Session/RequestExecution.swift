@@ -120,7 +120,8 @@ struct RequestExecution {
                               statusCode: Int? = nil) -> HTTPResponse {
         HTTPResponse(url: target.url, statusCode: statusCode ?? raw.statusCode, httpVersion: raw.httpVersion, headers: raw.finalHeaders, body: raw.body,
                      timing: raw.timing, tlsVersion: raw.tlsVersion, tlsSessionResumed: raw.tlsSessionResumed,
-                     usedNewConnection: raw.usedNewConnection, trustDecision: raw.trustDecision, redirects: redirects)
+                     usedNewConnection: raw.usedNewConnection, trustDecision: raw.trustDecision,
+                     proxyTrustDecision: raw.proxyTrustDecision, redirects: redirects)
     }
 
     /// Runs the HTTP-authentication challenge flow for the offered schemes (Digest before

@@ -20,6 +20,11 @@ final class SessionCore: Sendable {
 
     /// What decides an `https://` proxy's own certificate; `nil` without one.
     let proxyTrust: ProxyTrust?
+    /// `proxyTrust != nil`, read per request without copying the decider out.
+    let hasHTTPSProxy: Bool
+    /// The last accepted decision on the proxy's certificate, reported for requests that
+    /// reused a connection through it.
+    private let proxyDecision = Mutex<TrustDecision?>(nil)
 
     struct ProxyTrust: Sendable {
         var host: String
@@ -71,6 +76,7 @@ final class SessionCore: Sendable {
         } else {
             proxyTrust = nil
         }
+        hasHTTPSProxy = proxyTrust != nil
         self.credentials = try CredentialStore(path: configuration.credentialStorePath)
         self.usesHTTP2 = configuration.allowsHTTP2 && Curl.supportsHTTP2
     }
@@ -103,6 +109,15 @@ final class SessionCore: Sendable {
             // After the change: a reader that sees the new generation finds the new entry.
             decisionGeneration.add(1, ordering: .releasing)
         }
+    }
+
+    func rememberProxy(_ decision: TrustDecision) {
+        guard decision.isAccepted else { return }
+        proxyDecision.withLock { $0 = decision }
+    }
+
+    func lastProxyDecision() -> TrustDecision? {
+        proxyDecision.withLock { $0 }
     }
 
     func lastDecision(host: String, port: Int) -> TrustDecision? {

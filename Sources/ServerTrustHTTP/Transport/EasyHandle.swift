@@ -488,6 +488,12 @@ final class EasyHandle {
         if target.isHTTPS {
             transfer.response.trustDecision = transfer.trustDecision ?? decisionFromEarlierHandshake(host: target.host, port: target.port)
         }
+        if core.hasHTTPSProxy {
+            // A full proxy handshake on this transfer's connection decided it; a reused
+            // connection or a resumed proxy session reports the session's last accepted
+            // proxy decision, as for origins.
+            transfer.response.proxyTrustDecision = transfer.proxyTrustDecision ?? core.lastProxyDecision()?.reused
+        }
     }
 }
 

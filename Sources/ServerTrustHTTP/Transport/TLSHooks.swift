@@ -141,6 +141,7 @@ extension EasyHandle {
         case .failure(let rejection): decision = rejection.decision
         }
         transfer.proxyTrustDecision = decision
+        if decision.isAccepted { core.rememberProxy(decision) }
         return decision.isAccepted
     }
 

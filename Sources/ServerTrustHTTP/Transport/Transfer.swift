@@ -36,6 +36,9 @@ struct RawResponse: Sendable {
     var tlsSessionResumed = false
     var usedNewConnection = false
     var trustDecision: TrustDecision?
+    /// The `https://` proxy's decision for the connection (see
+    /// ``HTTPResponse/proxyTrustDecision``).
+    var proxyTrustDecision: TrustDecision?
 }
 
 /// One hop in flight. Created by the requesting task, then handed to one transfer lane:
