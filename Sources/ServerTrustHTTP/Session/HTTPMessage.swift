@@ -367,6 +367,15 @@ public struct HTTPTiming: Sendable, Hashable {
     public let total: Double
 }
 
+/// An `https://` proxy's decision, as ``HTTPResponse`` stores it.
+final class ProxyDecision: Sendable {
+    let decision: TrustDecision
+
+    init(_ decision: TrustDecision) {
+        self.decision = decision
+    }
+}
+
 /// A complete HTTP response.
 public struct HTTPResponse: Sendable, CustomStringConvertible {
     /// The URL that produced this response (after redirects).
@@ -394,8 +403,13 @@ public struct HTTPResponse: Sendable, CustomStringConvertible {
     /// ``ProxyConfiguration/serverTrust`` against the proxy's host name when the connection
     /// was opened (``TrustDecision/isFromEarlierHandshake`` for a reused connection or a
     /// resumed TLS session to the proxy: the session's last accepted proxy decision); `nil`
-    /// without a proxy or through an `http://` one. The origin's decision stays in ``trustDecision``: neither judges the other's peer.
-    public let proxyTrustDecision: TrustDecision?
+    /// without a proxy or through an `http://` one. The origin's decision stays in
+    /// ``trustDecision``: neither judges the other's peer.
+    public var proxyTrustDecision: TrustDecision? { proxyDecision?.decision }
+    /// Boxed: responses are moved several times per request and most sessions have no
+    /// proxy; an inline optional decision would add its 153 bytes to every move (the
+    /// response is 296 bytes).
+    let proxyDecision: ProxyDecision?
     /// Each redirect followed, oldest first (status and `Location`).
     public let redirects: [(statusCode: Int, location: String)]
 

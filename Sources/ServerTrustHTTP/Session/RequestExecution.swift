@@ -121,7 +121,7 @@ struct RequestExecution {
         HTTPResponse(url: target.url, statusCode: statusCode ?? raw.statusCode, httpVersion: raw.httpVersion, headers: raw.finalHeaders, body: raw.body,
                      timing: raw.timing, tlsVersion: raw.tlsVersion, tlsSessionResumed: raw.tlsSessionResumed,
                      usedNewConnection: raw.usedNewConnection, trustDecision: raw.trustDecision,
-                     proxyTrustDecision: raw.proxyTrustDecision, redirects: redirects)
+                     proxyDecision: raw.proxyDecision, redirects: redirects)
     }
 
     /// Runs the HTTP-authentication challenge flow for the offered schemes (Digest before

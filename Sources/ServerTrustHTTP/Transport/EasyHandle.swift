@@ -492,7 +492,9 @@ final class EasyHandle {
             // A full proxy handshake on this transfer's connection decided it; a reused
             // connection or a resumed proxy session reports the session's last accepted
             // proxy decision, as for origins.
-            transfer.response.proxyTrustDecision = transfer.proxyTrustDecision ?? core.lastProxyDecision()?.reused
+            if let decision = transfer.proxyTrustDecision ?? core.lastProxyDecision()?.reused {
+                transfer.response.proxyDecision = ProxyDecision(decision)
+            }
         }
     }
 }

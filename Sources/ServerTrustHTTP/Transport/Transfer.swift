@@ -38,7 +38,7 @@ struct RawResponse: Sendable {
     var trustDecision: TrustDecision?
     /// The `https://` proxy's decision for the connection (see
     /// ``HTTPResponse/proxyTrustDecision``).
-    var proxyTrustDecision: TrustDecision?
+    var proxyDecision: ProxyDecision?
 }
 
 /// One hop in flight. Created by the requesting task, then handed to one transfer lane:
