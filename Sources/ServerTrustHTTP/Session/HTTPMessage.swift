@@ -367,8 +367,8 @@ public struct HTTPTiming: Sendable, Hashable {
     public let total: Double
 }
 
-/// An `https://` proxy's decision, as ``HTTPResponse`` stores it.
-final class ProxyDecision: Sendable {
+/// A trust decision as ``HTTPResponse`` stores it.
+final class DecisionBox: Sendable {
     let decision: TrustDecision
 
     init(_ decision: TrustDecision) {
@@ -398,18 +398,20 @@ public struct HTTPResponse: Sendable, CustomStringConvertible {
     public let usedNewConnection: Bool
     /// The trust decision for the connection (``TrustDecision/isFromEarlierHandshake`` for a
     /// reused connection or a resumed TLS session); `nil` for plain HTTP.
-    public let trustDecision: TrustDecision?
+    public var trustDecision: TrustDecision? { trustDecisionBox?.decision }
     /// The decision on an `https://` proxy's own certificate, made by
     /// ``ProxyConfiguration/serverTrust`` against the proxy's host name when the connection
     /// was opened (``TrustDecision/isFromEarlierHandshake`` for a reused connection or a
     /// resumed TLS session to the proxy: the session's last accepted proxy decision); `nil`
     /// without a proxy or through an `http://` one. The origin's decision stays in
     /// ``trustDecision``: neither judges the other's peer.
-    public var proxyTrustDecision: TrustDecision? { proxyDecision?.decision }
-    /// Boxed: responses are moved several times per request and most sessions have no
-    /// proxy; an inline optional decision would add its 153 bytes to every move (the
-    /// response is 296 bytes).
-    let proxyDecision: ProxyDecision?
+    public var proxyTrustDecision: TrustDecision? { proxyTrustDecisionBox?.decision }
+    /// The decisions are boxed: a response is moved several times per request, and an
+    /// inline optional decision adds 153 bytes to each move and a retain and release per
+    /// reference it holds to each copy. A keep-alive request shares the box of the decision
+    /// it reports (one retain).
+    let trustDecisionBox: DecisionBox?
+    let proxyTrustDecisionBox: DecisionBox?
     /// Each redirect followed, oldest first (status and `Location`).
     public let redirects: [(statusCode: Int, location: String)]
 

@@ -120,8 +120,8 @@ struct RequestExecution {
                               statusCode: Int? = nil) -> HTTPResponse {
         HTTPResponse(url: target.url, statusCode: statusCode ?? raw.statusCode, httpVersion: raw.httpVersion, headers: raw.finalHeaders, body: raw.body,
                      timing: raw.timing, tlsVersion: raw.tlsVersion, tlsSessionResumed: raw.tlsSessionResumed,
-                     usedNewConnection: raw.usedNewConnection, trustDecision: raw.trustDecision,
-                     proxyDecision: raw.proxyDecision, redirects: redirects)
+                     usedNewConnection: raw.usedNewConnection, trustDecisionBox: raw.trustDecisionBox,
+                     proxyTrustDecisionBox: raw.proxyTrustDecisionBox, redirects: redirects)
     }
 
     /// Runs the HTTP-authentication challenge flow for the offered schemes (Digest before

@@ -114,8 +114,8 @@ final class EasyHandle {
 
     /// The decision reported for requests on reused connections, cached per session
     /// generation of decisions (``SessionCore/decisionGeneration``), so a keep-alive request
-    /// copies it instead of locking the session's table and hashing the host.
-    @exclusivity(unchecked) private var earlierDecision: (generation: Int, host: String, port: Int, decision: TrustDecision?)?
+    /// shares its box instead of locking the session's table and hashing the host.
+    @exclusivity(unchecked) private var earlierDecision: (generation: Int, host: String, port: Int, box: DecisionBox?)?
 
     init?(lane: TransferLane, core: SessionCore) {
         guard let handle = curl_easy_init() else { return nil }
@@ -486,29 +486,28 @@ final class EasyHandle {
         if blockOpen { closeHeaderBlock(of: transfer) }
         let target = transfer.spec.target
         if target.isHTTPS {
-            transfer.response.trustDecision = transfer.trustDecision ?? decisionFromEarlierHandshake(host: target.host, port: target.port)
+            transfer.response.trustDecisionBox = transfer.trustDecision.map(DecisionBox.init)
+                ?? decisionFromEarlierHandshake(host: target.host, port: target.port)
         }
         if core.hasHTTPSProxy {
             // A full proxy handshake on this transfer's connection decided it; a reused
             // connection or a resumed proxy session reports the session's last accepted
             // proxy decision, as for origins.
-            if let decision = transfer.proxyTrustDecision ?? core.lastProxyDecision()?.reused {
-                transfer.response.proxyDecision = ProxyDecision(decision)
-            }
+            transfer.response.proxyTrustDecisionBox = (transfer.proxyTrustDecision ?? core.lastProxyDecision()?.reused).map(DecisionBox.init)
         }
     }
 }
 
 extension EasyHandle {
     /// The session's last accepted decision for `host:port`, marked as reused.
-    fileprivate func decisionFromEarlierHandshake(host: String, port: Int) -> TrustDecision? {
+    fileprivate func decisionFromEarlierHandshake(host: String, port: Int) -> DecisionBox? {
         let generation = core.decisionGeneration.load(ordering: .acquiring)
         if let cached = earlierDecision, cached.generation == generation, cached.port == port, cached.host == host {
-            return cached.decision
+            return cached.box
         }
-        let decision = core.lastDecision(host: host, port: port)?.reused
-        earlierDecision = (generation, host, port, decision)
-        return decision
+        let box = core.lastDecision(host: host, port: port).map { DecisionBox($0.reused) }
+        earlierDecision = (generation, host, port, box)
+        return box
     }
 }
 

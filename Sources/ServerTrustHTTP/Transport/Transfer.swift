@@ -35,10 +35,10 @@ struct RawResponse: Sendable {
     var tlsVersion: String?
     var tlsSessionResumed = false
     var usedNewConnection = false
-    var trustDecision: TrustDecision?
-    /// The `https://` proxy's decision for the connection (see
-    /// ``HTTPResponse/proxyTrustDecision``).
-    var proxyDecision: ProxyDecision?
+    /// The origin's decision (``HTTPResponse/trustDecision``).
+    var trustDecisionBox: DecisionBox?
+    /// The `https://` proxy's decision for the connection (``HTTPResponse/proxyTrustDecision``).
+    var proxyTrustDecisionBox: DecisionBox?
 }
 
 /// One hop in flight. Created by the requesting task, then handed to one transfer lane:
