@@ -41,7 +41,10 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     private let threadIdentity = Atomic<UInt>(0)
 
     // Lane-thread state (no dynamic exclusivity check: one thread, no overlapping access).
-    @exclusivity(unchecked) private var active: [UnsafeMutableRawPointer: EasyHandle] = [:]
+    /// The handles in the multi handle. A list searched by pointer, not a dictionary: a lane
+    /// runs a few transfers at a time, and hashing the key on every add and completion cost
+    /// more than the scan.
+    @exclusivity(unchecked) private var active: [EasyHandle] = []
     /// Easy handles between transfers. None is cleaned up before the multi handle: a pooled
     /// connection's `SSL_CTX` keeps the handle that opened it as its callback argument (a TLS
     /// 1.2 renegotiation would call back into it), so handles live as long as the pool.
@@ -266,14 +269,14 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
             finish(transfer, failing: .invalidRequest("curl_multi_add_handle: \(String(cString: curl_multi_strerror(code)))"))
             return
         }
-        active[easy.handle] = easy
+        active.append(easy)
     }
 
     private func collectFinished() {
         var left: Int32 = 0
         while let message = curl_multi_info_read(multi, &left) {
             guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle,
-                  let easy = active.removeValue(forKey: handle) else { continue }
+                  let easy = removeActive(where: { $0.handle == handle }) else { continue }
             let code = message.pointee.data.result
             _ = curl_multi_remove_handle(multi, handle)
             guard let transfer = easy.transfer else {
@@ -317,12 +320,18 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     }
 
     private func abort(_ transfer: Transfer, with error: HTTPError) {
-        guard let (handle, easy) = active.first(where: { $0.value.transfer === transfer }) else { return }
-        active.removeValue(forKey: handle)
-        _ = curl_multi_remove_handle(multi, handle)
+        guard let easy = removeActive(where: { $0.transfer === transfer }) else { return }
+        _ = curl_multi_remove_handle(multi, easy.handle)
         easy.collectInfo(into: transfer)
         release(easy)
         finish(transfer, failing: error)
+    }
+
+    /// Takes the first active handle that matches out of ``active`` (order does not matter).
+    private func removeActive(where matches: (EasyHandle) -> Bool) -> EasyHandle? {
+        guard let index = active.firstIndex(where: matches) else { return nil }
+        active.swapAt(index, active.count - 1)
+        return active.removeLast()
     }
 
     private func release(_ easy: EasyHandle) {
@@ -345,15 +354,15 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         }
         for transfer in leftovers { finish(transfer, failing: .sessionInvalidated) }
         for job in jobs { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
-        for (handle, easy) in active {
-            _ = curl_multi_remove_handle(multi, handle)
+        for easy in active {
+            _ = curl_multi_remove_handle(multi, easy.handle)
             if let transfer = easy.transfer {
                 easy.transfer = nil
                 finish(transfer, failing: .sessionInvalidated)
             }
             idle.append(easy)
         }
-        active = [:]
+        active = []
         closed.store(true, ordering: .sequentiallyConsistent)
         while wakers.load(ordering: .sequentiallyConsistent) > 0 { sched_yield() }
         // Closes the pool's connections; no handshake (and so no callback) can start now.
