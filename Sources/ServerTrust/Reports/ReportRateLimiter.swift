@@ -1,5 +1,5 @@
 import Foundation
-import TrustEvaluation
+public import TrustEvaluation
 import Synchronization
 
 /// Lets an identical failure report through at most once per interval, and remembers what it

@@ -1,4 +1,5 @@
 import CertificateParsing
+public import TrustEvaluation
 
 /// SPKI-hash pinning with per-host pin sets (TrustKit, OkHttp, ATS, NSC and curl in one):
 /// host patterns, scopes, expiry, per-pin windows, the backup-pin rule, report-only mode,

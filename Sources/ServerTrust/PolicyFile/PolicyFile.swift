@@ -1,6 +1,6 @@
 public import CertificateParsing
 import Foundation
-import TrustEvaluation
+public import TrustEvaluation
 
 /// A declarative trust policy: per-host evaluators, pins and anchors, loaded from the JSON
 /// format of docs/policy-schema.md or from a TrustKit configuration dictionary, and turned into
