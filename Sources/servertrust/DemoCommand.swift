@@ -185,7 +185,7 @@ enum DemoCommand {
             allowInvalidCertificates: combination.allowInvalid, validatesDomainName: combination.validatesDomain,
             semantics: strict ? .strict : .compat)
         let port = lab.port(for: situation)
-        var configuration = HTTPSessionConfiguration(serverTrust: SecurityPolicyDecider(policy, systemAnchors: lab.systemAnchors))
+        var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(policy, anchors: lab.systemAnchors))
         configuration.resolve = ["\(host):\(port):127.0.0.1"]
         configuration.timeout = 10
         configuration.connectTimeout = 5

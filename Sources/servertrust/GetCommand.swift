@@ -17,13 +17,16 @@ enum GetCommand {
         trust (default: the system roots, host checked):
           --anchors FILE            extra trust anchors, PEM or DER (repeatable)
           --anchors-only            trust only --anchors, not the system roots
-          --pin sha256/BASE64       an SPKI pin some served certificate must carry (repeatable)
+          --pin sha256/BASE64       an SPKI pin a certificate of the validated path must carry (repeatable;
+                                    also sha256//…, sha384/…, sha512/…, bare base64); other hosts are refused
           --mode none|public-key|certificate
                                     AFNetworking pinning mode with --pinned-cert (ServerTrust.SecurityPolicy)
           --pinned-cert FILE        a pinned certificate for --mode (repeatable)
-          --strict                  SecurityPolicy strict semantics (default compat)
+          --compat                  SecurityPolicy with AFNetworking's exact semantics (default: strict;
+                                    --strict is accepted)
           --no-validate-domain      do not check the host name
-          --allow-invalid           accept invalid chains (pins, if any, still apply)
+          --allow-invalid           skip chain validation: with --pin the pins match the leaf alone, without
+                                    any pin nothing is checked
           --policy FILE             a JSON policy file (docs/policy-schema.md) instead of --mode, --pinned-cert,
                                     --pin, --strict, --no-validate-domain, --allow-invalid (--anchors add roots);
                                     pin failures are posted to its reportUris (system roots, never its pins)
@@ -67,10 +70,9 @@ enum GetCommand {
         "-u": "--user", "--user": "--user", "-o": "--output", "--output": "--output", "--cert": "--cert", "--key": "--key",
         "--pass": "--pass", "--proxy": "--proxy", "--proxy-user": "--proxy-user", "--proxy-cacert": "--proxy-cacert",
         "--resolve": "--resolve",
-        "--anchors": "--anchors", "--pin": "--pin", "--mode": "--mode", "--pinned-cert": "--pinned-cert",
-        "--timeout": "--timeout", "--max-redirs": "--max-redirs", "--policy": "--policy",
-    ]
-    static let flagOptions: Set<String> = ["--json", "--anchors-only", "--no-validate-domain", "--allow-invalid", "--strict", "--help"]
+        "--timeout": "--timeout", "--max-redirs": "--max-redirs",
+    ].merging(TrustOptions.valueNames.map { ($0, $0) }) { first, _ in first }
+    static let flagOptions: Set<String> = TrustOptions.flagNames.union(["--json", "--help"])
 
     static func parse(_ arguments: [String]) throws -> Arguments {
         var parsed = Arguments()
@@ -148,8 +150,8 @@ enum GetCommand {
         case .failure(let error):
             if json { CLI.writeStdout(errorJSON(error).rendered + "\n") }
             CLI.writeStderr("servertrust: get: \(error)")
-            if case .serverTrustRejected(let decision) = error, let explanation = decision.explanation {
-                CLI.writeStderr(explanation)
+            if case .serverTrustRejected(let decision) = error {
+                CLI.writeStderr(decision.explanation)
             }
             switch error {
             case .serverTrustRejected, .proxyTrustRejected: return ExitCode.rejected
@@ -168,7 +170,8 @@ enum GetCommand {
               scheme == "https" || scheme == "http", let host = components.host, !host.isEmpty else {
             throw CLIError("'\(url)' is not an http or https URL")
         }
-        var configuration = HTTPSessionConfiguration(serverTrust: try decider(parsed, reporter: reporter))
+        let trustOptions = TrustOptions(values: parsed.values, flags: parsed.flags)
+        var configuration = HTTPSessionConfiguration(serverTrust: try trustOptions.decider(host: host, alwaysPolicy: false, reporter: reporter))
         configuration.resolve = parsed.all("--resolve")
         for entry in configuration.resolve {
             let parts = entry.split(separator: ":", maxSplits: 2)
@@ -307,69 +310,6 @@ enum GetCommand {
         return form
     }
 
-    /// The trust decision the flags describe.
-    static func decider(_ parsed: Arguments, reporter: (any PinFailureReporter)? = nil) throws -> any ServerTrustDecider {
-        let custom = try parsed.all("--anchors").flatMap(certificates)
-        let anchorsOnly = parsed.flags.contains("--anchors-only")
-        if anchorsOnly && custom.isEmpty { throw CLIError("--anchors-only needs --anchors") }
-        let system: TrustStore
-        do {
-            system = anchorsOnly ? .empty : try TrustStore.system()
-        } catch {
-            throw CLIError("system trust store: \(error)")
-        }
-        if let policyPath = parsed.value("--policy") {
-            let anchors = anchorsOnly ? TrustStore(custom, sources: parsed.all("--anchors"))
-                : system + TrustStore(custom, sources: parsed.all("--anchors"))
-            return try policyFileDecider(policyPath, parsed, anchors: anchors, reporter: reporter)
-        }
-        var pins: Set<PublicKeyPin> = []
-        for text in parsed.all("--pin") {
-            guard let pin = PublicKeyPin(text) else { throw CLIError("--pin '\(text)' is not sha256/BASE64 of 32 bytes") }
-            pins.insert(pin)
-        }
-        let validatesDomain = !parsed.flags.contains("--no-validate-domain")
-        let allowInvalid = parsed.flags.contains("--allow-invalid")
-        let usesPolicy = parsed.value("--mode") != nil || !parsed.all("--pinned-cert").isEmpty || parsed.flags.contains("--strict")
-        guard usesPolicy else {
-            let anchors = anchorsOnly ? TrustStore(custom, sources: parsed.all("--anchors"))
-                : system + TrustStore(custom, sources: parsed.all("--anchors"))
-            return StandardTrustDecider(anchors: anchors, validatesDomainName: validatesDomain, allowInvalidCertificates: allowInvalid, pins: pins)
-        }
-        let mode: PinningMode
-        switch parsed.value("--mode") ?? "none" {
-        case "none": mode = .none
-        case "public-key": mode = .publicKey
-        case "certificate": mode = .certificate
-        case let other: throw CLIError("--mode: '\(other)' is not none, public-key or certificate")
-        }
-        let policy = SecurityPolicy(pinningMode: mode, pinnedCertificates: try parsed.all("--pinned-cert").flatMap(certificates),
-                                    allowInvalidCertificates: allowInvalid, validatesDomainName: validatesDomain,
-                                    semantics: parsed.flags.contains("--strict") ? .strict : .compat)
-        let policyDecider = SecurityPolicyDecider(policy, systemAnchors: system, customAnchors: custom, anchorsOnly: anchorsOnly)
-        guard !pins.isEmpty else { return policyDecider }
-        // SPKI pins on top of the policy: both must accept.
-        let pinDecider = StandardTrustDecider(anchors: .empty, allowInvalidCertificates: true, pins: pins)
-        return ClosureTrustDecider { chain in
-            let first = policyDecider.decide(chain)
-            return first.isAccepted ? pinDecider.decide(chain) : first
-        }
-    }
-
-    /// `--policy FILE`: the file's per-host rules (`PolicyFile.makeManager`), with `anchors` as
-    /// the system roots; failures of its `spkiPins` entries go to `reporter`.
-    static func policyFileDecider(_ path: String, _ parsed: Arguments, anchors: TrustStore,
-                                  reporter: (any PinFailureReporter)?) throws -> any ServerTrustDecider {
-        let conflicting = ["--mode", "--pinned-cert", "--pin"].filter { parsed.values[$0] != nil }
-            + ["--allow-invalid", "--no-validate-domain", "--strict"].filter { parsed.flags.contains($0) }
-        guard conflicting.isEmpty else { throw CLIError("--policy cannot be combined with \(conflicting.joined(separator: ", "))") }
-        let policy: PolicyFile
-        do { policy = try PolicyFile.load(contentsOf: path) } catch {
-            throw CLIError("--policy \(path): " + error.problems.map(\.description).joined(separator: "; "))
-        }
-        return SecurityPolicyDecider(policy.makeManager(reporter: reporter), systemAnchors: anchors)
-    }
-
     /// With `--policy`: the poster of pin-failure reports, through its own session on the system
     /// roots (never the policy's pins), with the `--resolve` entries. It makes no connection
     /// unless a report is sent; each outcome is one line on stderr.
@@ -392,7 +332,7 @@ enum GetCommand {
             ("verdict", .string(decision.verdict.rawValue)),
             ("evaluator", .string(decision.evaluator)),
             ("reason", .string(decision.reason)),
-            ("host", .string(decision.host)),
+            ("host", decision.host.map(JSON.string) ?? .null),
             ("port", .int(decision.port)),
             ("fromEarlierHandshake", .bool(decision.isFromEarlierHandshake)),
             ("servedChain", .array(decision.servedChain.map { certificate in

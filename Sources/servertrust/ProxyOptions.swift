@@ -1,3 +1,4 @@
+import ServerTrust
 import CertificateParsing
 import ServerTrustHTTP
 import TrustEvaluation
@@ -48,7 +49,7 @@ enum ProxyOptions {
                 throw CLIError("system trust store: \(error)")
             }
             let roots = try caCertificates.flatMap(GetCommand.certificates)
-            proxy.serverTrust = StandardTrustDecider(anchors: system + TrustStore(roots, sources: caCertificates))
+            proxy.serverTrust = ServerTrustDecider(DefaultTrustEvaluator(), anchors: system + TrustStore(roots, sources: caCertificates))
         }
         return proxy
     }

@@ -129,13 +129,16 @@ struct EvaluateCommandTests {
         #expect(pinned.status == 1)
     }
 
-    @Test("compat accepts another host's chain in public-key mode with --allow-invalid; --strict refuses it")
+    @Test("--compat accepts another host's chain in public-key mode with --allow-invalid; strict, the default, refuses it")
     func strictFixesHostCheck() throws {
         let arguments = [Self.files.otherHostChain, "--host", Self.host, "--mode", "public-key", "--pinned-cert", Self.files.root, "--allow-invalid"]
-        #expect(try Self.evaluate(arguments).status == 0)
-        let strict = try Self.evaluate(arguments + ["--strict"])
-        #expect(strict.status == 1)
-        #expect(strict.stdout.contains("hostValidationFailed"))
+        #expect(try Self.evaluate(arguments + ["--compat"]).status == 0)
+        for strictArguments in [arguments, arguments + ["--strict"]] {
+            let strict = try Self.evaluate(strictArguments)
+            #expect(strict.status == 1)
+            #expect(strict.stdout.contains("hostValidationFailed"))
+        }
+        #expect(try Self.evaluate(arguments + ["--compat", "--strict"]).status == 2)
     }
 
     @Test("--pin: a matching pin passes, a missing one prints the chain's pins beside the configured ones")

@@ -1,5 +1,6 @@
 import CertificateParsing
 import Foundation
+import ServerTrust
 import ServerTrustHTTP
 import ServerTrustLab
 import Testing
@@ -189,7 +190,7 @@ struct AuthenticationTests {
         let relay = try LabMITMRelay.started(relayConfiguration)
         defer { relay.stop() }
         let spaces = Recorder<ProtectionSpace>()
-        var configuration = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: try Lab.anchors(interception)))
+        var configuration = HTTPSessionConfiguration(serverTrust: try Lab.decider(anchors: try Lab.anchors(interception)))
         configuration.proxy = ProxyConfiguration(url: relay.proxyURL)
         let refused = try HTTPSession(configuration: configuration)
         guard case .proxyRefused(407, let transport)? = await failure({ try await refused.get(server.url(host: host)) }) else {

@@ -1,5 +1,6 @@
 import CertificateParsing
 import Foundation
+import ServerTrust
 import ServerTrustHTTP
 import ServerTrustLab
 import Testing
@@ -98,10 +99,8 @@ struct TransportTests {
         defer { origin.stop() }
         let hosts = Recorder<String>()
         let anchors = try Lab.anchors(pki)
-        var configuration = HTTPSessionConfiguration(serverTrust: ClosureTrustDecider { chain in
-            hosts.append(chain.host)
-            return StandardTrustDecider(anchors: anchors).decide(chain)
-        })
+        let validating = DefaultTrustEvaluator()
+        var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(RecordingEvaluator(hosts: hosts, then: validating), anchors: anchors))
         configuration.resolve = ["\(host):\(origin.port):127.0.0.1", "\(other):\(target.port):127.0.0.1"]
         let session = try HTTPSession(configuration: configuration)
 
@@ -123,9 +122,7 @@ struct TransportTests {
 
         // If the new host's chain is rejected, the redirect fails with that decision.
         var strict = configuration
-        strict.serverTrust = ClosureTrustDecider { chain in
-            chain.host == other ? .reject(chain, by: "test", "not this one") : .accept(chain, by: "test", "fine")
-        }
+        strict.serverTrust = Lab.decider("test") { trust in trust.host == other ? "not this one" : nil }
         let servedBefore = target.statistics.requestsServed
         let error = await failure { try await HTTPSession(configuration: strict).get(origin.url(host: host, path: "/start")) }
         #expect(error?.rejection?.host == other)
@@ -211,7 +208,7 @@ struct TransportTests {
         }
         #expect(sequential.map(\.text) == (0..<50).map { "echo /seq?n=\($0)" })
         #expect(sequential.dropFirst().contains { !$0.usedNewConnection })
-        #expect(sequential.allSatisfy { $0.trustDecision?.isAccepted == true })
+        #expect(sequential.allSatisfy { $0.trustDecision?.isTrusted == true })
         #expect(try await others.value == (0..<32).map { "echo /seq?other=\($0)" }.sorted())
 
         // Cancelling such a task aborts its request.
@@ -328,5 +325,18 @@ struct TransportTests {
             Issue.record("expected sessionInvalidated after invalidate()")
             return
         }
+    }
+}
+
+/// Records the host of every chain it is asked about, then lets `then` decide.
+private struct RecordingEvaluator: ServerTrustEvaluating {
+    let hosts: Recorder<String>
+    let then: any ServerTrustEvaluating
+
+    func evaluate(_ trust: PeerTrust, forHost host: String) throws(TrustEvaluationError) { try decide(trust, forHost: host).get() }
+
+    func decide(_ trust: PeerTrust, forHost host: String) -> TrustDecision {
+        hosts.append(host)
+        return then.decide(trust, forHost: host)
     }
 }

@@ -77,7 +77,7 @@ struct PolicyFileTests {
         #expect(manager.decide(f.trust(f.interceptedChain, store: f.publicStore), forHost: PolicyFixtures.host).isTrusted)
         let decision = manager.decide(f.trust(f.validChain), forHost: PolicyFixtures.host)
         #expect(!decision.isTrusted, "anchorsOnly drops the system roots")
-        #expect(decision.record.steps.first?.contains("system roots not trusted") == true)
+        #expect(decision.record.steps.first?.description.contains("system roots not trusted") == true)
     }
 
     struct Case: Sendable, CustomTestStringConvertible {

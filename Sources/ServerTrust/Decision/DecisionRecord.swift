@@ -1,3 +1,4 @@
+public import TrustEvaluation
 import Foundation
 
 /// The record of one trust decision: which policy and mode applied, the anchors used, the
@@ -51,12 +52,14 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
     /// The evaluation instant, seconds since 1970.
     public internal(set) var evaluationTime: Int64
     /// The checks performed, in order.
-    public internal(set) var steps: [String] = []
+    public internal(set) var steps: [DecisionStep] = []
     /// The anchors of the last chain evaluation.
     public internal(set) var anchors: String = "none (no chain evaluation)"
     /// Subjects of the chain built by the last successful evaluation (leaf first), or of the
     /// served chain when none was built.
     public internal(set) var chain: [String] = []
+    /// The path (leaf to anchor) of the last successful chain evaluation, if any.
+    public internal(set) var validatedPath: VerifiedChain?
     /// The host-name check.
     public internal(set) var hostname: HostnameResult = .notChecked(reason: "no evaluation with a host name")
     /// The pin that matched, and where.
@@ -106,7 +109,7 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
         lines.append("hostname:  \(hostname)")
         lines.append("pin:       \(matchedPin ?? "(none matched)")")
         lines.append("steps:")
-        lines += steps.enumerated().map { "  \($0.offset + 1). \($0.element)" }
+        lines += steps.enumerated().map { "  \($0.offset + 1). \($0.element.description)" }
         if !notes.isEmpty {
             lines.append("notes:")
             lines += notes.map { "  - \($0)" }
@@ -127,7 +130,7 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
             "policy": policy,
             "port": port,
             "time": ASN1TimeText.rfc3339(evaluationTime),
-            "steps": steps,
+            "steps": steps.map(\.description),
             "anchors": anchors,
             "chain": chain,
             "hostname": hostname.description,

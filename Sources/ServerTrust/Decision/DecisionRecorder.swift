@@ -2,25 +2,34 @@ import CertificateParsing
 import TrustEvaluation
 
 /// Builds a ``DecisionRecord`` while an evaluator works, and turns it into a
-/// ``PolicyDecision``.
+/// ``TrustDecision``.
 struct DecisionRecorder {
     var record: DecisionRecord
+    let served: ServedChain
 
-    init(evaluator: String, policy: String, mode: String? = nil, trust: PeerTrust, host: String?, clock: TrustClock = .system) {
-        record = DecisionRecord(
-            evaluator: evaluator, policy: policy, mode: mode, host: host ?? trust.host, port: trust.port,
-            evaluationTime: trust.evaluationTime(clock))
-        record.chain = trust.certificates.map(\.subject.rfc4514)
+    /// Starts the record of an evaluation of `trust` for `host`, at the trust's evaluation time.
+    init(evaluator: String, policy: String, mode: String? = nil, trust: PeerTrust, host: String?) {
+        self.init(evaluator: evaluator, policy: policy, mode: mode, served: trust.served, host: host ?? trust.host, time: trust.evaluationTime())
     }
 
-    mutating func step(_ text: String) { record.steps.append(text) }
+    init(evaluator: String, policy: String, mode: String? = nil, served: ServedChain, host: String?, time: Int64?) {
+        record = DecisionRecord(
+            evaluator: evaluator, policy: policy, mode: mode, host: host, port: served.port, evaluationTime: time ?? TrustClock.system.now())
+        record.chain = served.certificates.map(\.subject.rfc4514)
+        self.served = served
+    }
+
+    mutating func step(_ step: DecisionStep) { record.steps.append(step) }
 
     mutating func note(_ text: String) { record.notes.append(text) }
 
     /// Records a chain evaluation: its anchors, the chain built, and the host-name result.
-    mutating func evaluation(_ result: TrustResult, of trust: PeerTrust, _ label: String) {
+    mutating func evaluation(_ result: TrustResult, of trust: PeerTrust, _ kind: DecisionStep.EvaluationKind) {
         record.anchors = result.anchorsDescription
-        if let chain = result.chain { record.chain = chain.certificates.map(\.subject.rfc4514) }
+        if let chain = result.chain {
+            record.chain = chain.certificates.map(\.subject.rfc4514)
+            record.validatedPath = chain
+        }
         if result.policy.kind == .sslServer, let name = result.policy.peerName, let leaf = trust.certificates.first {
             record.hostname = ServerIdentity.matches(leaf, name: name)
                 ? .matched(name.description) : .mismatched(name.description, validFor: ServerIdentity.names(of: leaf))
@@ -29,10 +38,16 @@ struct DecisionRecorder {
         } else {
             record.hostname = .notChecked(reason: "SSL server policy without a host name")
         }
-        step("\(label): \(result.isTrusted ? "trusted" : "failed — \(result.failure?.description ?? "")")")
+        step(.evaluation(kind, failure: result.failure))
     }
 
-    /// Records the chain's pins beside the configured ones (OkHttp's failure message).
+    /// Records which certificates the pins are compared with (``ProvenChain``).
+    mutating func pinCandidates(_ proven: ProvenChain) {
+        step(.pinCandidates(proven.basis, count: proven.certificates.count))
+    }
+
+    /// Records the compared certificates' pins beside the configured ones (OkHttp's failure
+    /// message).
     mutating func pinEvidence(chain: [Certificate], configured: [String]) {
         record.servedPins = chain.enumerated().map {
             DecisionRecord.CertificatePin(pin: "sha256/" + $0.element.spkiSHA256Base64, subject: $0.element.subject.rfc4514, position: $0.offset)
@@ -42,13 +57,9 @@ struct DecisionRecorder {
 
     mutating func matched(_ description: String) { record.matchedPin = description }
 
-    func accept() -> PolicyDecision { PolicyDecision(failure: nil, record: record) }
+    func accept() -> TrustDecision { TrustDecision(failure: nil, record: record, served: served) }
 
-    func reject(_ error: TrustEvaluationError) -> PolicyDecision {
-        var record = self.record
-        record.failure = error
-        return PolicyDecision(failure: error, record: record)
-    }
+    func reject(_ error: TrustEvaluationError) -> TrustDecision { TrustDecision(failure: error, record: record, served: served) }
 }
 
 extension Certificate {

@@ -21,6 +21,8 @@ public struct TrustEvaluationError: Error, Hashable, Sendable, CustomStringConve
         case noHostToValidate
         /// The peer sent no certificate.
         case emptyChain
+        /// A served certificate could not be parsed: it is never trusted.
+        case malformedCertificate
         /// The chain did not validate (untrusted root, expired, bad signature, …).
         case chainValidationFailed
         /// The chain validated except for the host name (RFC 6125).
@@ -34,14 +36,11 @@ public struct TrustEvaluationError: Error, Hashable, Sendable, CustomStringConve
         case spkiPinningFailed
         /// A negative pin (a key that must never appear) matched a certificate of the chain.
         case negativePinMatched
-        /// Enforced pinning without a usable backup pin (RFC 7469 §4.3): a configuration error
-        /// discovered at evaluation time.
-        case missingBackupPin
         /// A pinned-certificates evaluator was given no certificates.
         case noCertificatesFound
         /// A public-keys evaluator was given no keys.
         case noPublicKeysFound
-        /// A custom evaluator failed.
+        /// A custom evaluator failed, or a challenge handler refused.
         case customEvaluationFailed
     }
 

@@ -19,10 +19,11 @@ public final class DefaultTrustEvaluator: ServerTrustEvaluating {
     }
 
     /// The decision and its record.
-    public func decide(_ trust: PeerTrust, forHost host: String) -> PolicyDecision {
+    public func decide(_ trust: PeerTrust, forHost host: String) -> TrustDecision {
         var trust = trust
         var recorder = DecisionRecorder(evaluator: "DefaultTrustEvaluator", policy: "validateHost=\(validateHost)", trust: trust, host: host)
-        if let error = DefaultValidation.run(&trust, host: host, validateHost: validateHost, recorder: &recorder) {
+        let validation = DefaultValidation(performDefaultValidation: !validateHost, validateHost: validateHost)
+        if case .failure(let error) = validation.run(&trust, host: host, recorder: &recorder) {
             return recorder.reject(error)
         }
         return recorder.accept()

@@ -12,9 +12,9 @@ public final class DisabledTrustEvaluator: ServerTrustEvaluating {
     public func evaluate(_ trust: PeerTrust, forHost host: String) throws(TrustEvaluationError) {}
 
     /// A trusting decision whose record warns that nothing was checked.
-    public func decide(_ trust: PeerTrust, forHost host: String) -> PolicyDecision {
+    public func decide(_ trust: PeerTrust, forHost host: String) -> TrustDecision {
         var recorder = DecisionRecorder(evaluator: "DisabledTrustEvaluator", policy: "trust everything", trust: trust, host: host)
-        recorder.step("nothing checked")
+        recorder.step(.nothingChecked)
         recorder.note("DisabledTrustEvaluator trusts every certificate: never use it in production")
         return recorder.accept()
     }

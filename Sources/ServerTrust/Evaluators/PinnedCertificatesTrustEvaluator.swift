@@ -1,11 +1,14 @@
 public import CertificateParsing
+import TrustEvaluation
 
 /// Certificate pinning, Alamofire's way (`PinnedCertificatesTrustEvaluator`).
 ///
 /// Order (Alamofire `ServerTrustEvaluation.swift`): no certificates is an error; with
 /// `acceptSelfSignedCertificates` the pinned certificates become the only anchors; default
 /// validation; host validation (even without default validation, it is a full evaluation with
-/// the host); then some certificate of the chain must be byte-equal to a pinned one.
+/// the host); then some certificate of the chain must be byte-equal to a pinned one. The
+/// chain is the validated path, or without any validation the leaf alone (``ProvenChain``): a
+/// pinned CA certificate the server merely appends never matches.
 public final class PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
     /// The pinned certificates.
     public let certificates: [Certificate]
@@ -16,6 +19,9 @@ public final class PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
     public let performDefaultValidation: Bool
     /// Whether the host name is validated.
     public let validateHost: Bool
+    /// The pinned certificates as anchors, built once.
+    private let pinnedAnchors: TrustStore
+    private let pinnedDER: Set<[UInt8]>
 
     /// Creates the evaluator.
     /// - Parameters:
@@ -31,6 +37,8 @@ public final class PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
         self.acceptSelfSignedCertificates = acceptSelfSignedCertificates
         self.performDefaultValidation = performDefaultValidation
         self.validateHost = validateHost
+        self.pinnedAnchors = TrustStore(certificates, sources: ["pinned certificates"])
+        self.pinnedDER = Set(certificates.map(\.derBytes))
     }
 
     /// Throws unless a pinned certificate is in the chain (and the chain and host validate).
@@ -39,7 +47,7 @@ public final class PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
     }
 
     /// The decision and its record.
-    public func decide(_ trust: PeerTrust, forHost host: String) -> PolicyDecision {
+    public func decide(_ trust: PeerTrust, forHost host: String) -> TrustDecision {
         var trust = trust
         var recorder = DecisionRecorder(
             evaluator: "PinnedCertificatesTrustEvaluator",
@@ -50,18 +58,16 @@ public final class PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
             return recorder.reject(TrustEvaluationError(.noCertificatesFound, host: host, "no pinned certificates were given"))
         }
         if acceptSelfSignedCertificates {
-            trust.setAnchorCertificates(certificates)
-            recorder.step("anchors := the pinned certificates only")
+            trust.setAnchors(pinnedAnchors, only: true)
+            recorder.step(.anchors(.pinnedCertificates(count: pinnedAnchors.count)))
         }
-        if performDefaultValidation, let error = DefaultValidation.run(&trust, host: host, validateHost: false, recorder: &recorder) {
-            return recorder.reject(error)
+        let validation = DefaultValidation(performDefaultValidation: performDefaultValidation, validateHost: validateHost)
+        let chain: [Certificate]
+        switch validation.provenChain(&trust, host: host, recorder: &recorder) {
+        case .failure(let error): return recorder.reject(error)
+        case .success(let proven): chain = proven.certificates
         }
-        if validateHost, let error = DefaultValidation.run(&trust, host: host, validateHost: true, recorder: &recorder) {
-            return recorder.reject(error)
-        }
-        let chain = DefaultValidation.chain(of: trust)
-        let pinned = Set(certificates.map(\.derBytes))
-        if let index = chain.firstIndex(where: { pinned.contains($0.derBytes) }) {
+        if let index = chain.firstIndex(where: { pinnedDER.contains($0.derBytes) }) {
             recorder.matched("certificate \"\(chain[index].subject.rfc4514)\" (chain position \(index)) is pinned")
             return recorder.accept()
         }

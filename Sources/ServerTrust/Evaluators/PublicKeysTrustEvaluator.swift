@@ -2,7 +2,8 @@ public import CertificateParsing
 
 /// Public-key pinning, Alamofire's way (`PublicKeysTrustEvaluator`): no keys is an error;
 /// default and host validation; then some key of the chain must be a pinned key (SPKI bytes
-/// compared exactly).
+/// compared exactly). The chain is the validated path, or without any validation the leaf
+/// alone (``ProvenChain``).
 public final class PublicKeysTrustEvaluator: ServerTrustEvaluating {
     /// The pinned keys (SubjectPublicKeyInfo DER).
     public let keys: [[UInt8]]
@@ -10,6 +11,7 @@ public final class PublicKeysTrustEvaluator: ServerTrustEvaluating {
     public let performDefaultValidation: Bool
     /// Whether the host name is validated.
     public let validateHost: Bool
+    private let pinned: Set<[UInt8]>
 
     /// Creates the evaluator from SubjectPublicKeyInfo DER encodings.
     /// - Parameters:
@@ -20,6 +22,7 @@ public final class PublicKeysTrustEvaluator: ServerTrustEvaluating {
         self.keys = keys
         self.performDefaultValidation = performDefaultValidation
         self.validateHost = validateHost
+        self.pinned = Set(keys)
     }
 
     /// Creates the evaluator with the keys of `certificates`.
@@ -39,7 +42,7 @@ public final class PublicKeysTrustEvaluator: ServerTrustEvaluating {
     }
 
     /// The decision and its record.
-    public func decide(_ trust: PeerTrust, forHost host: String) -> PolicyDecision {
+    public func decide(_ trust: PeerTrust, forHost host: String) -> TrustDecision {
         var trust = trust
         var recorder = DecisionRecorder(
             evaluator: "PublicKeysTrustEvaluator",
@@ -48,14 +51,12 @@ public final class PublicKeysTrustEvaluator: ServerTrustEvaluating {
         guard !keys.isEmpty else {
             return recorder.reject(TrustEvaluationError(.noPublicKeysFound, host: host, "no pinned public keys were given"))
         }
-        if performDefaultValidation, let error = DefaultValidation.run(&trust, host: host, validateHost: false, recorder: &recorder) {
-            return recorder.reject(error)
+        let validation = DefaultValidation(performDefaultValidation: performDefaultValidation, validateHost: validateHost)
+        let chain: [Certificate]
+        switch validation.provenChain(&trust, host: host, recorder: &recorder) {
+        case .failure(let error): return recorder.reject(error)
+        case .success(let proven): chain = proven.certificates
         }
-        if validateHost, let error = DefaultValidation.run(&trust, host: host, validateHost: true, recorder: &recorder) {
-            return recorder.reject(error)
-        }
-        let chain = DefaultValidation.chain(of: trust)
-        let pinned = Set(keys)
         if let index = chain.firstIndex(where: { pinned.contains(Array($0.subjectPublicKeyInfo.derBytes)) }) {
             recorder.matched("\(chain[index].spkiPinText): key of \"\(chain[index].subject.rfc4514)\" (chain position \(index))")
             return recorder.accept()

@@ -1,20 +1,23 @@
 import CertificateParsing
-public import TrustEvaluation
+import TrustEvaluation
 
 /// SPKI-hash pinning with per-host pin sets (TrustKit, OkHttp, ATS, NSC and curl in one):
-/// host patterns, scopes, expiry, per-pin windows, the backup-pin rule, report-only mode,
-/// negative pins, failure reports and an observer.
+/// host patterns, scopes, expiry, per-pin windows, report-only mode, negative pins, failure
+/// reports and an observer.
 ///
 /// Order: the chain is validated with the SSL server policy for the host (TrustKit always
 /// does, so pins can never make an untrusted chain acceptable; OkHttp and NSC likewise pin
-/// only a trusted chain), then ``PinningConfiguration/check(chain:forHost:at:)`` runs on the
-/// validated chain including its anchor. Failures on a pinned host are reported, including
-/// report-only mismatches and chain failures; every decision goes to the observer.
+/// only a trusted chain), then ``PinningConfiguration/check(_:forHost:at:)`` runs on the
+/// validated path including its anchor (``ProvenChain``). Failures on a pinned host are
+/// reported, including report-only mismatches and chain failures; every decision goes to the
+/// observer. The time is the trust's (``PeerTrust/evaluationTime()``), the same instant the
+/// chain is validated at.
 public final class SPKIPinsTrustEvaluator: ServerTrustEvaluating {
     /// The pin sets.
     public let configuration: PinningConfiguration
-    /// Whether the chain is validated first (default `true`). Without it pins are matched on
-    /// the served chain plus the anchor that signed it, as curl's `-k --pinnedpubkey` does.
+    /// Whether the chain is validated first (default `true`). Without it, and without
+    /// ``validateHost``, no path is proven and pins are matched on the leaf alone, as curl's
+    /// `-k --pinnedpubkey` does.
     public let performDefaultValidation: Bool
     /// Whether the host name is validated (default `true`).
     public let validateHost: Bool
@@ -24,8 +27,6 @@ public final class SPKIPinsTrustEvaluator: ServerTrustEvaluating {
     public let observer: DecisionObserver?
     /// Receives diagnostics such as pin-set expiry.
     public let logger: PolicyLogger?
-    /// The time source when the trust has no ``PeerTrust/verifyTime``.
-    public let clock: TrustClock
 
     /// Creates the evaluator.
     /// - Parameters:
@@ -35,15 +36,13 @@ public final class SPKIPinsTrustEvaluator: ServerTrustEvaluating {
     ///   - reporter: Where failure reports go (wrap it in ``RateLimitedReporter`` to limit them).
     ///   - observer: Sees every decision; cannot change it.
     ///   - logger: Receives diagnostics.
-    ///   - clock: The time source.
     public init(
         configuration: PinningConfiguration,
         performDefaultValidation: Bool = true,
         validateHost: Bool = true,
         reporter: (any PinFailureReporter)? = nil,
         observer: DecisionObserver? = nil,
-        logger: PolicyLogger? = nil,
-        clock: TrustClock = .system
+        logger: PolicyLogger? = nil
     ) {
         self.configuration = configuration
         self.performDefaultValidation = performDefaultValidation
@@ -51,7 +50,6 @@ public final class SPKIPinsTrustEvaluator: ServerTrustEvaluating {
         self.reporter = reporter
         self.observer = observer
         self.logger = logger
-        self.clock = clock
     }
 
     /// Throws unless the chain validates and the pins allow it.
@@ -60,42 +58,46 @@ public final class SPKIPinsTrustEvaluator: ServerTrustEvaluating {
     }
 
     /// The decision and its record; reports and observes it.
-    public func decide(_ trust: PeerTrust, forHost host: String) -> PolicyDecision {
+    public func decide(_ trust: PeerTrust, forHost host: String) -> TrustDecision {
         let decision = makeDecision(trust, forHost: host)
         observer?(decision.record)
         return decision
     }
 
-    private func makeDecision(_ trust: PeerTrust, forHost host: String) -> PolicyDecision {
+    private func makeDecision(_ trust: PeerTrust, forHost host: String) -> TrustDecision {
         var trust = trust
-        let time = trust.evaluationTime(clock)
+        // One instant for the chain and the pins: the pin set's expiry and per-pin windows are
+        // judged when the chain is.
+        let time = trust.evaluationTime()
         trust.verifyTime = time
         var recorder = DecisionRecorder(
             evaluator: "SPKIPinsTrustEvaluator",
             policy: "performDefaultValidation=\(performDefaultValidation), validateHost=\(validateHost), pin sets=\(configuration.hosts.count)",
-            mode: "spki", trust: trust, host: host, clock: clock)
+            mode: "spki", trust: trust, host: host)
         let entry = configuration.pinnedHost(for: host)
-        if let entry { recorder.step("pin set: \(entry.pattern)\(entry.isExcluded ? " (exclusion)" : "")") }
+        if let entry { recorder.step(.pinSet(pattern: entry.pattern.description, excluded: entry.isExcluded)) }
 
-        var chain: [Certificate]
+        // Alamofire's switches collapse to one evaluation here: with the host when asked,
+        // else without it when default validation is asked.
+        var evaluation: TrustResult?
         if performDefaultValidation || validateHost {
             trust.policy = .sslServer(host: validateHost ? host : nil, at: time)
             let result = trust.evaluate()
-            recorder.evaluation(result, of: trust, validateHost ? "default validation with host \(host)" : "default validation (no host)")
+            recorder.evaluation(result, of: trust, .defaultValidation(host: validateHost ? host : nil))
             if let failure = result.failure {
                 if let entry, !entry.isExcluded {
                     report(entry, trust: trust, host: host, validated: trust.certificates, result: .failedInvalidCertificateChain, time: time)
                 }
                 return recorder.reject(.validation(failure, host: host))
             }
-            chain = result.chain?.certificates ?? trust.certificates
-        } else {
-            chain = trust.certificateChain()
-            recorder.step("no default validation: pins matched on the served chain and the anchor that signed it")
+            evaluation = result
         }
+        let proven = trust.provenChain(after: evaluation)
+        let chain = proven.certificates
+        recorder.pinCandidates(proven)
 
-        let check = configuration.check(chain: chain, served: trust.certificates, forHost: host, at: time)
-        recorder.step("pin check: \(check.outcome.rawValue) — \(check.detail)")
+        let check = configuration.check(proven, forHost: host, at: time)
+        recorder.step(.pinCheck(check.outcome, detail: check.detail))
         let configured = check.pinnedHost.map { $0.pins.map(\.description) + $0.negativePins.map { "!" + $0.description } } ?? []
         switch check.outcome {
         case .notPinned, .excluded:
@@ -106,6 +108,7 @@ public final class SPKIPinsTrustEvaluator: ServerTrustEvaluating {
             return recorder.accept()
         case .matched:
             recorder.matched(check.matches.map(\.description).joined(separator: "; "))
+            if let warning = check.spareWarning { recorder.note(warning) }
             return recorder.accept()
         case .noMatchingPin:
             recorder.pinEvidence(chain: chain, configured: configured)
@@ -125,10 +128,6 @@ public final class SPKIPinsTrustEvaluator: ServerTrustEvaluating {
                 report(entry, trust: trust, host: host, validated: chain, result: .failedNegativePinMatched, time: time)
             }
             return recorder.reject(TrustEvaluationError(.negativePinMatched, host: host, check.detail))
-        case .missingBackupPin:
-            recorder.pinEvidence(chain: chain, configured: configured)
-            logger?(check.detail)
-            return recorder.reject(TrustEvaluationError(.missingBackupPin, host: host, check.detail))
         }
     }
 

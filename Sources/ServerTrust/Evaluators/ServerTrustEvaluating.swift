@@ -19,19 +19,19 @@ public protocol ServerTrustEvaluating: Sendable {
     ///   - trust: The server's trust.
     ///   - host: The host connected to.
     /// - Returns: The decision.
-    func decide(_ trust: PeerTrust, forHost host: String) -> PolicyDecision
+    func decide(_ trust: PeerTrust, forHost host: String) -> TrustDecision
 }
 
 extension ServerTrustEvaluating {
     /// Runs ``evaluate(_:forHost:)`` and records its outcome.
-    public func decide(_ trust: PeerTrust, forHost host: String) -> PolicyDecision {
+    public func decide(_ trust: PeerTrust, forHost host: String) -> TrustDecision {
         var recorder = DecisionRecorder(evaluator: String(describing: Self.self), policy: "custom evaluator", trust: trust, host: host)
         do {
             try evaluate(trust, forHost: host)
-            recorder.step("\(Self.self).evaluate: passed")
+            recorder.step(.customEvaluator(String(describing: Self.self), passed: true))
             return recorder.accept()
         } catch {
-            recorder.step("\(Self.self).evaluate: failed")
+            recorder.step(.customEvaluator(String(describing: Self.self), passed: false))
             return recorder.reject(error)
         }
     }
@@ -88,17 +88,38 @@ extension ServerTrustEvaluating where Self == CompositeTrustEvaluator {
     }
 }
 
-/// Shared step of the evaluators: chain validation with or without the host, recorded.
-enum DefaultValidation {
-    /// Validates `trust` with the SSL server policy (for `host` when `validateHost`).
-    static func run(_ trust: inout PeerTrust, host: String, validateHost: Bool, recorder: inout DecisionRecorder) -> TrustEvaluationError? {
-        trust.policy = .sslServer(host: validateHost ? host : nil, at: trust.policy.validationTime)
-        let result = trust.evaluate()
-        recorder.evaluation(result, of: trust, validateHost ? "default validation with host \(host)" : "default validation (no host)")
-        if let failure = result.failure { return .validation(failure, host: host) }
-        return nil
+/// Alamofire's two validation switches, shared by its pinning evaluators.
+struct DefaultValidation {
+    /// `performDefaultValidation`: the chain is validated (without the host name).
+    let performDefaultValidation: Bool
+    /// `validateHost`: the chain is validated with the host name (a full evaluation even
+    /// without default validation, as Alamofire's `performValidation(forHost:)` is).
+    let validateHost: Bool
+
+    /// Runs the validations the switches ask for, in Alamofire's order, and returns what the
+    /// pins are then compared with (the last validated path, or without validation the leaf:
+    /// ``ProvenChain``), or the refusal.
+    func provenChain(_ trust: inout PeerTrust, host: String, recorder: inout DecisionRecorder) -> Result<ProvenChain, TrustEvaluationError> {
+        switch run(&trust, host: host, recorder: &recorder) {
+        case .failure(let error): return .failure(error)
+        case .success(let evaluation):
+            let proven = trust.provenChain(after: evaluation)
+            recorder.pinCandidates(proven)
+            return .success(proven)
+        }
     }
 
-    /// The chain to compare pins with: the validated one when there is one (`SecTrustCopyCertificateChain`).
-    static func chain(of trust: PeerTrust) -> [Certificate] { trust.certificateChain() }
+    /// Runs the validations the switches ask for, in Alamofire's order, and returns the last
+    /// result, or the refusal.
+    func run(_ trust: inout PeerTrust, host: String, recorder: inout DecisionRecorder) -> Result<TrustResult?, TrustEvaluationError> {
+        var last: TrustResult?
+        for withHost in [false, true] where withHost ? validateHost : performDefaultValidation {
+            trust.policy = .sslServer(host: withHost ? host : nil, at: trust.policy.validationTime)
+            let result = trust.evaluate()
+            recorder.evaluation(result, of: trust, .defaultValidation(host: withHost ? host : nil))
+            if let failure = result.failure { return .failure(.validation(failure, host: host)) }
+            last = result
+        }
+        return .success(last)
+    }
 }

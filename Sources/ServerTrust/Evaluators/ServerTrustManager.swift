@@ -4,7 +4,7 @@
 /// Unlike Alamofire's exact, case-sensitive dictionary lookup (Alamofire #1335, #3484), keys
 /// are ``HostPattern``s: `api.example.com`, `*.example.com` (one label), `**.example.com`
 /// (any depth, the domain included); the most specific matching pattern wins.
-public final class ServerTrustManager: Sendable {
+public final class ServerTrustManager: ServerTrustEvaluating {
     /// One pattern and its evaluator.
     public struct Rule: Sendable {
         /// The hosts covered.
@@ -86,21 +86,20 @@ public final class ServerTrustManager: Sendable {
     ///   - trust: The server's trust.
     ///   - host: The host connected to.
     /// - Returns: The decision.
-    public func decide(_ trust: PeerTrust, forHost host: String) -> PolicyDecision {
-        let decision: PolicyDecision
+    public func decide(_ trust: PeerTrust, forHost host: String) -> TrustDecision {
+        let decision: TrustDecision
         do {
             if let evaluator = try serverTrustEvaluator(forHost: host) {
                 decision = evaluator.decide(trust, forHost: host)
             } else {
-                var fallback = DefaultTrustEvaluator().decide(trust, forHost: host)
+                let fallback = DefaultTrustEvaluator().decide(trust, forHost: host)
                 var record = fallback.record
                 record.notes.append("no evaluator for \(host): default handling (allHostsMustBeEvaluated is false)")
-                fallback = PolicyDecision(failure: fallback.failure, record: record)
-                decision = fallback
+                decision = TrustDecision(failure: fallback.failure, record: record, served: fallback.served)
             }
         } catch {
             var recorder = DecisionRecorder(evaluator: "ServerTrustManager", policy: "allHostsMustBeEvaluated=true", trust: trust, host: host)
-            recorder.step("no rule matches \(host)")
+            recorder.step(.noMatchingRule(host: host))
             decision = recorder.reject(error)
         }
         observer?(decision.record)

@@ -1,4 +1,4 @@
-/// The outcome of a pin check (``PinningConfiguration/check(chain:forHost:at:)``).
+/// The outcome of a pin check (``PinningConfiguration/check(_:forHost:at:)``).
 public struct PinCheckResult: Sendable {
     /// What the check found.
     public enum Outcome: String, Hashable, Sendable {
@@ -14,8 +14,6 @@ public struct PinCheckResult: Sendable {
         case noMatchingPin
         /// A negative pin matched.
         case negativePinMatched
-        /// Enforcing with every pin in the chain: no backup pin (RFC 7469 §4.3).
-        case missingBackupPin
     }
 
     /// What the check found.
@@ -32,13 +30,17 @@ public struct PinCheckResult: Sendable {
     /// For ``Outcome/noMatchingPin``: the scopes without a match (empty when no pin was valid
     /// at ``time``).
     public let unmatchedScopes: [PinScope]
+    /// For ``Outcome/matched``: whether some pin names a key that is not in the chain checked
+    /// (a spare that survives a rotation of this chain's keys).
+    public let hasSpare: Bool
     /// Subjects of the chain checked (for messages).
     let subjects: [String]
 
     init(
         _ outcome: Outcome, _ pinnedHost: PinnedHost?, host: String, time: Int64, matches: [PinMatch] = [], unmatchedScopes: [PinScope] = [],
-        subjects: [String] = []
+        subjects: [String] = [], hasSpare: Bool = true
     ) {
+        self.hasSpare = hasSpare
         self.outcome = outcome
         self.pinnedHost = pinnedHost
         self.host = host
@@ -67,10 +69,16 @@ public struct PinCheckResult: Sendable {
             guard let match = matches.first else { return "a negative pin matched" }
             let subject = subjects.indices.contains(match.position) ? subjects[match.position] : "?"
             return "negative pin \(match.pin) matches \"\(subject)\" at chain position \(match.position)"
-        case .missingBackupPin:
-            return "every pin for \(pattern) is a key of this chain, so none is a backup: when these keys change "
-                + "every client is locked out; add a pin for a key held in reserve (RFC 7469 §4.3)"
         }
+    }
+
+    /// A warning when the pins matched but every one of them names a key of this chain: none
+    /// is a spare, so when these keys change every client is locked out (RFC 7469 §4.3). Not a
+    /// refusal: the backup-pin rule is a configuration rule (``PinningConfiguration``).
+    public var spareWarning: String? {
+        guard outcome == .matched, !hasSpare, let pinnedHost, !pinnedHost.pins.isEmpty else { return nil }
+        return "every pin for \(pinnedHost.pattern) names a key of this chain, so none is a spare: when these keys change "
+            + "every client is locked out; add a pin for a key held in reserve (RFC 7469 §4.3)"
     }
 
     /// Whether the connection may proceed on account of the pins: unpinned, matched, or a
@@ -79,7 +87,7 @@ public struct PinCheckResult: Sendable {
         switch outcome {
         case .notPinned, .excluded, .expired, .matched: return true
         case .noMatchingPin: return !(pinnedHost?.enforcePinning ?? true)
-        case .negativePinMatched, .missingBackupPin: return false
+        case .negativePinMatched: return false
         }
     }
 }

@@ -23,9 +23,9 @@ public struct PinnedHost: Sendable {
     /// An exclusion: the host is unpinned even though a wider pattern covers it (TrustKit's
     /// `kTSKExcludeSubdomainFromParentPolicy`).
     public var isExcluded: Bool
-    /// Whether the backup-pin rule applies when enforcing (RFC 7469 §4.3: at least two pins,
-    /// at least one for a key not in the validated chain). Clear it only for an ad-hoc check
-    /// such as `servertrust evaluate --pin`, never for a deployed configuration.
+    /// Whether the backup-pin rule applies when enforcing (at least two distinct pins, checked
+    /// when the configuration is made; see ``PinningConfiguration``). Clear it only for an
+    /// ad-hoc check such as `servertrust evaluate --pin`, never for a deployed configuration.
     public var requiresBackupPin: Bool
 
     /// Creates a pin set.
@@ -63,6 +63,17 @@ public struct PinnedHost: Sendable {
         var host = PinnedHost(pattern: pattern, pins: [])
         host.isExcluded = true
         return host
+    }
+
+    /// How many different pins there are (the same algorithm and digest written twice, or in
+    /// two windows, count once).
+    public var distinctPinCount: Int {
+        Set(pins.map { PinIdentity(algorithm: $0.algorithm, digest: $0.digest) }).count
+    }
+
+    private struct PinIdentity: Hashable {
+        let algorithm: PinDigestAlgorithm
+        let digest: [UInt8]
     }
 
     /// Whether the pattern covers subdomains (RFC 7469's `include-subdomains`).

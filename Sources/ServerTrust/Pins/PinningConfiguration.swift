@@ -1,4 +1,4 @@
-public import CertificateParsing
+import CertificateParsing
 
 /// Pin sets by host pattern, validated as a whole, and the pin check itself.
 public struct PinningConfiguration: Sendable {
@@ -8,7 +8,16 @@ public struct PinningConfiguration: Sendable {
     /// Validates and stores pin sets.
     ///
     /// Every problem is reported: duplicate patterns, a host with no pins, enforced pinning
-    /// with fewer than two pins (the backup-pin rule), and exclusions no other pattern covers.
+    /// with fewer than two distinct pins (the backup-pin rule, below), and exclusions no other
+    /// pattern covers.
+    ///
+    /// **The backup-pin rule** is TrustKit's: an entry that enforces pinning needs at least two
+    /// distinct pins (RFC 7469 §4.3 asks for a backup), so that losing one key does not lock
+    /// every client out. It is decided here, from the configuration, once, never from what a
+    /// server sends: the same pins give the same decision whether the server sends its root or
+    /// not, reorders its chain or adds a stray certificate. Whether a pin is a true spare (a key
+    /// on no current chain) cannot be known from the configuration; ``PinCheckResult/spareWarning``
+    /// and `servertrust pins` say so as a warning, never as a refusal.
     /// - Parameter hosts: The entries.
     /// - Throws: ``PolicyFileError`` with one problem per fault, located at `$.hosts[i]`.
     public init(_ hosts: [PinnedHost]) throws(PolicyFileError) {
@@ -44,11 +53,11 @@ public struct PinningConfiguration: Sendable {
             }
             if host.pins.isEmpty && host.negativePins.isEmpty {
                 problems.append(PolicyConfigurationError(.noPins, path: path(index), "\(host.pattern) has no pins"))
-            } else if host.enforcePinning && host.requiresBackupPin && host.pins.count == 1 {
+            } else if host.enforcePinning && host.requiresBackupPin && !host.pins.isEmpty && host.distinctPinCount < 2 {
                 problems.append(PolicyConfigurationError(
                     .missingBackupPin, path: path(index),
-                    "enforcing pinning for \(host.pattern) needs at least 2 pins, one for a backup key not in the current chain; "
-                        + "with \(host.pins.count) a key change locks every client out (RFC 7469 §4.3)"))
+                    "enforcing pinning for \(host.pattern) needs at least 2 distinct pins, one for a backup key; "
+                        + "with \(host.distinctPinCount) a key change locks every client out (RFC 7469 §4.3)"))
             }
         }
         return problems
@@ -66,25 +75,28 @@ public struct PinningConfiguration: Sendable {
         return best
     }
 
-    /// Checks a chain against the pins for `host` at `time`.
+    /// Checks the proven certificates against the pins for `host` at `time`.
     ///
     /// In order: no entry, an exclusion or an expired pin set leave the host unpinned (NSC and
-    /// TrustKit fail open on expiry; the caller logs it). A negative pin matching any
-    /// certificate fails. When enforcing, a pin set whose every pin is in the served chain has
-    /// no backup and fails (RFC 7469 §4.3, TrustKit): a pin on a root the server does not send
-    /// is a backup, because it survives a rotation of everything the server sends. Then, among the pins
-    /// valid at `time`: when leaf-scoped or CA-scoped pins exist, each such set needs a match
-    /// (so with both, both must match, as ATS requires), and an `any` pin counts toward the set
-    /// of the position it matches; when only `any` pins exist, one match anywhere suffices.
-    /// Pins all outside their windows match nothing.
+    /// TrustKit fail open on expiry; the caller logs it). A negative pin matching any proven
+    /// certificate fails. Then, among the pins valid at `time`: when leaf-scoped or CA-scoped
+    /// pins exist, each such set needs a match (so with both, both must match, as ATS
+    /// requires), and an `any` pin counts toward the set of the position it matches; when only
+    /// `any` pins exist, one match anywhere suffices. Pins all outside their windows match
+    /// nothing.
     /// - Parameters:
-    ///   - chain: The validated chain, leaf first and anchor last (pins may name the anchor,
-    ///     as OkHttp's cleaned chain allows), or the served chain when none was validated.
-    ///   - served: The chain the server sent, for the backup-pin rule (defaults to `chain`).
+    ///   - proven: The certificates whose keys the evaluation proved (``ProvenChain``): the
+    ///     validated path with its anchor (pins may name the anchor, as OkHttp's cleaned chain
+    ///     allows), or the leaf alone when nothing was validated. Never the served list.
     ///   - host: The host.
     ///   - time: The instant, seconds since 1970.
     /// - Returns: The outcome.
-    public func check(chain: [Certificate], served: [Certificate]? = nil, forHost host: String, at time: Int64) -> PinCheckResult {
+    public func check(_ proven: ProvenChain, forHost host: String, at time: Int64) -> PinCheckResult {
+        check(certificates: proven.certificates, forHost: host, at: time)
+    }
+
+    /// The check on a list already known to be proven.
+    func check(certificates chain: [Certificate], forHost host: String, at time: Int64) -> PinCheckResult {
         guard let entry = pinnedHost(for: host) else { return PinCheckResult(.notPinned, nil, host: host, time: time) }
         if entry.isExcluded { return PinCheckResult(.excluded, entry, host: host, time: time) }
         if let expiration = entry.expirationDate, time > expiration { return PinCheckResult(.expired, entry, host: host, time: time) }
@@ -95,20 +107,6 @@ public struct PinningConfiguration: Sendable {
                     .negativePinMatched, entry, host: host, time: time, matches: [PinMatch(pin: pin, position: position)],
                     subjects: chain.map(\.subject.rfc4514))
             }
-        }
-        if entry.enforcePinning && entry.requiresBackupPin && !entry.pins.isEmpty {
-            let servedChain = served ?? chain
-            // The served chain is normally the validated chain without its anchor: reuse the
-            // digests already computed for it rather than hashing the same keys twice.
-            let isPrefix = servedChain.count <= chain.count && zip(servedChain, chain).allSatisfy { $0 == $1 }
-            let noBackup: Bool
-            if isPrefix {
-                noBackup = entry.pins.allSatisfy { digests.firstPosition(of: $0, in: 0..<servedChain.count) != nil }
-            } else {
-                var servedDigests = ChainDigests(servedChain)
-                noBackup = entry.pins.allSatisfy { servedDigests.firstPosition(of: $0, in: 0..<servedChain.count) != nil }
-            }
-            if noBackup { return PinCheckResult(.missingBackupPin, entry, host: host, time: time) }
         }
         if entry.pins.isEmpty { return PinCheckResult(.matched, entry, host: host, time: time) }
         var matches: [PinMatch] = []
@@ -145,7 +143,12 @@ public struct PinningConfiguration: Sendable {
         } else if matches.isEmpty {
             unmatched = [.any]
         }
-        if unmatched.isEmpty { return PinCheckResult(.matched, entry, host: host, time: time, matches: matches) }
+        if unmatched.isEmpty {
+            // A spare is a pin naming no key of this chain; without one, every pin rotates with
+            // this chain (a warning only: see the backup-pin rule at init).
+            let hasSpare = entry.pins.contains { digests.firstPosition(of: $0, in: 0..<chain.count) == nil }
+            return PinCheckResult(.matched, entry, host: host, time: time, matches: matches, hasSpare: hasSpare)
+        }
         return PinCheckResult(.noMatchingPin, entry, host: host, time: time, matches: matches, unmatchedScopes: unmatched)
     }
 }

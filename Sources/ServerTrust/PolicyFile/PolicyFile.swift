@@ -1,6 +1,6 @@
 public import CertificateParsing
 import Foundation
-public import TrustEvaluation
+import TrustEvaluation
 
 /// A declarative trust policy: per-host evaluators, pins and anchors, loaded from the JSON
 /// format of docs/policy-schema.md or from a TrustKit configuration dictionary, and turned into
@@ -107,10 +107,10 @@ public struct PolicyFile: Sendable {
     ///   - reporter: Receives pin-failure reports from `spkiPins` entries.
     ///   - observer: Sees every decision.
     ///   - logger: Receives diagnostics (expired pin sets, report-only mismatches).
-    ///   - clock: The time source.
-    /// - Returns: The manager.
+    /// - Returns: The manager. Its evaluators read the time of the trust they are given
+    ///   (``PeerTrust/evaluationTime()``).
     public func makeManager(
-        reporter: (any PinFailureReporter)? = nil, observer: DecisionObserver? = nil, logger: PolicyLogger? = nil, clock: TrustClock = .system
+        reporter: (any PinFailureReporter)? = nil, observer: DecisionObserver? = nil, logger: PolicyLogger? = nil
     ) -> ServerTrustManager {
         let rules = hosts.map { host -> ServerTrustManager.Rule in
             var built: [any ServerTrustEvaluating] = []
@@ -134,7 +134,7 @@ public struct PolicyFile: Sendable {
                     built.append(SPKIPinsTrustEvaluator(
                         configuration: PinningConfiguration(unchecked: host.pinnedHost.map { [$0] } ?? []),
                         performDefaultValidation: host.performDefaultValidation, validateHost: host.validateHost,
-                        reporter: reporter, logger: logger, clock: clock))
+                        reporter: reporter, logger: logger))
                 case .disabled:
                     built.append(DisabledTrustEvaluator())
                 }

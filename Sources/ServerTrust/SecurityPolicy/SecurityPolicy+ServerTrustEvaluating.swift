@@ -5,7 +5,7 @@ extension SecurityPolicy: ServerTrustEvaluating {
     }
 
     /// ``evaluate(_:forDomain:)`` with `host` as the domain.
-    public func decide(_ trust: PeerTrust, forHost host: String) -> PolicyDecision {
+    public func decide(_ trust: PeerTrust, forHost host: String) -> TrustDecision {
         evaluate(trust, forDomain: host)
     }
 }

@@ -19,6 +19,11 @@ import TrustEvaluation
 ///    again, and a certificate of the evaluated chain must be a pinned one;
 /// 6. public-key mode: some key along the chain must be a pinned certificate's key.
 ///
+/// "The chain" is always the chain `SecTrust` built, never the certificates the server sent
+/// (``ProvenChain``): the validated path, or, where compat public-key mode reads an
+/// unvalidated trust, the leaf and the issuers whose signatures link it. A pinned certificate
+/// that a man in the middle appends to its own chain therefore never matches.
+///
 /// ``semantics`` chooses between AFNetworking's behaviour and the fixed one; see
 /// ``PolicySemantics`` for the list of quirks and fixes.
 public struct SecurityPolicy: Sendable {
@@ -33,7 +38,10 @@ public struct SecurityPolicy: Sendable {
     /// The pinned certificates (DER), without duplicates, in the order given (AFNetworking
     /// keeps an ordered set).
     public var pinnedCertificates: [Certificate] {
-        didSet { pinnedCertificates = Self.unique(pinnedCertificates) }
+        didSet {
+            pinnedCertificates = Self.unique(pinnedCertificates)
+            pinned = Pinned(pinnedCertificates)
+        }
     }
     /// AFNetworking's behaviour or the strict one. Default ``PolicySemantics/strict``, so a new
     /// policy fails closed; choose ``PolicySemantics/compat`` to reproduce AFNetworking exactly.
@@ -43,6 +51,21 @@ public struct SecurityPolicy: Sendable {
     /// instant its earliest-expiring certificate expired. Default `false`: a pin never excuses
     /// expiry unless asked to (the fix for quirk 3 of ``PolicySemantics``).
     public var allowsExpiredPinnedCertificates: Bool
+    /// What the pinned certificates are compared as, made when they are set rather than on
+    /// every evaluation.
+    private var pinned: Pinned
+
+    private struct Pinned: Sendable {
+        /// The pinned certificates as the only anchors of certificate mode.
+        let anchors: TrustStore
+        /// Their SubjectPublicKeyInfo encodings, for public-key mode.
+        let keys: Set<[UInt8]>
+
+        init(_ certificates: [Certificate]) {
+            anchors = TrustStore(certificates, sources: ["pinned certificates"])
+            keys = Set(certificates.map { Array($0.subjectPublicKeyInfo.derBytes) })
+        }
+    }
 
     /// Creates a policy (`+policyWithPinningMode:withPinnedCertificates:`).
     /// - Parameters:
@@ -60,6 +83,7 @@ public struct SecurityPolicy: Sendable {
     ) {
         self.pinningMode = pinningMode
         self.pinnedCertificates = Self.unique(pinnedCertificates)
+        self.pinned = Pinned(Self.unique(pinnedCertificates))
         self.allowInvalidCertificates = allowInvalidCertificates
         self.validatesDomainName = validatesDomainName
         self.semantics = semantics
@@ -88,7 +112,7 @@ public struct SecurityPolicy: Sendable {
     ///   - domain: The host to validate; `nil` means "don't check the host" in compat
     ///     semantics (as in AFNetworking) and "use the trust's host" in strict semantics.
     /// - Returns: The decision and its record.
-    public func evaluate(_ trust: PeerTrust, forDomain domain: String?) -> PolicyDecision {
+    public func evaluate(_ trust: PeerTrust, forDomain domain: String?) -> TrustDecision {
         // AFNetworking mutates the caller's SecTrust (SecTrustSetPolicies, then
         // SecTrustSetAnchorCertificates); a copy gives the same checks without the side effect.
         var trust = trust
@@ -99,17 +123,17 @@ public struct SecurityPolicy: Sendable {
             // Strict fix 4: a nil domain must not silently switch the host check off.
             domain = trust.host
             if validatesDomainName && domain == nil {
-                recorder.step("strict: no domain given and the trust names no host")
+                recorder.step(.noHostToValidate)
                 return recorder.reject(TrustEvaluationError(
                     .noHostToValidate, host: nil, "validatesDomainName is set but neither the caller nor the trust names a host"))
             }
-            recorder.step("strict: no domain given; validating the trust's host \(domain ?? "(none)")")
+            recorder.step(.domainFromTrust(domain ?? "(none)"))
         }
 
         // Step 1 (AFSecurityPolicy.m:220-292, first statement): allowInvalid + validatesDomainName
         // need pins, checked before any evaluation, so even a valid server is refused.
         if domain != nil && allowInvalidCertificates && validatesDomainName && (pinningMode == .none || pinnedCertificates.isEmpty) {
-            recorder.step("early rejection: allowInvalidCertificates and validatesDomainName without pinned certificates")
+            recorder.step(.earlyRejection)
             return recorder.reject(TrustEvaluationError(
                 .allowInvalidCertificatesRequiresPinning, host: domain,
                 "In order to validate a domain name for self signed certificates, you MUST use pinning."))
@@ -121,25 +145,25 @@ public struct SecurityPolicy: Sendable {
         let instant = trust.policy.validationTime
         if validatesDomainName {
             trust.policy = .sslServer(host: domain, at: instant)
-            recorder.step(domain.map { "policy: SSL server for \($0)" } ?? "policy: SSL server without a host name (nil domain)")
+            recorder.step(.validationPolicy(domain.map { .sslServer(host: $0) } ?? .sslServerNilDomain))
         } else if strict {
             // Strict fix 5: keep the TLS server profile (serverAuth EKU) without a name.
             trust.policy = .sslServer(host: nil, at: instant)
-            recorder.step("policy: SSL server without a host name (strict: BasicX509 would drop the serverAuth check)")
+            recorder.step(.validationPolicy(.sslServerWithoutName))
         } else {
             trust.policy = .basicX509(at: instant)
-            recorder.step("policy: basic X.509 (no host name, no serverAuth EKU)")
+            recorder.step(.validationPolicy(.basicX509))
         }
 
         // Step 3: mode none returns allowInvalidCertificates || AFServerTrustIsValid(trust).
         if pinningMode == .none {
             if allowInvalidCertificates {
-                recorder.step("mode none with allowInvalidCertificates: accepted without evaluating the chain")
+                recorder.step(.acceptedWithoutEvaluation)
                 recorder.note("nothing was checked: this configuration trusts any certificate")
                 return recorder.accept()
             }
             let result = trust.evaluate()
-            recorder.evaluation(result, of: trust, "evaluation against the trust's anchors")
+            recorder.evaluation(result, of: trust, .trustAnchors)
             if let failure = result.failure { return recorder.reject(.validation(failure, host: domain)) }
             return recorder.accept()
         }
@@ -148,11 +172,11 @@ public struct SecurityPolicy: Sendable {
         var validated: TrustResult?
         if !allowInvalidCertificates {
             let result = trust.evaluate()
-            recorder.evaluation(result, of: trust, "evaluation against the trust's anchors")
+            recorder.evaluation(result, of: trust, .trustAnchors)
             if let failure = result.failure { return recorder.reject(.validation(failure, host: domain)) }
             validated = result
         } else {
-            recorder.step("allowInvalidCertificates: the evaluation against the trust's anchors is skipped")
+            recorder.step(.evaluationSkipped)
         }
 
         switch pinningMode {
@@ -170,21 +194,25 @@ public struct SecurityPolicy: Sendable {
     /// (AFNetworking 4: "obtain the chain after being validated, which *should* contain the
     /// pinned certificate in the last position (if it's the Root CA)"; PR #3159 lets the pins
     /// complete an incomplete chain).
-    private func evaluateCertificatePins(_ trust: PeerTrust, domain: String?, recorder: inout DecisionRecorder) -> PolicyDecision {
+    private func evaluateCertificatePins(_ trust: PeerTrust, domain: String?, recorder: inout DecisionRecorder) -> TrustDecision {
         var trust = trust
-        trust.setAnchorCertificates(pinnedCertificates)
-        recorder.step("anchors := the \(pinnedCertificates.count) pinned certificates only (SecTrustSetAnchorCertificates)")
+        trust.setAnchors(pinned.anchors, only: true)
+        recorder.step(.anchors(.pinnedCertificates(count: pinnedCertificates.count)))
         var result = trust.evaluate()
-        recorder.evaluation(result, of: trust, "evaluation against the pinned certificates")
+        recorder.evaluation(result, of: trust, .pinnedCertificates)
         if let failure = result.failure, let retried = expiredRetry(trust, failure: failure, recorder: &recorder) { result = retried }
         if let failure = result.failure {
-            recorder.pinEvidence(chain: trust.certificates, configured: pinnedCertificates.map(\.spkiPinText))
+            recorder.pinEvidence(chain: ProvenChain(leafOf: trust.served).certificates, configured: pinnedCertificates.map(\.spkiPinText))
             return recorder.reject(.validation(
                 failure, host: domain, otherwise: failure.kind == .untrustedRoot ? .certificatePinningFailed : .chainValidationFailed,
                 context: "against the pinned certificates: "))
         }
-        let chain = result.chain?.certificates ?? []
-        for (index, certificate) in chain.enumerated().reversed() where pinnedCertificates.contains(certificate) {
+        // The pinned certificates were the only anchors, so the path ends at one of them; the
+        // match below is on that validated path (normally its anchor).
+        let proven = trust.provenChain(after: result, semantics: semantics)
+        recorder.pinCandidates(proven)
+        let chain = proven.certificates
+        for (index, certificate) in chain.enumerated().reversed() where pinned.anchors.contains(certificate) {
             recorder.matched("certificate \"\(certificate.subject.rfc4514)\" (chain position \(index)) is pinned")
             return recorder.accept()
         }
@@ -195,34 +223,40 @@ public struct SecurityPolicy: Sendable {
     /// Step 6: count the chain keys that equal a pinned certificate's key.
     private func evaluatePublicKeyPins(
         _ trust: PeerTrust, domain: String?, validated: TrustResult?, recorder: inout DecisionRecorder
-    ) -> PolicyDecision {
-        let pinnedKeys = Set(pinnedCertificates.map { Array($0.subjectPublicKeyInfo.derBytes) })
-        let chain: [Certificate]
+    ) -> TrustDecision {
+        let pinnedKeys = pinned.keys
+        let proven: ProvenChain
         if let validated {
-            chain = validated.chain?.certificates ?? []
+            proven = trust.provenChain(after: validated, semantics: semantics)
         } else if semantics == .compat {
             // AFPublicKeyTrustChainForServerTrust enumerates the trust without evaluating it
-            // (its own evaluation was skipped): hostname, expiry and chain go unchecked.
-            chain = trust.certificateChain()
-            recorder.step("keys taken from the trust's chain without validating it (\(chain.count) certificates)")
-            recorder.note("compat quirk: public-key mode with allowInvalidCertificates checks neither host name nor expiry nor chain")
+            // (its own evaluation was skipped): hostname, expiry and validity go unchecked, but
+            // the chain it enumerates is the one SecTrust links by signatures, not the list the
+            // server sent (ProvenChain.signatureChain).
+            proven = trust.provenChain(after: nil, semantics: .compat)
+            recorder.note("compat quirk: public-key mode with allowInvalidCertificates checks neither host name nor expiry")
         } else {
-            // Strict fixes 1-3: anchor on the pinned keys and validate everything else.
+            // Strict fixes 1-3: anchor on the pinned keys and validate everything else. A served
+            // certificate carrying a pinned key may anchor the path (a re-issued CA certificate
+            // on the same key): as an anchor only its key counts, and the path below it must be
+            // signed by that key.
             var anchored = trust
             let servedWithPinnedKey = trust.certificates.filter { pinnedKeys.contains(Array($0.subjectPublicKeyInfo.derBytes)) }
-            anchored.setAnchorCertificates(pinnedCertificates + servedWithPinnedKey)
-            recorder.step("strict: anchors := the pinned certificates and served certificates with a pinned key")
+            anchored.setAnchors(servedWithPinnedKey.isEmpty ? pinned.anchors : TrustStore(pinnedCertificates + servedWithPinnedKey), only: true)
+            recorder.step(.anchors(.pinnedKeys))
             var result = anchored.evaluate()
-            recorder.evaluation(result, of: anchored, "evaluation against the pinned keys")
+            recorder.evaluation(result, of: anchored, .pinnedKeys)
             if let failure = result.failure, let retried = expiredRetry(anchored, failure: failure, recorder: &recorder) { result = retried }
             if let failure = result.failure {
-                recorder.pinEvidence(chain: trust.certificates, configured: pinnedCertificates.map(\.spkiPinText))
+                recorder.pinEvidence(chain: ProvenChain(leafOf: trust.served).certificates, configured: pinnedCertificates.map(\.spkiPinText))
                 return recorder.reject(.validation(
                     failure, host: domain, otherwise: failure.kind == .untrustedRoot ? .publicKeyPinningFailed : .chainValidationFailed,
                     context: "against the pinned keys: "))
             }
-            chain = result.chain?.certificates ?? []
+            proven = anchored.provenChain(after: result, semantics: semantics)
         }
+        recorder.pinCandidates(proven)
+        let chain = proven.certificates
         var count = 0
         var first: (Int, Certificate)?
         for (index, certificate) in chain.enumerated() where pinnedKeys.contains(Array(certificate.subjectPublicKeyInfo.derBytes)) {
@@ -246,7 +280,7 @@ public struct SecurityPolicy: Sendable {
         var retry = trust
         retry.verifyTime = instant
         let result = retry.evaluate()
-        recorder.evaluation(result, of: retry, "allowsExpiredPinnedCertificates: evaluation at \(ASN1TimeText.rfc3339(instant)), when the chain expired")
+        recorder.evaluation(result, of: retry, .expiredRetry(at: instant))
         if result.isTrusted { recorder.note("accepted although expired, because allowsExpiredPinnedCertificates is set") }
         return result
     }

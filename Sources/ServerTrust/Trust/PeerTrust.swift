@@ -6,18 +6,14 @@ public import TrustEvaluation
 /// It holds the served chain (leaf first, then whatever the server sent), the host and port,
 /// the validation policy (`SecTrustSetPolicies`), custom anchors with the anchors-only flag
 /// (`SecTrustSetAnchorCertificates` / `SecTrustSetAnchorCertificatesOnly`), the system anchors,
-/// and the evaluation time (`SecTrustSetVerifyDate`), so AFNetworking-style code maps one to
-/// one. Unlike `SecTrust` it is a value: an evaluator works on its own copy, so evaluating never
-/// changes the caller's trust (AFNetworking's `SecTrustSetPolicies` and
-/// `SecTrustSetAnchorCertificates` mutate the caller's object; anchors-features.md §(d) "Side
-/// effects").
+/// the evaluation time (`SecTrustSetVerifyDate`) and the clock read when none is set, so
+/// AFNetworking-style code maps one to one. Unlike `SecTrust` it is a value: an evaluator works
+/// on its own copy, so evaluating never changes the caller's trust (AFNetworking's
+/// `SecTrustSetPolicies` and `SecTrustSetAnchorCertificates` mutate the caller's object;
+/// anchors-features.md §(d) "Side effects").
 public struct PeerTrust: Sendable {
-    /// The certificates the server sent, leaf first.
-    public var certificates: [Certificate]
-    /// The host the connection was made to (the URL's host), if known.
-    public var host: String?
-    /// The port the connection was made to.
-    public var port: Int
+    /// What the server sent, for which host and port.
+    public let served: ServedChain
     /// What an evaluation checks (`SecTrustSetPolicies`). Defaults to the SSL server policy for
     /// ``host``.
     public var policy: ValidationPolicy
@@ -28,36 +24,60 @@ public struct PeerTrust: Sendable {
     /// or a store supplied by a test).
     public var systemAnchors: TrustStore
     /// The instant to evaluate at, in seconds since 1970 (`SecTrustSetVerifyDate`); `nil`
-    /// means the policy's own time, or now.
+    /// means the policy's own time, or ``clock``.
     public var verifyTime: Int64?
+    /// "Now" when neither ``verifyTime`` nor the policy fixes the instant.
+    public var clock: TrustClock
+    /// The path an earlier evaluator of the same decision validated for this served chain
+    /// (``CompositeTrustEvaluator`` hands it on), so that a later pin check that does not
+    /// validate again still compares pins with proven certificates rather than the leaf alone,
+    /// as a later `SecTrustCopyCertificateChain` returns the chain an earlier evaluation built.
+    public internal(set) var validatedPath: VerifiedChain?
     private var customAnchorStore: TrustStore
 
     /// Creates a trust for a served chain.
+    /// - Parameters:
+    ///   - served: What the server sent.
+    ///   - systemAnchors: The system roots.
+    ///   - policy: The validation policy; `nil` means the SSL server policy for the served
+    ///     chain's host (what URLSession's server-trust challenge carries).
+    ///   - verifyTime: The evaluation instant; `nil` means now, by `clock`.
+    ///   - clock: "Now".
+    public init(served: ServedChain, systemAnchors: TrustStore, policy: ValidationPolicy? = nil, verifyTime: Int64? = nil,
+                clock: TrustClock = .system) {
+        self.served = served
+        self.policy = policy ?? .sslServer(host: served.host)
+        self.anchorsOnly = false
+        self.systemAnchors = systemAnchors
+        self.verifyTime = verifyTime
+        self.clock = clock
+        self.validatedPath = nil
+        self.customAnchorStore = .empty
+    }
+
+    /// Creates a trust for a chain judged without a connection.
     /// - Parameters:
     ///   - certificates: The certificates the server sent, leaf first.
     ///   - host: The host connected to.
     ///   - port: The port connected to.
     ///   - systemAnchors: The system roots.
-    ///   - policy: The validation policy; `nil` means the SSL server policy for `host`
-    ///     (what URLSession's server-trust challenge carries).
+    ///   - policy: The validation policy; `nil` means the SSL server policy for `host`.
     ///   - verifyTime: The evaluation instant; `nil` means now.
+    ///   - clock: "Now".
     public init(
-        certificates: [Certificate],
-        host: String?,
-        port: Int = 443,
-        systemAnchors: TrustStore,
-        policy: ValidationPolicy? = nil,
-        verifyTime: Int64? = nil
+        certificates: [Certificate], host: String?, port: Int = 443, systemAnchors: TrustStore, policy: ValidationPolicy? = nil,
+        verifyTime: Int64? = nil, clock: TrustClock = .system
     ) {
-        self.certificates = certificates
-        self.host = host
-        self.port = port
-        self.policy = policy ?? .sslServer(host: host)
-        self.anchorsOnly = false
-        self.systemAnchors = systemAnchors
-        self.verifyTime = verifyTime
-        self.customAnchorStore = .empty
+        self.init(served: ServedChain(certificates: certificates, host: host, port: port), systemAnchors: systemAnchors,
+                  policy: policy, verifyTime: verifyTime, clock: clock)
     }
+
+    /// The certificates the server sent, leaf first.
+    public var certificates: [Certificate] { served.certificates }
+    /// The host the connection was made to (the URL's host), if known.
+    public var host: String? { served.host }
+    /// The port the connection was made to.
+    public var port: Int { served.port }
 
     /// Custom trust anchors. Setting them does not change ``anchorsOnly``; use
     /// ``setAnchorCertificates(_:)`` for `SecTrustSetAnchorCertificates` semantics.
@@ -72,6 +92,16 @@ public struct PeerTrust: Sendable {
     public mutating func setAnchorCertificates(_ certificates: [Certificate]) {
         anchors = certificates
         anchorsOnly = true
+    }
+
+    /// Custom anchors from a store built once (an evaluator's configured anchors), so that
+    /// evaluations share its keys and verifiers instead of rebuilding them.
+    /// - Parameters:
+    ///   - store: The anchors.
+    ///   - only: Trust only them (`SecTrustSetAnchorCertificatesOnly(true)`).
+    public mutating func setAnchors(_ store: TrustStore, only: Bool) {
+        customAnchorStore = store
+        anchorsOnly = only
     }
 
     /// Which anchors an evaluation uses: the system roots until custom anchors are set; then
@@ -90,54 +120,49 @@ public struct PeerTrust: Sendable {
         }
     }
 
-    /// The instant evaluations use: ``verifyTime``, else the policy's, else `clock`.
-    func evaluationTime(_ clock: TrustClock = .system) -> Int64 {
+    /// The instant evaluations use: ``verifyTime``, else the policy's, else ``clock``.
+    public func evaluationTime() -> Int64 {
         verifyTime ?? policy.validationTime ?? clock.now()
     }
 
-    /// Validates the served chain against ``effectiveAnchors`` with ``policy`` at ``verifyTime``
-    /// (`SecTrustEvaluateWithError`).
+    /// Validates the served chain against ``effectiveAnchors`` with ``policy`` at
+    /// ``evaluationTime()`` (`SecTrustEvaluateWithError`).
     /// - Parameter trace: Record every path tried, for explanations.
     /// - Returns: The result.
     public func evaluate(trace: Bool = false) -> TrustResult {
         var policy = self.policy
-        if let verifyTime { policy.validationTime = verifyTime }
+        policy.validationTime = evaluationTime()
         let anchors = effectiveAnchors
         guard let leaf = certificates.first else {
             return TrustResult(
                 result: .failure(ValidationFailure(.invalidCertificate, "the server sent no certificate")),
                 trace: [], policy: policy, anchorMode: anchorMode, anchors: anchors)
         }
-        let outcome = Verifier(anchors: anchors, policy: policy).validate(
-            leaf: leaf, intermediates: Array(certificates.dropFirst()), trace: trace)
+        // One verifier per (anchors, policy): its rule tables are built once, not per handshake.
+        let outcome = Verifier.shared(anchors: anchors, policy: policy).validate(
+            leaf: leaf, intermediates: Array(certificates.dropFirst()), at: policy.validationTime, trace: trace)
         return TrustResult(result: outcome.result, trace: outcome.trace, policy: policy, anchorMode: anchorMode, anchors: anchors)
     }
 
-    /// The trust's certificate chain (`SecTrustCopyCertificateChain`): the validated chain when
-    /// the trust validates; otherwise the best chain that can be built, which is the served
-    /// certificates followed by the anchor that signed the last of them, if any.
-    ///
-    /// Apple builds this chain even for an untrusted trust (AFNetworking's public-key mode
-    /// enumerates it without evaluating; anchors-features.md §(a)1 step 6 notes that
-    /// `SecTrustGetCertificateCount` evaluates lazily). The anchor is appended only when its
-    /// key verifies the last served certificate's signature, so a certificate that merely
-    /// names a pinned CA as its issuer never brings that CA's key into the chain.
+    /// The trust's certificate chain (`SecTrustCopyCertificateChain`): the validated path when
+    /// the chain validates, otherwise the chain Apple's chain builder would report for an
+    /// untrusted trust, which is ``ProvenChain/signatureChain(of:)``: the leaf and the issuers
+    /// that actually signed it, never the served list as sent.
     /// - Parameter evaluation: An evaluation already made of this trust, to avoid repeating it.
     /// - Returns: Leaf first.
     public func certificateChain(after evaluation: TrustResult? = nil) -> [Certificate] {
         let evaluation = evaluation ?? evaluate()
         if let chain = evaluation.chain { return chain.certificates }
-        var chain: [Certificate] = []
-        for certificate in certificates where !chain.contains(certificate) { chain.append(certificate) }
-        guard let last = chain.last, !last.isSelfIssued else { return chain }
-        let verifier = OpenSSLSignatureVerifier()
-        for anchor in effectiveAnchors.certificates where anchor.subject == last.issuer && !chain.contains(anchor) {
-            guard let key = try? verifier.makeKey(anchor.subjectPublicKeyInfo) else { continue }
-            if verifier.check(last, signedBy: key).isValid {
-                chain.append(anchor)
-                break
-            }
-        }
-        return chain
+        return ProvenChain.signatureChain(of: self).certificates
+    }
+
+    /// The certificates a pin may be compared with after `evaluation` (``ProvenChain``, the
+    /// one pin rule of the library).
+    /// - Parameters:
+    ///   - evaluation: The evaluator's own chain evaluation, if it made one.
+    ///   - semantics: `compat` for AFNetworking's reading of an unvalidated trust.
+    /// - Returns: The proven certificates.
+    public func provenChain(after evaluation: TrustResult?, semantics: PolicySemantics = .strict) -> ProvenChain {
+        ProvenChain(trust: self, evaluation: evaluation, semantics: semantics)
     }
 }

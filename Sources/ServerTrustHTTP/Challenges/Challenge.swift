@@ -1,3 +1,4 @@
+public import ServerTrust
 internal import CertificateParsing
 public import TrustEvaluation
 internal import Foundation
@@ -212,7 +213,7 @@ public struct AuthenticationChallenge: Sendable {
     public let servedChain: ServedChain?
     /// For HTTP authentication: the 401/407 response that carried the challenge.
     public let failureResponse: HTTPResponse?
-    let defaultDecider: (any ServerTrustDecider)?
+    let defaultDecider: ServerTrustDecider?
 
     /// Runs the session's decider on the served chain (what default handling would do),
     /// so a handler can combine it with its own checks.

@@ -1,3 +1,4 @@
+public import ServerTrust
 
 /// An HTTP method.
 public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {

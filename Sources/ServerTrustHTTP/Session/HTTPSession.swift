@@ -1,3 +1,5 @@
+public import ServerTrust
+
 /// An HTTPS client session: the `AFHTTPSessionManager` analogue, on libcurl, whose every TLS
 /// certificate decision is made by the configured ``ServerTrustDecider`` (or the challenge
 /// handlers).
@@ -54,7 +56,7 @@ public final class HTTPSession: Sendable {
     ///
     /// - Parameter serverTrust: The decider.
     /// - Throws: As ``init(configuration:)``.
-    public convenience init(serverTrust: any ServerTrustDecider) throws(HTTPError) {
+    public convenience init(serverTrust: ServerTrustDecider) throws(HTTPError) {
         try self.init(configuration: HTTPSessionConfiguration(serverTrust: serverTrust))
     }
 

@@ -1,3 +1,4 @@
+public import ServerTrust
 public import TrustEvaluation
 
 /// A TLS protocol version, for minimums (ATS's `NSExceptionMinimumTLSVersion`).
@@ -33,7 +34,7 @@ public struct ProxyConfiguration: Sendable {
     /// Decides an `https://` proxy's own certificate, checked against the proxy's host name.
     /// `nil` means the system trust store with host-name validation (failing closed, as
     /// curl's `--proxy-cacert` default does). Unused for `http://` proxies.
-    public var serverTrust: (any ServerTrustDecider)?
+    public var serverTrust: ServerTrustDecider?
 
     /// Creates a proxy configuration.
     ///
@@ -42,7 +43,7 @@ public struct ProxyConfiguration: Sendable {
     ///   - credential: Proxy credentials, if any.
     ///   - serverTrust: The decider for an `https://` proxy's certificate (`nil`: the system
     ///     trust store).
-    public init(url: String, credential: Credential? = nil, serverTrust: (any ServerTrustDecider)? = nil) {
+    public init(url: String, credential: Credential? = nil, serverTrust: ServerTrustDecider? = nil) {
         self.url = url
         self.credential = credential
         self.serverTrust = serverTrust
@@ -57,7 +58,7 @@ public struct HTTPSessionConfiguration: Sendable {
     /// Fields added to every request that does not set them.
     public var defaultHeaders: HTTPHeaders
     /// Decides every new TLS connection's chain (default handling of server-trust challenges).
-    public var serverTrust: any ServerTrustDecider
+    public var serverTrust: ServerTrustDecider
     /// Seconds for a whole request (each redirect hop and authentication retry gets its own).
     public var timeout: Double
     /// Seconds for TCP connect plus TLS handshake.
@@ -110,7 +111,7 @@ public struct HTTPSessionConfiguration: Sendable {
     /// minimum, HTTP/2 allowed, compression on, 10 redirects, resumption on.
     ///
     /// - Parameter serverTrust: The decider for every TLS connection.
-    public init(serverTrust: any ServerTrustDecider) {
+    public init(serverTrust: ServerTrustDecider) {
         self.baseURL = nil
         self.defaultHeaders = ["User-Agent": "ServerTrust/0.1"]
         self.serverTrust = serverTrust
@@ -137,10 +138,11 @@ public struct HTTPSessionConfiguration: Sendable {
 
     /// The system trust store with host checking.
     ///
-    /// - Returns: A configuration using ``StandardTrustDecider/system()``.
+    /// - Returns: A configuration using `ServerTrustDecider.system()` (chain validation with the
+    ///   host name against the system roots).
     /// - Throws: ``TrustEvaluation/TrustStoreError`` if the system bundle cannot be read.
     public static func system() throws(TrustStoreError) -> HTTPSessionConfiguration {
-        HTTPSessionConfiguration(serverTrust: try StandardTrustDecider.system())
+        HTTPSessionConfiguration(serverTrust: try ServerTrustDecider.system())
     }
 
     func minimumTLSVersion(for host: String) -> TLSVersion {

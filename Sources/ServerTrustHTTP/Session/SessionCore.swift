@@ -1,3 +1,4 @@
+internal import ServerTrust
 internal import TrustEvaluation
 internal import Synchronization
 
@@ -29,7 +30,7 @@ final class SessionCore: Sendable {
     struct ProxyTrust: Sendable {
         var host: String
         var port: Int
-        var decider: any ServerTrustDecider
+        var decider: ServerTrustDecider
     }
 
     private struct Endpoint: Hashable {
@@ -59,12 +60,12 @@ final class SessionCore: Sendable {
             case "http":
                 proxyTrust = nil
             case "https":
-                let decider: any ServerTrustDecider
+                let decider: ServerTrustDecider
                 if let explicit = proxy.serverTrust {
                     decider = explicit
                 } else {
                     do {
-                        decider = try StandardTrustDecider.system()
+                        decider = try ServerTrustDecider.system()
                     } catch {
                         throw HTTPError.invalidRequest("proxy '\(proxy.url)': no decider given and the system trust store cannot be read: \(error)")
                     }
@@ -81,7 +82,7 @@ final class SessionCore: Sendable {
         self.usesHTTP2 = configuration.allowsHTTP2 && Curl.supportsHTTP2
     }
 
-    var decider: any ServerTrustDecider { configuration.serverTrust }
+    var decider: ServerTrustDecider { configuration.serverTrust }
 
     /// The last request URL resolved against the base URL, and its target. Parsing is a pure
     /// function of the string (the base URL is fixed per session), and clients tend to send
@@ -103,16 +104,16 @@ final class SessionCore: Sendable {
     }
 
     func remember(_ decision: TrustDecision) {
-        guard decision.isAccepted else { return }
+        guard decision.isTrusted, let host = decision.host else { return }
         decisions.withLock { decisions in
-            decisions[Endpoint(host: decision.host, port: decision.port)] = decision
+            decisions[Endpoint(host: host, port: decision.port)] = decision
             // After the change: a reader that sees the new generation finds the new entry.
             decisionGeneration.add(1, ordering: .releasing)
         }
     }
 
     func rememberProxy(_ decision: TrustDecision) {
-        guard decision.isAccepted else { return }
+        guard decision.isTrusted else { return }
         proxyDecision.withLock { $0 = decision }
     }
 

@@ -1,3 +1,4 @@
+internal import ServerTrust
 internal import CCurl
 internal import CServerTrustShims
 internal import Glibc

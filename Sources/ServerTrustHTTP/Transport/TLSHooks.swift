@@ -1,3 +1,4 @@
+internal import ServerTrust
 internal import CertificateParsing
 internal import TrustEvaluation
 internal import COpenSSL
@@ -126,8 +127,8 @@ extension EasyHandle {
         }
         let decision = decideServerTrust(served, for: transfer)
         transfer.trustDecision = decision
-        if decision.isAccepted { core.remember(decision) }
-        return decision.isAccepted
+        if decision.isTrusted { core.remember(decision) }
+        return decision.isTrusted
     }
 
     /// The same for an `https://` proxy's own chain: ``ProxyConfiguration/serverTrust``
@@ -141,8 +142,8 @@ extension EasyHandle {
         case .failure(let rejection): decision = rejection.decision
         }
         transfer.proxyTrustDecision = decision
-        if decision.isAccepted { core.rememberProxy(decision) }
-        return decision.isAccepted
+        if decision.isTrusted { core.rememberProxy(decision) }
+        return decision.isTrusted
     }
 
     /// A chain that cannot be read, as the decision that rejects it.
@@ -182,7 +183,7 @@ extension EasyHandle {
                 certificates.append(try Certificate(derEncoded: bytes))
             } catch {
                 let served = ServedChain(certificates: certificates, host: host, port: port, tlsVersion: version, cipher: cipher, alpn: alpn)
-                return .failure(UnreadableChain(decision: .reject(served, by: "parser", "certificate \(index) is malformed: \(error)")))
+                return .failure(UnreadableChain(decision: .rejected(served, by: "parser", .malformedCertificate, "certificate \(index) is malformed: \(error)")))
             }
         }
         return .success(ServedChain(certificates: certificates, host: host, port: port, tlsVersion: version, cipher: cipher, alpn: alpn))
@@ -192,7 +193,7 @@ extension EasyHandle {
     /// task-level handler, else the session's decider.
     private func decideServerTrust(_ served: ServedChain, for transfer: Transfer) -> TrustDecision {
         let configuration = core.configuration
-        let space = ProtectionSpace(host: served.host, port: served.port, protocol: "https", authenticationMethod: .serverTrust)
+        let space = ProtectionSpace(host: transfer.spec.target.host, port: served.port, protocol: "https", authenticationMethod: .serverTrust)
         let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: 0, proposedCredential: nil,
                                                 servedChain: served, failureResponse: nil, defaultDecider: core.decider)
         let disposition: ChallengeDisposition
@@ -204,7 +205,7 @@ extension EasyHandle {
                 disposition = answer
             case .failure(let error):
                 transfer.challengeFailure = error
-                return .reject(served, by: "challenge handler", "\(error)")
+                return .rejected(served, by: "challenge handler", .customEvaluationFailed, "\(error)")
             }
         } else {
             return core.decider.decide(served)
@@ -212,14 +213,14 @@ extension EasyHandle {
         switch disposition {
         case .useCredential(let credential?):
             if case .serverTrust = credential.kind {
-                return .accept(served, by: "challenge handler", "the handler trusted the served chain")
+                return .accepted(served, by: "challenge handler", "the handler trusted the served chain")
             }
             return core.decider.decide(served)
         case .useCredential(nil), .performDefaultHandling, .rejectProtectionSpace:
             return core.decider.decide(served)
         case .cancelAuthenticationChallenge:
             transfer.challengeFailure = .challengeCancelled(space)
-            return .reject(served, by: "challenge handler", "the handler cancelled the server-trust challenge")
+            return .rejected(served, by: "challenge handler", .customEvaluationFailed, "the handler cancelled the server-trust challenge")
         }
     }
 

@@ -1,3 +1,4 @@
+internal import ServerTrust
 internal import Synchronization
 internal import Glibc
 

@@ -1,3 +1,4 @@
+internal import ServerTrust
 internal import CCurl
 internal import CServerTrustShims
 internal import Foundation
@@ -311,8 +312,8 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         }
         if code == CURLE_OK { return nil }
         if let failure = transfer.challengeFailure { return failure }
-        if let decision = transfer.proxyTrustDecision, !decision.isAccepted { return .proxyTrustRejected(decision) }
-        if let decision = transfer.trustDecision, !decision.isAccepted { return .serverTrustRejected(decision) }
+        if let decision = transfer.proxyTrustDecision, !decision.isTrusted { return .proxyTrustRejected(decision) }
+        if let decision = transfer.trustDecision, !decision.isTrusted { return .serverTrustRejected(decision) }
         if let failure = transfer.callbackFailure { return failure }
         let summary = Curl.describe(code)
         let error = TransportError(code: Int(code.rawValue), summary: summary, message: errorText.isEmpty ? summary : errorText)
