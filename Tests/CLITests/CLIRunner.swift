@@ -19,9 +19,10 @@ enum CLIRunner {
         return ".build/debug/servertrust"
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+    /// Runs `servertrust` (or another program, such as curl beside it) with `arguments`.
+    static func run(_ arguments: [String], environment: [String: String] = [:], executable: String? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
+        process.executableURL = URL(fileURLWithPath: executable ?? binary)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }

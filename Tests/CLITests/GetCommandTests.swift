@@ -224,6 +224,73 @@ struct GetCommandTests {
         #expect(relay.statistics.bytesClientToUpstream == bytesBefore)
     }
 
+    @Test("an interception proxy that appends the genuine pinned intermediate is refused by --pin and --mode, as by curl --pinnedpubkey")
+    func proxyAppendingPinnedIntermediate() throws {
+        let fixture = try Fixture()
+        defer { fixture.server.stop() }
+        let interception = try LabPKI.webChain(host: "mitm.invalid", keySlot: 53)
+        var configuration = LabMITMRelay.Configuration(mode: .httpProxy, interceptionCA: interception.rootIssuer)
+        configuration.hostOverrides = [Self.host: "127.0.0.1"]
+        configuration.interceptionChain = [fixture.pki.intermediate]
+        let relay = try LabMITMRelay.started(configuration)
+        defer { relay.stop() }
+        let interceptionRoot = try LabFiles.write(interception.root.pem, to: fixture.directory + "/mitm.pem")
+        let intermediatePath = try LabFiles.write(fixture.pki.intermediate.pem, to: fixture.directory + "/intermediate.pem")
+        let intermediatePin = "sha256/" + (try Certificate(derEncoded: fixture.pki.intermediate.der)).spkiSHA256Base64
+        let base = ["get", fixture.url(), "--proxy", relay.proxyURL, "--anchors", interceptionRoot, "--anchors", fixture.rootPath]
+        // The proxy's chain validates (its root is installed): without pins it passes.
+        #expect(try CLIRunner.run(base).status == 0)
+        let bytesBefore = relay.statistics.bytesClientToUpstream
+        for options in [
+            ["--pin", intermediatePin],
+            ["--pin", intermediatePin.replacingOccurrences(of: "sha256/", with: "sha256//")],
+            ["--pin", String(intermediatePin.dropFirst("sha256/".count))],
+            ["--mode", "public-key", "--pinned-cert", intermediatePath],
+            ["--mode", "public-key", "--pinned-cert", intermediatePath, "--compat"],
+            ["--mode", "certificate", "--pinned-cert", intermediatePath],
+        ] {
+            let result = try CLIRunner.run(base + options)
+            #expect(result.status == 1 && result.stderr.contains("server trust rejected"), "\(options): \(result.stderr)")
+            // The same pins pass the genuine server directly.
+            let direct = try fixture.get("/", options)
+            #expect(direct.status == 0, "\(options) direct: \(direct.stderr)")
+        }
+        #expect(relay.statistics.bytesClientToUpstream == bytesBefore, "no pinned attempt sent a byte upstream")
+        // curl refuses the same proxy with the same pin (exit 90, CURLE_SSL_PINNEDPUBKEYNOTMATCH).
+        let bundle = try LabFiles.write(interception.root.pem + fixture.pki.root.pem, to: fixture.directory + "/curl-roots.pem")
+        let curl = try CLIRunner.run(
+            ["-sS", "--proxy", relay.proxyURL, "--cacert", bundle, "--pinnedpubkey", "sha256//" + intermediatePin.dropFirst("sha256/".count), fixture.url()],
+            executable: "/usr/bin/curl")
+        #expect(curl.status == 90, "curl: \(curl.stderr)")
+    }
+
+    @Test("an attacker with no trusted CA appending the genuine pinned intermediate is refused even with --allow-invalid")
+    func attackerAppendingPinnedIntermediate() throws {
+        let attackerKey = try LabKey.shared(.p256, slot: 55)
+        var attackerPKI: LabPKI?
+        let fixture = try Fixture(identity: { pki in
+            attackerPKI = pki
+            let attacker = try LabCertificate.issue(
+                LabPKI.leafSpec(host: GetCommandTests.host, keyAlgorithm: .p256, notBefore: GetCommandTests.now - LabClock.day,
+                                notAfter: GetCommandTests.now + LabClock.day), subjectKey: attackerKey)
+            return LabTLSServer.Identity(chain: [attacker, pki.intermediate], key: attackerKey)
+        })
+        defer { fixture.server.stop() }
+        let pki = try #require(attackerPKI)
+        let intermediatePin = "sha256/" + (try Certificate(derEncoded: pki.intermediate.der)).spkiSHA256Base64
+        let intermediatePath = try LabFiles.write(pki.intermediate.pem, to: fixture.directory + "/intermediate.pem")
+        for options in [
+            ["--allow-invalid", "--pin", intermediatePin],
+            ["--allow-invalid", "--no-validate-domain", "--pin", intermediatePin],
+            ["--allow-invalid", "--mode", "public-key", "--pinned-cert", intermediatePath, "--compat"],
+            ["--allow-invalid", "--mode", "public-key", "--pinned-cert", intermediatePath],
+        ] {
+            let result = try fixture.get("/", options)
+            #expect(result.status == 1, "\(options): \(result.stderr)")
+        }
+        #expect(fixture.server.statistics.requestsServed == 0)
+    }
+
     @Test("--proxy https:// with --proxy-cacert: the proxy's root trusted passes; without it the proxy is rejected (exit 1)")
     func httpsProxy() throws {
         let fixture = try Fixture()
