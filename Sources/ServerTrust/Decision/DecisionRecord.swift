@@ -1,3 +1,4 @@
+public import CertificateParsing
 public import TrustEvaluation
 import Foundation
 
@@ -8,6 +9,9 @@ import Foundation
 ///
 /// No system we reproduce explains an acceptance (anchors-features.md §(c) 18); this record is
 /// what `servertrust evaluate --explain` and `--json` print.
+///
+/// The record keeps typed facts (certificates, the stores, the pin matches) and renders text
+/// only when asked: a decision on the connection path formats nothing.
 public struct DecisionRecord: Sendable, CustomStringConvertible {
     /// The host-name check and its outcome.
     public enum HostnameResult: Hashable, Sendable, CustomStringConvertible {
@@ -25,6 +29,29 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
             case .matched(let name): return "\(name): matches the leaf"
             case .mismatched(let name, let names):
                 return "\(name): the leaf is valid for \(names.isEmpty ? "no names" : names.joined(separator: ", ")) only"
+            }
+        }
+    }
+
+    /// What matched a pin, and where.
+    public enum PinMatchRecord: Sendable {
+        /// SPKI pins of a pin set.
+        case spki([PinMatch])
+        /// A pinned certificate, byte for byte, at a position of the chain.
+        case certificate(Certificate, position: Int)
+        /// A pinned public key at a position of the chain, with the number of matching keys
+        /// when counted (AFNetworking counts them).
+        case publicKey(Certificate, position: Int, matches: Int?)
+
+        /// One line.
+        public var description: String {
+            switch self {
+            case .spki(let matches): return matches.map(\.description).joined(separator: "; ")
+            case .certificate(let certificate, let position):
+                return "certificate \"\(certificate.subject.rfc4514)\" (chain position \(position)) is pinned"
+            case .publicKey(let certificate, let position, let matches):
+                return "\(certificate.spkiPinText): key of \"\(certificate.subject.rfc4514)\" (chain position \(position))"
+                    + (matches.map { "; \($0) pinned key match(es)" } ?? "")
             }
         }
     }
@@ -54,16 +81,32 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
     /// The checks performed, in order.
     public internal(set) var steps: [DecisionStep] = []
     /// The anchors of the last chain evaluation.
-    public internal(set) var anchors: String = "none (no chain evaluation)"
+    public var anchors: String { lastEvaluation?.anchorsDescription ?? "none (no chain evaluation)" }
     /// Subjects of the chain built by the last successful evaluation (leaf first), or of the
     /// served chain when none was built.
-    public internal(set) var chain: [String] = []
+    public var chain: [String] { (validatedPath?.certificates ?? served).map(\.subject.rfc4514) }
     /// The path (leaf to anchor) of the last successful chain evaluation, if any.
     public internal(set) var validatedPath: VerifiedChain?
-    /// The host-name check.
-    public internal(set) var hostname: HostnameResult = .notChecked(reason: "no evaluation with a host name")
-    /// The pin that matched, and where.
-    public internal(set) var matchedPin: String?
+    /// The host-name check of the last chain evaluation.
+    public var hostname: HostnameResult {
+        guard let policy = lastEvaluation?.policy else { return .notChecked(reason: "no evaluation with a host name") }
+        switch policy.kind {
+        case .basicX509: return .notChecked(reason: "basic X.509 policy")
+        case .sslServer:
+            guard let name = policy.peerName, let leaf = served.first else { return .notChecked(reason: "SSL server policy without a host name") }
+            return ServerIdentity.matches(leaf, name: name)
+                ? .matched(name.description) : .mismatched(name.description, validFor: ServerIdentity.names(of: leaf))
+        case .sslClient: return .notChecked(reason: "SSL client policy")
+        }
+    }
+    /// What matched a pin, and where.
+    public internal(set) var pinMatch: PinMatchRecord?
+    /// The pin that matched, and where, in one line.
+    public var matchedPin: String? { pinMatch?.description }
+    /// The served certificates, leaf first.
+    let served: [Certificate]
+    /// The last chain evaluation, for the anchors and host-name lines.
+    var lastEvaluation: TrustResult?
     /// On a pin failure: the pins of the chain's certificates.
     public internal(set) var servedPins: [CertificatePin] = []
     /// On a pin failure: the configured pins.
@@ -73,7 +116,8 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
     /// The failure, if refused.
     public internal(set) var failure: TrustEvaluationError?
 
-    init(evaluator: String, policy: String, mode: String?, host: String?, port: Int, evaluationTime: Int64) {
+    init(evaluator: String, policy: String, mode: String?, host: String?, port: Int, evaluationTime: Int64, served: [Certificate]) {
+        self.served = served
         self.evaluator = evaluator
         self.policy = policy
         self.mode = mode

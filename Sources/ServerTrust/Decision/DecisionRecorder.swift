@@ -14,8 +14,8 @@ struct DecisionRecorder {
 
     init(evaluator: String, policy: String, mode: String? = nil, served: ServedChain, host: String?, time: Int64?) {
         record = DecisionRecord(
-            evaluator: evaluator, policy: policy, mode: mode, host: host, port: served.port, evaluationTime: time ?? TrustClock.system.now())
-        record.chain = served.certificates.map(\.subject.rfc4514)
+            evaluator: evaluator, policy: policy, mode: mode, host: host, port: served.port, evaluationTime: time ?? TrustClock.system.now(),
+            served: served.certificates)
         self.served = served
     }
 
@@ -25,19 +25,8 @@ struct DecisionRecorder {
 
     /// Records a chain evaluation: its anchors, the chain built, and the host-name result.
     mutating func evaluation(_ result: TrustResult, of trust: PeerTrust, _ kind: DecisionStep.EvaluationKind) {
-        record.anchors = result.anchorsDescription
-        if let chain = result.chain {
-            record.chain = chain.certificates.map(\.subject.rfc4514)
-            record.validatedPath = chain
-        }
-        if result.policy.kind == .sslServer, let name = result.policy.peerName, let leaf = trust.certificates.first {
-            record.hostname = ServerIdentity.matches(leaf, name: name)
-                ? .matched(name.description) : .mismatched(name.description, validFor: ServerIdentity.names(of: leaf))
-        } else if result.policy.kind == .basicX509 {
-            record.hostname = .notChecked(reason: "basic X.509 policy")
-        } else {
-            record.hostname = .notChecked(reason: "SSL server policy without a host name")
-        }
+        record.lastEvaluation = result
+        if let chain = result.chain { record.validatedPath = chain }
         step(.evaluation(kind, failure: result.failure))
     }
 
@@ -55,7 +44,7 @@ struct DecisionRecorder {
         record.configuredPins = configured
     }
 
-    mutating func matched(_ description: String) { record.matchedPin = description }
+    mutating func matched(_ match: DecisionRecord.PinMatchRecord) { record.pinMatch = match }
 
     func accept() -> TrustDecision { TrustDecision(failure: nil, record: record, served: served) }
 

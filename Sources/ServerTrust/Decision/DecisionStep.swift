@@ -64,8 +64,8 @@ public indirect enum DecisionStep: Hashable, Sendable, CustomStringConvertible {
     case pinCandidates(ProvenChain.Basis, count: Int)
     /// The pin set that applies to the host.
     case pinSet(pattern: String, excluded: Bool)
-    /// The outcome of the pin check.
-    case pinCheck(PinCheckResult.Outcome, detail: String)
+    /// The outcome of the pin check (its text is made when the step is printed).
+    case pinCheck(PinCheckResult)
     /// ``DisabledTrustEvaluator``: nothing was checked.
     case nothingChecked
     /// ``ServerTrustManager``: no rule covers the host.
@@ -120,7 +120,7 @@ public indirect enum DecisionStep: Hashable, Sendable, CustomStringConvertible {
                     + "signatures link it (\(count) certificate\(count == 1 ? "" : "s"))"
             }
         case .pinSet(let pattern, let excluded): return "pin set: \(pattern)\(excluded ? " (exclusion)" : "")"
-        case .pinCheck(let outcome, let detail): return "pin check: \(outcome.rawValue) — \(detail)"
+        case .pinCheck(let check): return "pin check: \(check.outcome.rawValue) — \(check.detail)"
         case .nothingChecked: return "nothing checked"
         case .noMatchingRule(let host): return "no rule matches \(host)"
         case .customEvaluator(let name, let passed): return "\(name).evaluate: \(passed ? "passed" : "failed")"

@@ -34,7 +34,7 @@ public final class CompositeTrustEvaluator: ServerTrustEvaluating {
         var trust = trust
         var steps: [DecisionStep] = []
         var notes: [String] = []
-        var matchedPin: String?
+        var pinMatch: DecisionRecord.PinMatchRecord?
         var validatedPath: VerifiedChain?
         var last: TrustDecision?
         for evaluator in evaluators {
@@ -42,9 +42,9 @@ public final class CompositeTrustEvaluator: ServerTrustEvaluating {
             var record = decision.record
             steps += record.steps.map { .nested(evaluator: record.evaluator, $0) }
             notes += record.notes
-            matchedPin = record.matchedPin ?? matchedPin
+            pinMatch = record.pinMatch ?? pinMatch
             validatedPath = record.validatedPath ?? validatedPath
-            record.matchedPin = matchedPin
+            record.pinMatch = pinMatch
             record.validatedPath = validatedPath
             record.evaluator = name
             record.steps = steps

@@ -68,7 +68,7 @@ public final class PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
         case .success(let proven): chain = proven.certificates
         }
         if let index = chain.firstIndex(where: { pinnedDER.contains($0.derBytes) }) {
-            recorder.matched("certificate \"\(chain[index].subject.rfc4514)\" (chain position \(index)) is pinned")
+            recorder.matched(.certificate(chain[index], position: index))
             return recorder.accept()
         }
         recorder.pinEvidence(chain: chain, configured: certificates.map(\.spkiPinText))

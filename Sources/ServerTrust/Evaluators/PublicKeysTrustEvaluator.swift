@@ -58,7 +58,7 @@ public final class PublicKeysTrustEvaluator: ServerTrustEvaluating {
         case .success(let proven): chain = proven.certificates
         }
         if let index = chain.firstIndex(where: { pinned.contains(Array($0.subjectPublicKeyInfo.derBytes)) }) {
-            recorder.matched("\(chain[index].spkiPinText): key of \"\(chain[index].subject.rfc4514)\" (chain position \(index))")
+            recorder.matched(.publicKey(chain[index], position: index, matches: nil))
             return recorder.accept()
         }
         recorder.pinEvidence(chain: chain, configured: keys.map { "sha256/" + Base64.encode(SHA256.hash($0)) })

@@ -97,7 +97,7 @@ public final class SPKIPinsTrustEvaluator: ServerTrustEvaluating {
         recorder.pinCandidates(proven)
 
         let check = configuration.check(proven, forHost: host, at: time)
-        recorder.step(.pinCheck(check.outcome, detail: check.detail))
+        recorder.step(.pinCheck(check))
         let configured = check.pinnedHost.map { $0.pins.map(\.description) + $0.negativePins.map { "!" + $0.description } } ?? []
         switch check.outcome {
         case .notPinned, .excluded:
@@ -107,7 +107,7 @@ public final class SPKIPinsTrustEvaluator: ServerTrustEvaluating {
             recorder.note(check.detail)
             return recorder.accept()
         case .matched:
-            recorder.matched(check.matches.map(\.description).joined(separator: "; "))
+            recorder.matched(.spki(check.matches))
             if let warning = check.spareWarning { recorder.note(warning) }
             return recorder.accept()
         case .noMatchingPin:

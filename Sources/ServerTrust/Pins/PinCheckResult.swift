@@ -1,5 +1,5 @@
 /// The outcome of a pin check (``PinningConfiguration/check(_:forHost:at:)``).
-public struct PinCheckResult: Sendable {
+public struct PinCheckResult: Hashable, Sendable {
     /// What the check found.
     public enum Outcome: String, Hashable, Sendable {
         /// No pin set covers the host.

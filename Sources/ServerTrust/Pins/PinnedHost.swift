@@ -4,7 +4,7 @@
 /// The union of what TrustKit (`kTSK…` per-domain keys), ATS (`NSPinnedLeafIdentities` /
 /// `NSPinnedCAIdentities`), NSC (`<pin-set expiration>`) and Chromium (`bad_static_spki_hashes`)
 /// offer; see ``PinningConfiguration/check(chain:forHost:at:)`` for how it is applied.
-public struct PinnedHost: Sendable {
+public struct PinnedHost: Hashable, Sendable {
     /// The hosts it applies to (its `noted-hostname` in reports).
     public var pattern: HostPattern
     /// The pins; one matching pin of each non-empty scope group is required.

@@ -100,10 +100,12 @@ extension PolicyFile {
         if pinCountKnown {
             if pins.isEmpty {
                 reader.fail(.noPins, path, "kTSKPublicKeyHashes must hold at least one pin")
-            } else if enforce && pins.count < 2 {
+            } else if enforce && PinnedHost(pattern: pattern, pins: pins).distinctPinCount < 2 {
+                // The backup-pin rule of PinningConfiguration, which is TrustKit's own (a set of
+                // at least two hashes when enforcing).
                 reader.fail(
                     .missingBackupPin, "\(path).kTSKPublicKeyHashes",
-                    "kTSKEnforcePinning needs at least 2 pins, one a backup: with 1 a key change locks every client out (RFC 7469 §4.3)")
+                    "kTSKEnforcePinning needs at least 2 distinct pins, one a backup: with 1 a key change locks every client out (RFC 7469 §4.3)")
             }
         }
         var uris = reader.uris(entry, "kTSKReportUris", path) ?? []

@@ -213,7 +213,7 @@ public struct SecurityPolicy: Sendable {
         recorder.pinCandidates(proven)
         let chain = proven.certificates
         for (index, certificate) in chain.enumerated().reversed() where pinned.anchors.contains(certificate) {
-            recorder.matched("certificate \"\(certificate.subject.rfc4514)\" (chain position \(index)) is pinned")
+            recorder.matched(.certificate(certificate, position: index))
             return recorder.accept()
         }
         recorder.pinEvidence(chain: chain, configured: pinnedCertificates.map(\.spkiPinText))
@@ -264,7 +264,7 @@ public struct SecurityPolicy: Sendable {
             if first == nil { first = (index, certificate) }
         }
         if let (index, certificate) = first {
-            recorder.matched("\(certificate.spkiPinText): key of \"\(certificate.subject.rfc4514)\" (chain position \(index)); \(count) pinned key match(es)")
+            recorder.matched(.publicKey(certificate, position: index, matches: count))
             return recorder.accept()
         }
         recorder.pinEvidence(chain: chain, configured: pinnedCertificates.map(\.spkiPinText))
