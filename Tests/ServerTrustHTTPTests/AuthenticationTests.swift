@@ -42,7 +42,10 @@ struct AuthenticationTests {
         }
         let response = try await session.send(request)
         #expect(response.statusCode == 200 && response.text == "welcome alice")
-        let challenge = try #require(challenges.all.first)
+        // The request's own handler is asked about the server's certificate on each of its
+        // connections (their own, never shared: ConnectionScope.isolated), then about the 401.
+        #expect(challenges.all.first?.protectionSpace.authenticationMethod == .serverTrust)
+        let challenge = try #require(challenges.all.first { $0.protectionSpace.authenticationMethod == .httpBasic })
         #expect(challenge.protectionSpace == ProtectionSpace(host: host, port: Int(server.port), protocol: "https", realm: "lab realm",
                                                               authenticationMethod: .httpBasic))
         #expect(challenge.previousFailureCount == 0)

@@ -40,7 +40,7 @@ struct RequestExecution {
                 target: target, method: method, headers: headers, body: body, streamedBody: streamedBody, timeout: request.timeout ?? core.configuration.timeout,
                 httpCredential: httpCredential, proxyCredential: proxyCredential, usesFreshConnection: request.usesFreshConnection,
                 destinationPath: request.destinationPath, uploadProgress: request.uploadProgress,
-                downloadProgress: request.downloadProgress, challengeHandler: handler)
+                downloadProgress: request.downloadProgress, requestChallengeHandler: request.challengeHandler)
             let transfer = await session.engine.perform(consume spec)
             let raw = transfer.takeResponse()
             if let error = transfer.failure {

@@ -12,12 +12,6 @@ final class SessionCore: Sendable {
     let usesHTTP2: Bool
     /// Set once a transfer completed with the `resolve` list loaded into the shared DNS cache.
     let resolveLoaded = Atomic<Bool>(false)
-    /// The last accepted decision per `host:port`, reported for requests that reused a
-    /// connection or resumed a TLS session (no certificate was presented to them).
-    private let decisions = Mutex<[Endpoint: TrustDecision]>([:])
-    /// Incremented after every change of `decisions`, so a lane may cache a lookup until
-    /// the next change.
-    let decisionGeneration = Atomic<Int>(0)
 
     /// What decides an `https://` proxy's own certificate; `nil` without one.
     let proxyTrust: ProxyTrust?
@@ -31,11 +25,6 @@ final class SessionCore: Sendable {
         var host: String
         var port: Int
         var decider: ServerTrustDecider
-    }
-
-    private struct Endpoint: Hashable {
-        var host: String
-        var port: Int
     }
 
     init(configuration: HTTPSessionConfiguration) throws(HTTPError) {
@@ -103,15 +92,6 @@ final class SessionCore: Sendable {
         return target
     }
 
-    func remember(_ decision: TrustDecision) {
-        guard decision.isTrusted, let host = decision.host else { return }
-        decisions.withLock { decisions in
-            decisions[Endpoint(host: host, port: decision.port)] = decision
-            // After the change: a reader that sees the new generation finds the new entry.
-            decisionGeneration.add(1, ordering: .releasing)
-        }
-    }
-
     func rememberProxy(_ decision: TrustDecision) {
         guard decision.isTrusted else { return }
         proxyDecision.withLock { $0 = decision }
@@ -119,10 +99,6 @@ final class SessionCore: Sendable {
 
     func lastProxyDecision() -> TrustDecision? {
         proxyDecision.withLock { $0 }
-    }
-
-    func lastDecision(host: String, port: Int) -> TrustDecision? {
-        decisions.withLock { $0[Endpoint(host: host, port: port)] }
     }
 
     /// The identity to present to `host` without asking: preset, or remembered from an

@@ -118,8 +118,9 @@ extension EasyHandle {
     func verifyServer(_ storeContext: OpaquePointer) -> Bool {
         guard let transfer else { return false }
         let target = transfer.spec.target
+        let (der, ssl) = Self.presented(storeContext)
         let served: ServedChain
-        switch Self.servedChain(storeContext, host: target.host, port: target.port) {
+        switch Self.servedChain(der, ssl: ssl, host: target.host, port: target.port) {
         case .success(let chain): served = chain
         case .failure(let rejection):
             transfer.trustDecision = rejection.decision
@@ -127,8 +128,49 @@ extension EasyHandle {
         }
         let decision = decideServerTrust(served, for: transfer)
         transfer.trustDecision = decision
-        if decision.isTrusted { core.remember(decision) }
+        // The decision belongs to this connection from now on (ConnectionTrust).
+        if decision.isTrusted, let ssl { ConnectionTrust.attach(ConnectionTrust.Record(decision), to: ssl) }
         return decision.isTrusted
+    }
+
+    /// The connection is up and nothing has been sent for this transfer (libcurl's
+    /// pre-request callback): reads the TLS facts, and makes sure the origin connection was
+    /// decided. A connection decided in its handshake (now, or for an earlier request it
+    /// served) carries its decision; one that carries none resumed a TLS session, so no
+    /// handshake decided it: it is decided now, on the chain the session kept, at the current
+    /// time, and refused (the request is never sent) unless that decision accepts it.
+    func connectionReady() -> Bool {
+        guard let transfer else { return false }
+        let target = transfer.spec.target
+        guard target.isHTTPS else { return true }
+        guard let ssl = ConnectionTrust.originSSL(of: handle) else {
+            transfer.trustDecision = .rejected(
+                ServedChain(certificates: [], host: target.host, port: target.port), by: "transport", .emptyChain,
+                "no TLS connection to decide for an https URL")
+            return false
+        }
+        TLSHooks.describe(ssl: ssl, into: &transfer.response)
+        if let record = ConnectionTrust.record(of: ssl) {
+            transfer.connectionRecord = record
+            return true
+        }
+        let served: ServedChain
+        switch Self.servedChain(TLSHooks.derChain(SSL_get_peer_cert_chain(ssl)), ssl: ssl, host: target.host, port: target.port) {
+        case .success(let chain) where !chain.certificates.isEmpty: served = chain
+        case .success(let chain):
+            transfer.trustDecision = .rejected(chain, by: "transport", .emptyChain, "the resumed TLS session kept no certificate chain to decide")
+            return false
+        case .failure(let rejection):
+            transfer.trustDecision = rejection.decision
+            return false
+        }
+        let decision = decideServerTrust(served, for: transfer)
+        transfer.trustDecision = decision
+        guard decision.isTrusted else { return false }
+        let record = ConnectionTrust.Record(decision)
+        ConnectionTrust.attach(record, to: ssl)
+        transfer.connectionRecord = record
+        return true
     }
 
     /// The same for an `https://` proxy's own chain: ``ProxyConfiguration/serverTrust``
@@ -137,7 +179,8 @@ extension EasyHandle {
     func verifyProxy(_ storeContext: OpaquePointer) -> Bool {
         guard let transfer, let proxy = core.proxyTrust else { return false }
         let decision: TrustDecision
-        switch Self.servedChain(storeContext, host: proxy.host, port: proxy.port) {
+        let (der, ssl) = Self.presented(storeContext)
+        switch Self.servedChain(der, ssl: ssl, host: proxy.host, port: proxy.port) {
         case .success(let served): decision = proxy.decider.decide(served)
         case .failure(let rejection): decision = rejection.decision
         }
@@ -151,18 +194,25 @@ extension EasyHandle {
         var decision: TrustDecision
     }
 
-    /// The chain the peer served, with what the handshake has settled so far (version,
-    /// suite, ALPN). A certificate we cannot parse rejects the chain: it is never trusted.
-    private static func servedChain(_ storeContext: OpaquePointer, host: String, port: Int) -> Result<ServedChain, UnreadableChain> {
+    /// What the verify callback was handed: the served certificates (leaf first) and the
+    /// connection's `SSL`.
+    private static func presented(_ storeContext: OpaquePointer) -> (der: [[UInt8]], ssl: OpaquePointer?) {
+        let ssl = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()).map(OpaquePointer.init)
         var der = TLSHooks.derChain(X509_STORE_CTX_get0_untrusted(storeContext))
         if der.isEmpty, let leaf = X509_STORE_CTX_get0_cert(storeContext), let bytes = TLSHooks.derBytes(leaf) {
             der = [bytes]
         }
+        return (der, ssl)
+    }
+
+    /// The chain the peer served (`der`, leaf first), with what the handshake has settled so
+    /// far (version, suite, ALPN). A certificate we cannot parse rejects the chain: it is never
+    /// trusted.
+    private static func servedChain(_ der: [[UInt8]], ssl: OpaquePointer?, host: String, port: Int) -> Result<ServedChain, UnreadableChain> {
         var version: String?
         var cipher: String?
         var alpn: String?
-        if let sslPointer = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()) {
-            let ssl = OpaquePointer(sslPointer)
+        if let ssl {
             if let text = SSL_get_version(ssl) { version = String(cString: text) }
             // The certificate arrives after ServerHello (and, in TLS 1.3, EncryptedExtensions),
             // so the suite and the ALPN choice are settled; the suite is still "pending" here.
@@ -199,7 +249,7 @@ extension EasyHandle {
         let disposition: ChallengeDisposition
         if let handler = configuration.sessionChallengeHandler {
             disposition = lane.runningHandler { handler(challenge) }
-        } else if let handler = transfer.spec.challengeHandler ?? configuration.taskChallengeHandler {
+        } else if let handler = transfer.spec.requestChallengeHandler ?? configuration.taskChallengeHandler {
             switch lane.runningHandler({ runTaskHandler(handler, challenge) }) {
             case .success(let answer):
                 disposition = answer
@@ -255,7 +305,7 @@ extension EasyHandle {
         let disposition: ChallengeDisposition
         if let handler = configuration.sessionChallengeHandler {
             disposition = lane.runningHandler { handler(challenge) }
-        } else if let handler = transfer.spec.challengeHandler ?? configuration.taskChallengeHandler {
+        } else if let handler = transfer.spec.requestChallengeHandler ?? configuration.taskChallengeHandler {
             switch lane.runningHandler({ runTaskHandler(handler, challenge) }) {
             case .success(let answer): disposition = answer
             case .failure(let error):

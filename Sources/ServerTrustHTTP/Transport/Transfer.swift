@@ -20,7 +20,9 @@ struct TransferSpec: Sendable {
     var destinationPath: String?
     var uploadProgress: ProgressHandler?
     var downloadProgress: ProgressHandler?
-    var challengeHandler: TaskChallengeHandler?
+    /// The request's own challenge handler (not the session's `taskChallengeHandler`): it
+    /// puts the request in its own ``ConnectionScope/isolated`` connections.
+    var requestChallengeHandler: TaskChallengeHandler?
 }
 
 /// What a finished hop produced (also on failure, for a proxy's 407 headers).
@@ -72,8 +74,11 @@ final class Transfer: @unchecked Sendable {
 
     // Lane-thread state.
     @exclusivity(unchecked) var response = RawResponse()
-    /// The decision made in this transfer's own handshake.
+    /// The decision made for this transfer's connection: in its handshake, or, for a resumed
+    /// TLS session, before the request was sent (``ConnectionTrust``).
     @exclusivity(unchecked) var trustDecision: TrustDecision?
+    /// The decision the origin connection carries (made now or for an earlier request).
+    @exclusivity(unchecked) var connectionRecord: ConnectionTrust.Record?
     /// The decision on an `https://` proxy's own chain, when this transfer opened a
     /// connection through one.
     @exclusivity(unchecked) var proxyTrustDecision: TrustDecision?
