@@ -123,9 +123,23 @@ enum GetCommand {
             throw CLIError("\(error)")
         }
         defer { session.invalidate() }
+        let json = parsed.flags.contains("--json")
+        // Without -o or --json the body goes to stdout as it arrives, never held whole in memory
+        // (as curl writes it); --json holds it (it is part of the object), within the body limit.
+        let streamsToStdout = !json && parsed.value("--output") == nil
         let result = runBlocking { () -> Result<HTTPResponse, HTTPError> in
             do throws(HTTPError) {
-                return .success(try await session.send(request))
+                guard streamsToStdout else { return .success(try await session.send(request)) }
+                let streamed = try await session.stream(request)
+                var iterator = streamed.body.makeAsyncIterator()
+                do {
+                    while let chunk = try await iterator.next() { writeBytes(chunk) }
+                } catch let error as HTTPError {
+                    return .failure(error)
+                } catch {
+                    return .failure(.cancelled)
+                }
+                return .success(streamed.head)
             } catch {
                 return .failure(error)
             }
@@ -133,14 +147,11 @@ enum GetCommand {
         if let reporter, !runBlocking({ await reporter.waitUntilIdle(timeout: 10) }) {
             CLI.writeStderr("servertrust: get: \(reporter.pendingUploads) pin-failure report(s) still unsent after 10 s")
         }
-        let json = parsed.flags.contains("--json")
         switch result {
         case .success(let response):
             if parsed.value("--output") != nil && isatty(2) != 0 { CLI.writeStderr("") }
             if json {
                 CLI.writeStdout(responseJSON(response, includeBody: parsed.value("--output") == nil, outputPath: parsed.value("--output")).rendered + "\n")
-            } else if parsed.value("--output") == nil {
-                writeBytes(response.body)
             }
             if response.statusCode >= 400 {
                 CLI.writeStderr("servertrust: get: HTTP \(response.statusCode) from \(response.url)")

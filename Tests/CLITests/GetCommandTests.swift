@@ -291,6 +291,42 @@ struct GetCommandTests {
         #expect(fixture.server.statistics.requestsServed == 0)
     }
 
+    @Test("a 2 GB body: -o and stdout stay under 64 MB resident; --json stops at the in-memory limit under 128 MB")
+    func hugeBody() async throws {
+        let size = 2 << 30
+        let fixture = try Fixture(configure: { $0.handler = { _ in LabHTTPResponse(body: .repeated(0x42, count: size)) } })
+        defer { fixture.server.stop() }
+        let output = fixture.directory + "/huge.bin"
+        let base = ["get", fixture.url(), "--anchors", fixture.rootPath] + fixture.resolve + ["--timeout", "300"]
+        let toFile = try await CLIRunner.runMeasuringPeak(base + ["-o", output])
+        #expect(toFile.status == 0, "\(toFile.stderr)")
+        var info = stat()
+        #expect(stat(output, &info) == 0 && Int(info.st_size) == size)
+        #expect(toFile.peakKiB > 0 && toFile.peakKiB < 64 << 10, "-o peak \(toFile.peakKiB) KiB")
+        unlink(output)
+        let toStdout = try await CLIRunner.runMeasuringPeak(base)
+        #expect(toStdout.status == 0, "\(toStdout.stderr)")
+        #expect(toStdout.peakKiB > 0 && toStdout.peakKiB < 64 << 10, "stdout peak \(toStdout.peakKiB) KiB")
+        let inMemory = try await CLIRunner.runMeasuringPeak(base + ["--json"])
+        #expect(inMemory.status == 4 && inMemory.stderr.contains("response body larger than"), "\(inMemory.stderr)")
+        #expect(inMemory.peakKiB > 0 && inMemory.peakKiB < 128 << 10, "--json peak \(inMemory.peakKiB) KiB")
+    }
+
+    @Test("a failed -o download leaves the existing file byte-identical")
+    func failedDownloadKeepsFile() throws {
+        let fixture = try Fixture(configure: { $0.behavior = .cutResponse(.midBody, then: .closeWithoutNotify) })
+        defer { fixture.server.stop() }
+        let output = try LabFiles.write("precious\n", to: fixture.directory + "/keep.txt")
+        let result = try fixture.get("/", ["-o", output])
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "precious\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.directory).filter { $0.contains("servertrust-") }.isEmpty)
+        // And a rejected certificate: nothing is written either.
+        let rejected = try CLIRunner.run(["get", fixture.url(), "-o", output] + fixture.resolve)
+        #expect(rejected.status == 1)
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "precious\n")
+    }
+
     @Test("--proxy https:// with --proxy-cacert: the proxy's root trusted passes; without it the proxy is rejected (exit 1)")
     func httpsProxy() throws {
         let fixture = try Fixture()

@@ -70,6 +70,11 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
     case responseSerializationFailed(reason: String, response: HTTPResponse)
     /// A file could not be read or written (upload parts, download destination, credential store).
     case fileError(path: String, reason: String)
+    /// A response body held in memory grew past the limit
+    /// (``HTTPSessionConfiguration/maximumResponseBodySize``, ``HTTPRequest/maximumResponseBodySize``),
+    /// counted after decoding; the transfer was stopped there. Stream large bodies
+    /// (``HTTPSession/stream(_:)``) or write them to a file (``HTTPRequest/destinationPath``).
+    case responseBodyTooLarge(limit: Int)
     /// The session was invalidated before or during the request.
     case sessionInvalidated
 
@@ -102,6 +107,7 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
             return "unacceptable content type: \(r.headers["Content-Type"] ?? "none") for \(r.url)"
         case .responseSerializationFailed(let reason, let r): return "response serialization failed: \(reason) for \(r.url)"
         case .fileError(let path, let reason): return "file error: \(path): \(reason)"
+        case .responseBodyTooLarge(let limit): return "response body larger than \(limit) bytes (the in-memory limit; stream it or write it to a file)"
         case .sessionInvalidated: return "session invalidated"
         }
     }

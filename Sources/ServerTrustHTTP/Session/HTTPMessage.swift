@@ -321,8 +321,14 @@ public struct HTTPRequest: Sendable {
     public var sendsCredentialPreemptively: Bool
     /// Always open a new connection and close it afterwards (no keep-alive for this request).
     public var usesFreshConnection: Bool
-    /// Write the body to this file instead of keeping it in ``HTTPResponse/body``.
+    /// Write the body to this file instead of keeping it in ``HTTPResponse/body``. The body goes
+    /// to a temporary file in the same folder, renamed over this path only when the whole
+    /// request has completed; a failure (a refused certificate or connection, a cut-off body)
+    /// leaves the file as it was (URLSession's download task, without its temporary location).
     public var destinationPath: String?
+    /// The most bytes of body kept in memory, overriding the session's
+    /// ``HTTPSessionConfiguration/maximumResponseBodySize``.
+    public var maximumResponseBodySize: Int?
     /// Upload progress.
     public var uploadProgress: ProgressHandler?
     /// Download progress.
@@ -348,6 +354,7 @@ public struct HTTPRequest: Sendable {
         self.sendsCredentialPreemptively = false
         self.usesFreshConnection = false
         self.destinationPath = nil
+        self.maximumResponseBodySize = nil
         self.uploadProgress = nil
         self.downloadProgress = nil
         self.challengeHandler = nil

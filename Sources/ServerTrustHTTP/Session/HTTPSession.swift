@@ -103,6 +103,25 @@ public final class HTTPSession: Sendable {
         try await RequestExecution(session: self, request: request).run()
     }
 
+    /// Sends a request and returns as soon as the final response's header section has arrived,
+    /// with its body as an `AsyncSequence` of chunks read as they arrive, with back-pressure
+    /// (``HTTPBodyStream``): a body of any size passes through without being held in memory.
+    /// Redirects and authentication challenges are followed as by ``send(_:)``. The request's
+    /// timeout covers the whole transfer, the time it waits for a slow reader included: give
+    /// long streams a ``HTTPRequest/timeout`` of their own.
+    ///
+    /// ```swift
+    /// let response = try await session.stream(HTTPRequest(.get, "https://example.com/big.iso"))
+    /// guard response.head.statusCode == 200 else { return }
+    /// for try await chunk in response.body { consume(chunk) }
+    /// ```
+    /// - Parameter request: The request (without ``HTTPRequest/destinationPath``).
+    /// - Returns: The head and the body.
+    /// - Throws: ``HTTPError`` when the request fails before its final response's head.
+    public func stream(_ request: HTTPRequest) async throws(HTTPError) -> HTTPStreamedResponse {
+        try await RequestExecution(session: self, request: request).stream()
+    }
+
     /// Sends a request and turns the response into a value.
     ///
     /// - Parameters:

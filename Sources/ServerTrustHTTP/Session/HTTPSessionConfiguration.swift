@@ -79,6 +79,11 @@ public struct HTTPSessionConfiguration: Sendable {
     public var acceptsCompressedResponses: Bool
     /// Redirects followed per request; 0 returns 3xx responses as they are.
     public var maximumRedirects: Int
+    /// The most bytes of one response body held in memory, after decoding (default 64 MiB): a
+    /// larger body fails with ``HTTPError/responseBodyTooLarge(limit:)`` as soon as it passes
+    /// the limit, so a hostile or broken server cannot exhaust the client's memory. Bodies
+    /// streamed (``HTTPSession/stream(_:)``) or written to a file are not limited.
+    public var maximumResponseBodySize: Int
     /// Follow redirects from `https` to `http`.
     public var allowsInsecureRedirects: Bool
     /// Client identities presented when a host asks for a certificate (host names lower-case),
@@ -124,6 +129,7 @@ public struct HTTPSessionConfiguration: Sendable {
         self.allowsHTTP2 = true
         self.acceptsCompressedResponses = true
         self.maximumRedirects = 10
+        self.maximumResponseBodySize = 64 << 20
         self.allowsInsecureRedirects = false
         self.clientIdentities = [:]
         self.tlsSessionResumption = true

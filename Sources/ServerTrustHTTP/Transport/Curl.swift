@@ -26,6 +26,9 @@ enum Curl {
     static let authDigest = 2
     /// `CURL_READFUNC_ABORT`: a read callback's "stop the transfer".
     static let readAbort = 0x1000_0000
+    /// `CURL_WRITEFUNC_PAUSE` (a macro the importer cannot see): pause the transfer; curl offers the
+    /// same bytes again after `curl_easy_pause(CURLPAUSE_CONT)`.
+    static let writePause = 0x1000_0001
 }
 
 /// Owns one `curl_slist`. Immutable after `init`, and curl only reads a list while a transfer

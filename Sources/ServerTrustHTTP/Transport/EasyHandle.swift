@@ -125,7 +125,7 @@ final class EasyHandle {
 
         init?(_ transfer: Transfer, loadsResolveList: Bool) {
             let spec = transfer.spec
-            guard transfer.postBuffer == nil, spec.streamedBody == nil, spec.destinationPath == nil, spec.uploadProgress == nil,
+            guard case .memory = spec.sink, transfer.postBuffer == nil, spec.streamedBody == nil, spec.uploadProgress == nil,
                 spec.downloadProgress == nil
             else { return nil }
             url = spec.target.url
@@ -314,12 +314,6 @@ final class EasyHandle {
             setLong(CURLOPT_HTTPAUTH, credential.schemes)
         }
 
-        if let path = spec.destinationPath {
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else { return .fileError(path: path, reason: String(cString: strerror(errno))) }
-            transfer.destination = descriptor
-        }
-
         if let (option, code) = failure {
             return .invalidRequest("curl_easy_setopt(\(option.rawValue)) failed: \(Curl.describe(code))")
         }
@@ -340,19 +334,29 @@ final class EasyHandle {
 
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         guard let transfer else { return 0 }
-        if transfer.destination >= 0 {
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(transfer.destination, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    transfer.callbackFailure = .fileError(path: transfer.spec.destinationPath ?? "?", reason: String(cString: strerror(errno)))
-                    return 0
-                }
-                offset += written
+        switch transfer.spec.sink {
+        case .memory(let limit):
+            // Counted once decoded, so a small compressed body cannot inflate past the limit.
+            guard transfer.response.body.count + bytes.count <= limit else {
+                transfer.callbackFailure = .responseBodyTooLarge(limit: limit)
+                return 0
             }
-        } else {
             transfer.response.body.append(contentsOf: bytes)
+        case .file(let download):
+            do {
+                try download.write(bytes)
+            } catch {
+                transfer.callbackFailure = error
+                return 0
+            }
+        case .stream(let channel):
+            // The body begins: the head is final (no header block follows the body but
+            // trailers), and the waiting task gets it now.
+            if transfer.streamHead == nil {
+                captureHead(into: transfer)
+                transfer.deliverHead(transfer.response)
+            }
+            guard channel.offer(bytes) else { return Curl.writePause }
         }
         return bytes.count
     }
@@ -436,6 +440,21 @@ final class EasyHandle {
 
     /// Reads curl's counters into the transfer's response.
     func collectInfo(into transfer: Transfer) {
+        captureHead(into: transfer)
+        func seconds(_ info: CURLINFO) -> Double {
+            var micros: curl_off_t = 0
+            _ = CServerTrustShims_curl_easy_getinfo_off_t(handle, info, &micros)
+            return Double(micros) / 1e6
+        }
+        transfer.response.timing = HTTPTiming(
+            nameLookup: seconds(CURLINFO_NAMELOOKUP_TIME_T), connect: seconds(CURLINFO_CONNECT_TIME_T),
+            tlsHandshake: seconds(CURLINFO_APPCONNECT_TIME_T), firstByte: seconds(CURLINFO_STARTTRANSFER_TIME_T),
+            total: seconds(CURLINFO_TOTAL_TIME_T))
+    }
+
+    /// The response's status, version, connection facts and decisions, as far as they are
+    /// known (at the end of the transfer, or when a streamed body begins).
+    private func captureHead(into transfer: Transfer) {
         var value = 0
         if CServerTrustShims_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &value) == CURLE_OK {
             transfer.response.statusCode = value
@@ -458,15 +477,6 @@ final class EasyHandle {
         if CServerTrustShims_curl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &value) == CURLE_OK {
             transfer.response.usedNewConnection = value > 0
         }
-        func seconds(_ info: CURLINFO) -> Double {
-            var micros: curl_off_t = 0
-            _ = CServerTrustShims_curl_easy_getinfo_off_t(handle, info, &micros)
-            return Double(micros) / 1e6
-        }
-        transfer.response.timing = HTTPTiming(
-            nameLookup: seconds(CURLINFO_NAMELOOKUP_TIME_T), connect: seconds(CURLINFO_CONNECT_TIME_T),
-            tlsHandshake: seconds(CURLINFO_APPCONNECT_TIME_T), firstByte: seconds(CURLINFO_STARTTRANSFER_TIME_T),
-            total: seconds(CURLINFO_TOTAL_TIME_T))
         if blockOpen { closeHeaderBlock(of: transfer) }
         let target = transfer.spec.target
         if target.isHTTPS {

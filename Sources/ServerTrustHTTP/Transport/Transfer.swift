@@ -17,7 +17,8 @@ struct TransferSpec: Sendable {
     /// Proxy user/password (Basic), overriding the configuration's.
     var proxyCredential: (user: String, password: String)?
     var usesFreshConnection: Bool
-    var destinationPath: String?
+    /// Where the response body goes.
+    var sink: BodySink
     var uploadProgress: ProgressHandler?
     var downloadProgress: ProgressHandler?
     /// The request's own challenge handler (not the session's `taskChallengeHandler`): it
@@ -84,9 +85,16 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var proxyTrustDecision: TrustDecision?
     /// A challenge handler's cancel/error during the handshake (overrides curl's code).
     @exclusivity(unchecked) var challengeFailure: HTTPError?
-    /// A local failure inside a callback (download file).
+    /// A local failure inside a callback (download file, body limit).
     @exclusivity(unchecked) var callbackFailure: HTTPError?
-    @exclusivity(unchecked) var destination: Int32 = -1
+    /// Whether the body is handed to the caller as it arrives.
+    var streamsBody: Bool {
+        if case .stream = spec.sink { return true }
+        return false
+    }
+    /// For a streamed body: the response head, handed to the task when the body begins
+    /// (``deliverHead()``), while the transfer goes on feeding the ``BodyChannel``.
+    @exclusivity(unchecked) var streamHead: RawResponse?
     /// The open ``TransferSpec/streamedBody`` curl reads the body from.
     @exclusivity(unchecked) var bodyReader: StreamedBodyReader?
     @exclusivity(unchecked) var lastUpload: Int64 = -1
@@ -111,14 +119,37 @@ final class Transfer: @unchecked Sendable {
         closeFiles()
     }
 
-    /// Closes the download and upload files, if open (once the hop has ended).
+    /// Closes the upload files, if open (once the hop has ended). A download's file belongs to
+    /// its ``PartialDownload``, which the request commits or discards.
     private func closeFiles() {
-        if destination >= 0 {
-            close(destination)
-            destination = -1
-        }
         bodyReader?.close()
         bodyReader = nil
+    }
+
+    /// Streamed body: hands `head` to the waiting task now; the transfer goes on, and its end
+    /// reaches the reader through the channel. Once only.
+    func deliverHead(_ head: RawResponse) {
+        guard streamHead == nil, !isFinished else { return }
+        streamHead = head
+        handedOver.store(true, ordering: .releasing)
+        if runsInline { return }
+        guard let continuation else { return }
+        self.continuation = nil
+        continuation.resume()
+    }
+
+    /// What the waiting task finds once resumed: a streamed body's head (the transfer goes on;
+    /// its end reaches the reader through the channel), or the finished hop.
+    enum Arrival {
+        case head(RawResponse)
+        case finished(HTTPError?)
+    }
+
+    /// Reads what the task was resumed for (after the hand-over).
+    func arrival() -> Arrival {
+        _ = handedOver.load(ordering: .acquiring)
+        if let streamHead { return .head(streamHead) }
+        return .finished(failure)
     }
 
     /// Moves the response out (the hop has finished; nothing reads it afterwards), so the
@@ -137,6 +168,7 @@ final class Transfer: @unchecked Sendable {
         guard !isFinished else { return }
         isFinished = true
         self.failure = failure
+        if case .stream(let channel) = spec.sink { channel.finish(failure) }
         handedOver.store(true, ordering: .releasing)
         if runsInline {
             runsInline = false

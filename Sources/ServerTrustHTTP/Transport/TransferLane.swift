@@ -21,6 +21,8 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     private struct Inbox {
         var pending: [Transfer] = []
         var cancellations: [Transfer] = []
+        /// Paused streamed transfers whose reader has made room.
+        var unpauses: [Transfer] = []
         var jobs: [UnownedJob] = []
         var stopping = false
         var closed = false
@@ -137,6 +139,16 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         if queued { wake() }
     }
 
+    /// Asks the lane to continue a streamed transfer paused for want of room in its channel.
+    func unpause(_ transfer: Transfer) {
+        let queued = inbox.withLock { inbox -> Bool in
+            guard !inbox.closed else { return false }
+            inbox.unpauses.append(transfer)
+            return true
+        }
+        if queued { wakeUnlessOnLane() }
+    }
+
     /// Stops the thread: every transfer still pending or running fails with
     /// ``HTTPError/sessionInvalidated``. Joins the thread (so it has terminated when this
     /// returns) unless called on it; then the thread is detached and ends by itself.
@@ -176,17 +188,24 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         var jobs: [UnownedJob] = []
         var pending: [Transfer] = []
         var cancellations: [Transfer] = []
+        var unpauses: [Transfer] = []
         while true {
             let stopping = inbox.withLock { inbox in
                 swap(&jobs, &inbox.jobs)
                 swap(&pending, &inbox.pending)
                 swap(&cancellations, &inbox.cancellations)
+                swap(&unpauses, &inbox.unpauses)
                 return inbox.stopping
             }
             // Transfers first, so that while the batch's last job runs nothing else of this
             // round is waiting (the condition for running a transfer inline, below).
             for transfer in pending { start(transfer) }
             for transfer in cancellations { abort(transfer, with: .cancelled) }
+            for transfer in unpauses {
+                // CURLPAUSE_CONT (0): curl delivers the bytes it held back, from here.
+                if let easy = active.first(where: { $0.transfer === transfer }) { _ = curl_easy_pause(easy.handle, 0) }
+            }
+            unpauses.removeAll(keepingCapacity: true)
             for (index, job) in jobs.enumerated() {
                 runningLastJob = index == jobs.count - 1 && !stopping
                 job.runSynchronously(on: executor)
@@ -201,7 +220,7 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
             collectFinished()
             // Jobs or transfers queued from this thread (by the jobs above or by completions
             // resuming tasks that prefer this executor) are handled before sleeping.
-            let more = inbox.withLock { !$0.jobs.isEmpty || !$0.pending.isEmpty || !$0.cancellations.isEmpty || $0.stopping }
+            let more = inbox.withLock { !$0.jobs.isEmpty || !$0.pending.isEmpty || !$0.cancellations.isEmpty || !$0.unpauses.isEmpty || $0.stopping }
             if !more { _ = curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
         shutDown()
@@ -259,6 +278,9 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
             return
         }
         easy.begin(transfer)
+        if case .stream(let channel) = transfer.spec.sink {
+            channel.attach(resume: { [weak self] in self?.unpause(transfer) }, cancel: { [weak self] in self?.cancel(transfer) })
+        }
         if let failure = easy.configure(for: transfer) {
             release(easy)
             finish(transfer, failing: failure)
@@ -442,7 +464,8 @@ final class TransferEngine: Sendable {
             // needs the thread back first, the transfer stays in its multi handle and this
             // task waits for it below like any other (the lane finishes it only after this
             // job has suspended, so the continuation is set in time).
-            if lane.mayRunInline() {
+            // A streamed body is read by this very task after the head: never driven inline.
+            if lane.mayRunInline(), !transfer.streamsBody {
                 if lane.runInline(transfer) { return }
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     transfer.continuation = continuation
