@@ -178,6 +178,70 @@ struct ConnectionTrustTests {
     }
 }
 
+extension ConnectionTrustTests {
+    @Test("replacing the session's decider: new, kept-alive and resumed connections are all decided by the new one")
+    func hotSwap() async throws {
+        let pki = try Lab.pki(host: Self.host, keySlot: 47)
+        let server = try Lab.server(.init(pki: pki), name: "swap")
+        defer { server.stop() }
+        let anchors = try Lab.anchors(pki)
+        let genuinePin = SPKIPin(certificate: try Lab.certificate(pki.leaf))
+        let otherPin = SPKIPin(certificate: try Lab.certificate(try Lab.pki(host: Self.host, keySlot: 48).leaf))
+        var configuration = HTTPSessionConfiguration(serverTrust: try Lab.decider(anchors: anchors, pins: [genuinePin]))
+        configuration.resolve = ["\(Self.host):\(server.port):127.0.0.1"]
+        let session = try HTTPSession(configuration: configuration)
+        defer { session.invalidate() }
+        let url = server.url(host: Self.host)
+        #expect(try await session.get(url).statusCode == 200)
+        let served = server.statistics.requestsServed
+
+        // The pins change: the kept-alive connection is decided again, and refused.
+        session.replaceServerTrust(try Lab.decider(anchors: anchors, pins: [otherPin]))
+        let refused = await failure { try await session.get(url) }
+        #expect(refused?.rejection?.evaluator == "SPKIPinsTrustEvaluator", "\(String(describing: refused))")
+        #expect(server.statistics.requestsServed == served, "nothing was sent on the connection the old pins accepted")
+        // A new connection (resumed or full) is refused too.
+        var fresh = HTTPRequest(.get, url)
+        fresh.usesFreshConnection = true
+        #expect(await failure { try await session.send(fresh) }?.rejection != nil)
+
+        // Back to the genuine pin: accepted again, on a connection decided by it.
+        session.replaceServerTrust(try Lab.decider(anchors: anchors, pins: [genuinePin]))
+        let again = try await session.get(url)
+        #expect(again.statusCode == 200 && again.trustDecision?.isTrusted == true)
+    }
+
+    @Test("a swap under concurrent requests: every request is decided by one whole decider, old or new")
+    func hotSwapUnderLoad() async throws {
+        let pki = try Lab.pki(host: Self.host, keySlot: 47)
+        let server = try Lab.server(.init(pki: pki), name: "swap-load")
+        defer { server.stop() }
+        let anchors = try Lab.anchors(pki)
+        let pin = SPKIPin(certificate: try Lab.certificate(pki.leaf))
+        let session = try Lab.session(trusting: pki, resolving: [(Self.host, server)])
+        defer { session.invalidate() }
+        let url = server.url(host: Self.host)
+        // Two deciders that both accept, told apart by their evaluator's name.
+        let named = { (name: String) throws -> ServerTrustDecider in
+            if name == "pins" { return try Lab.decider(anchors: anchors, pins: [pin]) }
+            return ServerTrustDecider(DefaultTrustEvaluator(), anchors: anchors)
+        }
+        try await withThrowingTaskGroup(of: String?.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    var request = HTTPRequest(.get, url)
+                    request.usesFreshConnection = index % 3 == 0
+                    return try await session.send(request).trustDecision?.evaluator
+                }
+                if index % 20 == 0 { session.replaceServerTrust(try named(index % 40 == 0 ? "pins" : "default")) }
+            }
+            for try await evaluator in group {
+                #expect(evaluator == "SPKIPinsTrustEvaluator" || evaluator == "DefaultTrustEvaluator", "\(String(describing: evaluator))")
+            }
+        }
+    }
+}
+
 /// Default validation that records each decision it makes.
 private struct RecordingDefault: ServerTrustEvaluating {
     let seen: Recorder<String>

@@ -66,6 +66,21 @@ public final class HTTPSession: Sendable {
     /// ``HTTPError/sessionInvalidated``.
     public func invalidate() { engine.shutDown() }
 
+    /// The decider new connections are decided by now (initially the configuration's
+    /// ``HTTPSessionConfiguration/serverTrust``).
+    public var serverTrust: ServerTrustDecider { core.trust.decider }
+
+    /// Replaces the session's decider while it runs, for example with a new pin set: every
+    /// connection opened from now on is decided by `decider`, and a kept-alive connection or a
+    /// TLS session accepted under the old one is decided again, by `decider`, before it serves
+    /// another request (and refused if `decider` refuses it). The swap is one atomic step: no
+    /// connection is decided by a mix of the two. Requests already past their decision finish
+    /// as they are.
+    /// - Parameter decider: The new decider.
+    public func replaceServerTrust(_ decider: ServerTrustDecider) {
+        core.replaceTrust(decider)
+    }
+
     /// The session's remembered credentials.
     public var credentialStore: CredentialStore { core.credentials }
 

@@ -67,11 +67,30 @@ final class SessionCore: Sendable {
             proxyTrust = nil
         }
         hasHTTPSProxy = proxyTrust != nil
+        self.currentTrust = Mutex((configuration.serverTrust, 0))
         self.credentials = try CredentialStore(path: configuration.credentialStorePath)
         self.usesHTTP2 = configuration.allowsHTTP2 && Curl.supportsHTTP2
     }
 
-    var decider: ServerTrustDecider { configuration.serverTrust }
+    /// The decider new connections are decided by, and its generation, one value: replaced
+    /// whole (``HTTPSession/replaceServerTrust(_:)``), so no connection is ever decided by half
+    /// of an old policy and half of a new one.
+    private let currentTrust: Mutex<(decider: ServerTrustDecider, generation: Int)>
+    /// The generation of ``currentTrust``, read per request without the lock: a reused
+    /// connection decided under an older generation is decided again before it serves.
+    let trustGeneration = Atomic<Int>(0)
+
+    /// The decider for a connection being decided now, with its generation.
+    var trust: (decider: ServerTrustDecider, generation: Int) { currentTrust.withLock { $0 } }
+
+    /// Replaces the decider; connections decided by the old one are decided again before they
+    /// serve another request.
+    func replaceTrust(_ decider: ServerTrustDecider) {
+        currentTrust.withLock { current in
+            current = (decider, current.generation + 1)
+            trustGeneration.store(current.generation, ordering: .releasing)
+        }
+    }
 
     /// The last request URL resolved against the base URL, and its target. Parsing is a pure
     /// function of the string (the base URL is fixed per session), and clients tend to send

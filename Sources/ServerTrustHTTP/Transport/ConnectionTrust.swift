@@ -22,10 +22,13 @@ enum ConnectionTrust {
     final class Record: Sendable {
         let decided: DecisionBox
         let reused: DecisionBox
+        /// The session's decider generation the decision was made under.
+        let generation: Int
 
-        init(_ decision: TrustDecision) {
+        init(_ decision: TrustDecision, generation: Int) {
             decided = DecisionBox(decision)
             reused = DecisionBox(decision.reused)
+            self.generation = generation
         }
     }
 

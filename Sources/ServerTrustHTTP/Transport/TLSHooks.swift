@@ -126,19 +126,22 @@ extension EasyHandle {
             transfer.trustDecision = rejection.decision
             return false
         }
-        let decision = decideServerTrust(served, for: transfer)
+        let (decider, generation) = core.trust
+        let decision = decideServerTrust(served, for: transfer, by: decider)
         transfer.trustDecision = decision
         // The decision belongs to this connection from now on (ConnectionTrust).
-        if decision.isTrusted, let ssl { ConnectionTrust.attach(ConnectionTrust.Record(decision), to: ssl) }
+        if decision.isTrusted, let ssl { ConnectionTrust.attach(ConnectionTrust.Record(decision, generation: generation), to: ssl) }
         return decision.isTrusted
     }
 
     /// The connection is up and nothing has been sent for this transfer (libcurl's
     /// pre-request callback): reads the TLS facts, and makes sure the origin connection was
-    /// decided. A connection decided in its handshake (now, or for an earlier request it
-    /// served) carries its decision; one that carries none resumed a TLS session, so no
-    /// handshake decided it: it is decided now, on the chain the session kept, at the current
-    /// time, and refused (the request is never sent) unless that decision accepts it.
+    /// decided under the session's current decider. A connection decided in its handshake
+    /// (now, or for an earlier request it served) carries its decision. One that carries none
+    /// resumed a TLS session, so no handshake decided it; one decided under a decider since
+    /// replaced (``HTTPSession/replaceServerTrust(_:)``) no longer holds its decision. Either is
+    /// decided now, on the chain its TLS session keeps, at the current time, and refused (the
+    /// request is never sent) unless that decision accepts it.
     func connectionReady() -> Bool {
         guard let transfer else { return false }
         let target = transfer.spec.target
@@ -150,7 +153,7 @@ extension EasyHandle {
             return false
         }
         TLSHooks.describe(ssl: ssl, into: &transfer.response)
-        if let record = ConnectionTrust.record(of: ssl) {
+        if let record = ConnectionTrust.record(of: ssl), record.generation == core.trustGeneration.load(ordering: .acquiring) {
             transfer.connectionRecord = record
             return true
         }
@@ -158,16 +161,17 @@ extension EasyHandle {
         switch Self.servedChain(TLSHooks.derChain(SSL_get_peer_cert_chain(ssl)), ssl: ssl, host: target.host, port: target.port) {
         case .success(let chain) where !chain.certificates.isEmpty: served = chain
         case .success(let chain):
-            transfer.trustDecision = .rejected(chain, by: "transport", .emptyChain, "the resumed TLS session kept no certificate chain to decide")
+            transfer.trustDecision = .rejected(chain, by: "transport", .emptyChain, "the TLS session kept no certificate chain to decide")
             return false
         case .failure(let rejection):
             transfer.trustDecision = rejection.decision
             return false
         }
-        let decision = decideServerTrust(served, for: transfer)
+        let (decider, generation) = core.trust
+        let decision = decideServerTrust(served, for: transfer, by: decider)
         transfer.trustDecision = decision
         guard decision.isTrusted else { return false }
-        let record = ConnectionTrust.Record(decision)
+        let record = ConnectionTrust.Record(decision, generation: generation)
         ConnectionTrust.attach(record, to: ssl)
         transfer.connectionRecord = record
         return true
@@ -241,11 +245,11 @@ extension EasyHandle {
 
     /// Server trust with the challenge flow: the session-level handler if set, else the
     /// task-level handler, else the session's decider.
-    private func decideServerTrust(_ served: ServedChain, for transfer: Transfer) -> TrustDecision {
+    private func decideServerTrust(_ served: ServedChain, for transfer: Transfer, by decider: ServerTrustDecider) -> TrustDecision {
         let configuration = core.configuration
         let space = ProtectionSpace(host: transfer.spec.target.host, port: served.port, protocol: "https", authenticationMethod: .serverTrust)
         let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: 0, proposedCredential: nil,
-                                                servedChain: served, failureResponse: nil, defaultDecider: core.decider)
+                                                servedChain: served, failureResponse: nil, defaultDecider: decider)
         let disposition: ChallengeDisposition
         if let handler = configuration.sessionChallengeHandler {
             disposition = lane.runningHandler { handler(challenge) }
@@ -258,16 +262,16 @@ extension EasyHandle {
                 return .rejected(served, by: "challenge handler", .customEvaluationFailed, "\(error)")
             }
         } else {
-            return core.decider.decide(served)
+            return decider.decide(served)
         }
         switch disposition {
         case .useCredential(let credential?):
             if case .serverTrust = credential.kind {
                 return .accepted(served, by: "challenge handler", "the handler trusted the served chain")
             }
-            return core.decider.decide(served)
+            return decider.decide(served)
         case .useCredential(nil), .performDefaultHandling, .rejectProtectionSpace:
-            return core.decider.decide(served)
+            return decider.decide(served)
         case .cancelAuthenticationChallenge:
             transfer.challengeFailure = .challengeCancelled(space)
             return .rejected(served, by: "challenge handler", .customEvaluationFailed, "the handler cancelled the server-trust challenge")
