@@ -57,7 +57,9 @@ public struct HTTPSessionConfiguration: Sendable {
     public var baseURL: String?
     /// Fields added to every request that does not set them.
     public var defaultHeaders: HTTPHeaders
-    /// Decides every new TLS connection's chain (default handling of server-trust challenges).
+    /// Decides every new TLS connection's chain (default handling of server-trust challenges),
+    /// in its handshake or, for a resumed TLS session, before its first request is sent; the
+    /// session can replace it later (``HTTPSession/replaceServerTrust(_:)``).
     public var serverTrust: ServerTrustDecider
     /// Seconds for a whole request (each redirect hop and authentication retry gets its own).
     public var timeout: Double
@@ -89,10 +91,14 @@ public struct HTTPSessionConfiguration: Sendable {
     /// Client identities presented when a host asks for a certificate (host names lower-case),
     /// without a challenge.
     public var clientIdentities: [String: Identity]
-    /// Resume TLS sessions across connections of this session.
+    /// Resume TLS sessions across connections of this session. A resumed connection presents
+    /// no certificate; it is decided anyway, on the chain its session kept, before its request
+    /// is sent, so resumption never skips a decision.
     public var tlsSessionResumption: Bool
-    /// Close connections older than this many seconds instead of reusing them (so a
-    /// time-dependent decision is re-made); `nil` for no limit.
+    /// Close connections older than this many seconds instead of reusing them; `nil` for no
+    /// limit. A kept-alive connection serves on under the decision it was accepted with (as a
+    /// TLS connection does), so this bounds how long a time-dependent decision (a leaf's
+    /// expiry, a pin window) can outlive its moment; the replacement connection is decided anew.
     public var maximumConnectionAge: Double?
     /// How many transfer threads (each with its own connection pool) the session may use.
     /// One serves all requests normally; another is started when every existing one is
