@@ -16,6 +16,9 @@ struct RequestExecution {
     /// executor of `HTTPSession.send` instead of hopping to the generic executor on entry; each
     /// such hop looked up the task's executor preference under the task's status lock.
     nonisolated(nonsending) func run() async throws(HTTPError) -> HTTPResponse {
+        // Nothing caller-given that is sent as it is may break a line of the request
+        // (the session's own fields were checked when it was made).
+        try RequestValidation.check(request)
         var target = try core.target(for: request.url)
         var method = request.method
         var body = request.body
@@ -85,7 +88,7 @@ struct RequestExecution {
                 do {
                     next = try RequestTarget.resolve(location, against: target.url)
                 } catch {
-                    throw HTTPError.redirectRefused("bad Location '\(location)'")
+                    throw HTTPError.redirectRefused("bad Location '\(RequestValidation.displayed(location))'")
                 }
                 if target.isHTTPS && !next.isHTTPS && !core.configuration.allowsInsecureRedirects {
                     throw HTTPError.redirectRefused("\(target.url) -> \(next.url) leaves HTTPS")
@@ -172,6 +175,10 @@ struct RequestExecution {
                 continue
             }
             guard let chosen, case .password(let user, let password) = chosen.kind else { return nil }
+            // Whichever way it came (the request, the handler, the store), before it is sent
+            // or remembered.
+            try RequestValidation.checkCredential(user: user, password: password, origin: "credential for \(space)",
+                                                  isBasic: challengeOffer.method == .httpBasic)
             try session.core.credentials.set(chosen, for: space)
             failures[space] = previous + 1
             return (user, password, challengeOffer.method == .httpDigest ? Curl.authDigest : Curl.authBasic)
