@@ -287,12 +287,23 @@ struct TransportTests {
         defer { server.stop() }
         let relaxed = try Lab.session(trusting: pki, resolving: [(host, server)])
         #expect(try await relaxed.get(server.url(host: host)).tlsVersion == "TLSv1.2")
-        let strict = try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.minimumTLSVersionByHost = [host: .tls1_3] }
-        let error = await failure { try await strict.get(server.url(host: host)) }
-        guard case .transport? = error else {
-            Issue.record("expected a handshake failure, got \(String(describing: error))")
+        // Host keys match in any case (RFC 4343), as the host they name does.
+        for key in [host, host.uppercased(), "Www.Example.Test"] {
+            let strict = try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.minimumTLSVersionByHost = [key: .tls1_3] }
+            let error = await failure { try await strict.get(server.url(host: host)) }
+            guard case .transport? = error else {
+                Issue.record("\(key): expected a handshake failure, got \(String(describing: error))")
+                continue
+            }
+        }
+        let conflicting = #expect(throws: HTTPError.self) {
+            try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.minimumTLSVersionByHost = [host: .tls1_3, host.uppercased(): .tls1_2] }
+        }
+        guard case .invalidRequest(let reason)? = conflicting else {
+            Issue.record("expected invalidRequest, got \(String(describing: conflicting))")
             return
         }
+        #expect(reason.contains("minimumTLSVersionByHost") && reason.contains("differ only in case"), "\(reason)")
     }
 
     @Test("the session is invalidated: running and later requests fail")

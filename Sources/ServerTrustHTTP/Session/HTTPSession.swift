@@ -44,12 +44,13 @@ public final class HTTPSession: Sendable {
     ///   `resolve` entry, a proxy URL that is not `http://` or `https://`, an `https://` proxy
     ///   without a decider when the system trust store cannot be read, a control character in
     ///   a default header, the base or proxy URL or the proxy credential, a default header
-    ///   name that is not a token),
+    ///   name that is not a token, two host keys of ``HTTPSessionConfiguration/clientIdentities``
+    ///   or ``HTTPSessionConfiguration/minimumTLSVersionByHost`` that differ only in case),
     ///   ``HTTPError/fileError(path:reason:)`` for an unreadable credential store.
     public init(configuration: HTTPSessionConfiguration) throws(HTTPError) {
         self.configuration = configuration
         try RequestValidation.checkConfiguration(configuration)
-        let core = try SessionCore(configuration: configuration)
+        let core = try SessionCore(configuration: try configuration.withHostKeysLowercased())
         self.core = core
         self.engine = try TransferEngine(core: core, maximumLanes: configuration.maximumTransferThreads,
                                          maximumConnectionsPerHost: configuration.maximumConnectionsPerHost)
