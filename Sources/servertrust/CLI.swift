@@ -65,12 +65,30 @@ enum CLI {
                 throw CLIError("unknown command '\(command)' (try 'servertrust help')")
             }
         } catch let error as CLIError {
-            writeStderr("servertrust: \(command): \(error.message)")
+            writeStderr("servertrust: \(oneLine(command)): \(oneLine(error.message))")
             return error.code
         } catch {
-            writeStderr("servertrust: \(command): \(error)")
+            writeStderr("servertrust: \(oneLine(command)): \(oneLine("\(error)"))")
             return ExitCode.badInput
         }
+    }
+
+    /// `text` with control characters escaped (`\r`, `\n`, `\0`, `\t`, `\u{1B}`), so that an
+    /// error message quoting what the user gave (a header, a URL, a method) stays the one
+    /// line the exit-2 contract promises, and cannot write a forged line into a log.
+    static func oneLine(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0D: out += "\\r"
+            case 0x0A: out += "\\n"
+            case 0x00: out += "\\0"
+            case 0x09: out += "\\t"
+            case 0x01..<0x20, 0x7F, 0x85, 0x2028, 0x2029: out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     static func writeStderr(_ text: String) {

@@ -160,7 +160,7 @@ enum GetCommand {
             return ExitCode.success
         case .failure(let error):
             if json { CLI.writeStdout(errorJSON(error).rendered + "\n") }
-            CLI.writeStderr("servertrust: get: \(error)")
+            CLI.writeStderr("servertrust: get: \(CLI.oneLine("\(error)"))")
             if case .serverTrustRejected(let decision) = error {
                 CLI.writeStderr(decision.explanation)
             }

@@ -73,7 +73,9 @@ public struct HTTPSessionConfiguration: Sendable {
     public var proxy: ProxyConfiguration?
     /// The lowest TLS version for every host.
     public var minimumTLSVersion: TLSVersion
-    /// Per-host minimums overriding ``minimumTLSVersion`` (host names lower-case).
+    /// Per-host minimums overriding ``minimumTLSVersion``. Host names match
+    /// case-insensitively (RFC 4343); two keys that differ only in case are refused when the
+    /// session is made.
     public var minimumTLSVersionByHost: [String: TLSVersion]
     /// Offer HTTP/2 through ALPN when libcurl supports it.
     public var allowsHTTP2: Bool
@@ -88,8 +90,9 @@ public struct HTTPSessionConfiguration: Sendable {
     public var maximumResponseBodySize: Int
     /// Follow redirects from `https` to `http`.
     public var allowsInsecureRedirects: Bool
-    /// Client identities presented when a host asks for a certificate (host names lower-case),
-    /// without a challenge.
+    /// Client identities presented when a host asks for a certificate, without a challenge.
+    /// Host names match case-insensitively (RFC 4343: `API.Example.com` is `api.example.com`);
+    /// two keys that differ only in case are refused when the session is made.
     public var clientIdentities: [String: Identity]
     /// Resume TLS sessions across connections of this session. A resumed connection presents
     /// no certificate; it is decided anyway, on the chain its session kept, before its request
@@ -155,6 +158,30 @@ public struct HTTPSessionConfiguration: Sendable {
     /// - Throws: ``TrustEvaluation/TrustStoreError`` if the system bundle cannot be read.
     public static func system() throws(TrustStoreError) -> HTTPSessionConfiguration {
         HTTPSessionConfiguration(serverTrust: try ServerTrustDecider.system())
+    }
+
+    /// This configuration with the host keys of ``clientIdentities`` and
+    /// ``minimumTLSVersionByHost`` lower-cased, as the session looks them up (request hosts
+    /// are lower-cased when parsed): a key written in another case would otherwise never be
+    /// found, and the session would silently send no certificate, or allow an older TLS.
+    func withHostKeysLowercased() throws(HTTPError) -> HTTPSessionConfiguration {
+        var copy = self
+        copy.clientIdentities = try Self.lowercasingKeys(clientIdentities, "clientIdentities")
+        copy.minimumTLSVersionByHost = try Self.lowercasingKeys(minimumTLSVersionByHost, "minimumTLSVersionByHost")
+        return copy
+    }
+
+    private static func lowercasingKeys<Value>(_ dictionary: [String: Value], _ name: String) throws(HTTPError) -> [String: Value] {
+        guard dictionary.keys.contains(where: { $0 != $0.lowercased() }) else { return dictionary }
+        var result: [String: Value] = [:]
+        for key in dictionary.keys.sorted() {
+            let lower = key.lowercased()
+            guard result[lower] == nil else {
+                throw HTTPError.invalidRequest("\(name): the host keys \(dictionary.keys.filter { $0.lowercased() == lower }.sorted()) differ only in case")
+            }
+            result[lower] = dictionary[key]
+        }
+        return result
     }
 
     func minimumTLSVersion(for host: String) -> TLSVersion {

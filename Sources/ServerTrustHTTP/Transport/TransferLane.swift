@@ -131,6 +131,8 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     /// Asks the lane to abort a transfer (it may already be done; then nothing happens).
     func cancel(_ transfer: Transfer) {
         transfer.cancelRequested.store(true, ordering: .sequentiallyConsistent)
+        // The lane may be blocked in the transfer's handshake, waiting for a challenge answer.
+        transfer.interruptChallengeWait()
         let queued = inbox.withLock { inbox -> Bool in
             guard !inbox.closed else { return false }
             inbox.cancellations.append(transfer)
