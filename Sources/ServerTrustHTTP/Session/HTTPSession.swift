@@ -128,7 +128,9 @@ public final class HTTPSession: Sendable {
     /// - Throws: ``HTTPError``; ``HTTPError/invalidRequest(_:)`` naming the field for a
     ///   field that fails the checks above.
     public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
-        try await RequestExecution(session: self, request: request).run()
+        try await attempts(request, head: { $0 }) { request throws(HTTPError) in
+            try await RequestExecution(session: self, request: request).run()
+        }
     }
 
     /// Sends a request and returns as soon as the final response's header section has arrived,
@@ -147,7 +149,9 @@ public final class HTTPSession: Sendable {
     /// - Returns: The head and the body.
     /// - Throws: ``HTTPError`` when the request fails before its final response's head.
     public func stream(_ request: HTTPRequest) async throws(HTTPError) -> HTTPStreamedResponse {
-        try await RequestExecution(session: self, request: request).stream()
+        try await attempts(request, head: \.head) { request throws(HTTPError) in
+            try await RequestExecution(session: self, request: request).stream()
+        }
     }
 
     /// Sends a request and turns the response into a value.

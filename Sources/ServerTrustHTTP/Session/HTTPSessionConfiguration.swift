@@ -117,6 +117,21 @@ public struct HTTPSessionConfiguration: Sendable {
     public var sessionChallengeHandler: SessionChallengeHandler?
     /// The task-level handler used by requests that do not bring their own.
     public var taskChallengeHandler: TaskChallengeHandler?
+    /// Adapts every request before each attempt and may retry it (token refresh, signing):
+    /// ``RequestInterceptor``; `nil` for none.
+    public var interceptor: (any RequestInterceptor)?
+    /// Retries transient failures of idempotent requests (``RetryPolicy``); `nil` (the default)
+    /// sends every request once.
+    public var retryPolicy: RetryPolicy?
+    /// See every request: starts, trust decisions, redirects, retries, outcomes.
+    public var eventMonitors: [any EventMonitor]
+    /// The clock retry delays are slept on (tests inject one that does not really wait).
+    public var retryClock: any Clock<Duration>
+    /// Keep the cookies servers set and send them back where they belong (libcurl's cookie
+    /// engine, in memory, for this session only: RFC 6265 domain and path matching, `Secure`
+    /// only over HTTPS, and never a cookie for a public suffix, by the Public Suffix List).
+    /// Off by default: a client library does not keep state a caller did not ask for.
+    public var storesCookies: Bool
     /// The file for ``Credential/Persistence/permanent`` credentials (created with mode
     /// 0600), or `nil` to keep them in memory only.
     public var credentialStorePath: String?
@@ -148,6 +163,11 @@ public struct HTTPSessionConfiguration: Sendable {
         self.challengeTimeout = 30
         self.sessionChallengeHandler = nil
         self.taskChallengeHandler = nil
+        self.interceptor = nil
+        self.retryPolicy = nil
+        self.eventMonitors = []
+        self.retryClock = ContinuousClock()
+        self.storesCookies = false
         self.credentialStorePath = nil
     }
 

@@ -1,3 +1,5 @@
+internal import ServerTrust
+
 /// One request from start to final response: hops, redirects, 401/407 challenges.
 struct RequestExecution {
     let session: HTTPSession
@@ -80,6 +82,15 @@ struct RequestExecution {
             }
             // A streamed body's reader; after a failed hop there is no body to read.
             let responseStream = hopFailure == nil ? channel.map(HTTPBodyStream.init) : nil
+            let monitors = core.configuration.eventMonitors
+            if !monitors.isEmpty {
+                let decision: TrustDecision?
+                switch hopFailure {
+                case .serverTrustRejected(let rejected)?: decision = rejected
+                default: decision = raw.trustDecisionBox?.decision
+                }
+                if let decision { for monitor in monitors { monitor.request(request, didDecideTrust: decision) } }
+            }
             if let error = hopFailure {
                 // A proxy that refused the CONNECT with 407: a proxy challenge.
                 if raw.connectCode == 407, let proxy = core.configuration.proxy {
@@ -157,6 +168,9 @@ struct RequestExecution {
                     httpCredential = nil
                 }
                 try await intermediate()
+                for monitor in core.configuration.eventMonitors {
+                    monitor.request(request, willRedirectFrom: target.url, to: next.url, statusCode: response.statusCode)
+                }
                 redirects.append((response.statusCode, location))
                 target = next
                 continue

@@ -211,6 +211,10 @@ final class EasyHandle {
         if let age = configuration.maximumConnectionAge { setLong(CURLOPT_MAXLIFETIME_CONN, max(1, Int(age))) }
 
         if configuration.acceptsCompressedResponses { setString(CURLOPT_ACCEPT_ENCODING, "") }
+        // An empty cookie file turns libcurl's cookie engine on without reading anything:
+        // cookies live in the share's jar, matched by RFC 6265 domain and path rules and
+        // libpsl's public-suffix check.
+        if configuration.storesCookies { setString(CURLOPT_COOKIEFILE, "") }
         // RESOLVE entries become permanent entries of the session's shared DNS cache once a
         // transfer has loaded them; curl would otherwise parse the list again per transfer.
         if let list = core.resolveList, !core.resolveLoaded.load(ordering: .relaxed) {
