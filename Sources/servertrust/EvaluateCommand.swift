@@ -27,6 +27,7 @@ enum EvaluateCommand {
                                     validated path (--allow-invalid) only the leaf can match
           --anchors FILE            extra trust anchors, added to the system roots (repeatable)
           --anchors-only            trust only the --anchors certificates
+          --crl FILE                CRLs (PEM or DER) the path must be covered by and not revoked in (repeatable)
           --compat                  AFNetworking's exact semantics, quirks included (default: strict, the
                                     quirks fixed; --strict is accepted)
           --policy FILE             a JSON policy file (docs/policy-schema.md) instead of the options above

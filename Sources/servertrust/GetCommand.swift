@@ -17,6 +17,8 @@ enum GetCommand {
         trust (default: the system roots, host checked):
           --anchors FILE            extra trust anchors, PEM or DER (repeatable)
           --anchors-only            trust only --anchors, not the system roots
+          --crl FILE                CRLs (PEM or DER) every certificate of the path but the anchor must be
+                                    covered by and not revoked in (curl's --crlfile; repeatable)
           --pin sha256/BASE64       an SPKI pin a certificate of the validated path must carry (repeatable;
                                     also sha256//…, sha384/…, sha512/…, bare base64); other hosts are refused
           --mode none|public-key|certificate

@@ -16,8 +16,10 @@ import TrustEvaluation
 ///   then match the leaf alone (curl's `-k --pinnedpubkey`), and without pins nothing is
 ///   checked (curl's `-k`).
 /// - `--anchors` adds roots to the system's, `--anchors-only` trusts only them.
+/// - `--crl FILE` (curl's `--crlfile`): CRLs every chain is checked against, whatever decides
+///   it; hard-fail, so every certificate of the path but the anchor must be covered.
 struct TrustOptions {
-    static let valueNames: Set<String> = ["--anchors", "--pin", "--mode", "--pinned-cert", "--policy"]
+    static let valueNames: Set<String> = ["--anchors", "--pin", "--mode", "--pinned-cert", "--policy", "--crl"]
     static let flagNames: Set<String> = ["--anchors-only", "--no-validate-domain", "--allow-invalid", "--strict", "--compat"]
 
     let values: [String: [String]]
@@ -65,7 +67,18 @@ struct TrustOptions {
         }
         var evaluator = try self.evaluator(host: host, alwaysPolicy: alwaysPolicy, reporter: reporter)
         if !custom.isEmpty { evaluator = AnchoredTrustEvaluator(anchors: custom, anchorsOnly: only, evaluator: evaluator) }
-        return ServerTrustDecider(evaluator, anchors: system, clock: clock)
+        return ServerTrustDecider(evaluator, anchors: system, revocationLists: try revocationLists(), clock: clock)
+    }
+
+    /// The `--crl` files' CRLs, or `nil` without any.
+    func revocationLists() throws -> [CertificateRevocationList]? {
+        let files = all("--crl")
+        guard !files.isEmpty else { return nil }
+        return try files.flatMap { path throws -> [CertificateRevocationList] in
+            do { return try CertificateRevocationList.load(try CLI.readFile(path)) } catch let error as CLIError { throw error } catch {
+                throw CLIError("--crl \(path): not a CRL (PEM or DER): \(error)")
+            }
+        }
     }
 
     /// The evaluator the flags describe, before anchors. With `--pin`, hosts other than `host`
