@@ -85,6 +85,7 @@ enum EvaluateCommand {
         do {
             return try Certificate.load(bytes)
         } catch {
+            if let kind = FileKind.describe(bytes) { throw CLIError("\(path): not a certificate: looks like \(kind)") }
             throw CLIError("\(path): \(error)")
         }
     }
