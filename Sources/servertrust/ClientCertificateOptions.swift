@@ -81,7 +81,7 @@ struct ClientCertificateOptions {
             case "ENG": throw CLIError("--cert-type ENG (an OpenSSL engine) is not supported")
             default: throw CLIError("--cert-type must be PEM, DER or P12, got '\(type)'")
             }
-            let actual = isPEM ? "PEM text" : isDERCertificate ? "a DER certificate" : "looks like \(FileKind.describe(bytes) ?? "binary data")"
+            let actual = isPEM ? "PEM text" : isDERCertificate ? "a DER certificate" : FileKind.describe(bytes) ?? "binary data"
             let matches: Bool
             switch fileType {
             case .pem: matches = isPEM

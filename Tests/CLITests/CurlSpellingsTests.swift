@@ -5,7 +5,7 @@ import Testing
 
 /// `servertrust get` with curl's spellings, each run beside `/usr/bin/curl` with the same
 /// arguments on the same server: the two outcomes must be of one kind (``CurlBeside``). Key
-/// slots: keySlot 110-112 (330-338), direct slots 340-343.
+/// slots: keySlot 110-112 (330-338), direct slot 350 (the ClientSetup's client PKI is keySlot 112).
 @Suite("servertrust get: curl's spellings, beside curl")
 struct CurlSpellingsTests {
     static let host = "www.example.test"
@@ -32,7 +32,9 @@ struct CurlSpellingsTests {
             server = try LabTLSServer.started(configuration)
             directory = try CLIRunner.temporaryDirectory()
             root = try LabFiles.write(pki.root.pem, to: directory + "/root.pem")
-            let unrelated = try LabPKI.webChain(host: "unrelated.test", keySlot: 111)
+            // P-384: a root of another name (the Lab names its roots after the algorithm), so
+            // that the Lab root is unknown rather than a same-named root with another key.
+            let unrelated = try LabPKI.webChain(host: "unrelated.test", algorithm: .p384, keySlot: 111)
             unrelatedRoots = try LabFiles.write(unrelated.root.pem, to: directory + "/unrelated-roots.pem")
             leafPin = "sha256//" + (try Certificate(derEncoded: pki.leaf.der)).spkiSHA256Base64
             intermediatePin = "sha256//" + (try Certificate(derEncoded: pki.intermediate.der)).spkiSHA256Base64
@@ -154,7 +156,7 @@ struct CurlSpellingsTests {
         let mismatchInsecure = try wrongHost.both(["--cacert", wrongHost.root, "-k"])
         #expect(mismatchInsecure.curl.status == 0 && mismatchInsecure.ours.status == 0, "\(mismatchInsecure.summary)")
 
-        let key = try LabKey.shared(.p256, slot: 340)
+        let key = try LabKey.shared(.p256, slot: 350)
         let selfSigned = try LabCertificate.issue(
             LabCertificateSpec(subject: LabName([("CN", Self.host)]), notBefore: Self.now - LabClock.day, notAfter: Self.now + 30 * LabClock.day,
                                extensions: [.basicConstraints(ca: true), .subjectAltName([.forHost(Self.host)]), .subjectKeyIdentifier()]),
