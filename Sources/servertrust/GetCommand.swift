@@ -64,6 +64,8 @@ enum GetCommand {
           --json                    print status, headers, timing, TLS version and the decision (and an https
                                     proxy's, proxyDecision) as JSON
           -V, --version             print the versions of servertrust, libcurl and OpenSSL
+          -s, -S, -f, -L            accepted for curl's sake (-fsSL): no progress bar; the rest is what get
+                                    always does (errors shown, exit 3 for HTTP >= 400, redirects followed)
 
         exit codes: 0 2xx/3xx, 1 trust rejected, 2 bad input, 3 HTTP status >= 400, 4 other network or TLS failure
         (curl's 60 and 90 are our 1; its 28, 7, 35, 56 are our 4; its 58, a bad --cert, is our 2)
@@ -98,9 +100,26 @@ enum GetCommand {
         "--connect-timeout": "--connect-timeout", "--max-redirs": "--max-redirs",
     ].merging(TrustOptions.valueNames.union(ProxyOptions.names).map { ($0, $0) }) { first, _ in first }
     /// Every flag by its spellings (curl's `-k` is `--insecure`, `-V` is `--version`).
+    ///
+    /// curl's `-s`, `-S`, `-f` and `-L` (as in `curl -fsSL`) are accepted because what they ask
+    /// for is what `get` does anyway: `--silent` hides the progress bar (the only meter here),
+    /// errors are always shown (`--show-error`), an HTTP status >= 400 always exits non-zero
+    /// (`--fail`; 3 where curl's is 22), and redirects are always followed up to
+    /// `--max-redirs` (`--location`).
     static let flagOptions: [String: String] = [
         "--json": "--json", "--help": "--help", "-k": "--insecure", "--version": "--version", "-V": "--version",
+        "-s": "--silent", "--silent": "--silent", "-S": "--show-error", "--show-error": "--show-error",
+        "-f": "--fail", "--fail": "--fail", "-L": "--location", "--location": "--location",
     ].merging(TrustOptions.flagNames.map { ($0, $0) }) { first, _ in first }
+
+    /// curl's bundled one-letter flags (`-fsSL`, `-sk`), split into their letters: only
+    /// flags bundle, so a value option inside a bundle is an unknown option, as are letters
+    /// that are no flag.
+    static func unbundled(_ argument: String) -> [String]? {
+        guard argument.count > 2, argument.hasPrefix("-"), !argument.hasPrefix("--") else { return nil }
+        let letters = argument.dropFirst().map { "-\($0)" }
+        return letters.allSatisfy { flagOptions[$0] != nil } ? letters : nil
+    }
 
     static func parse(_ arguments: [String]) throws -> Arguments {
         var parsed = Arguments()
@@ -126,6 +145,11 @@ enum GetCommand {
             } else if let name = flagOptions[argument], inline == nil {
                 parsed.flags.insert(name)
                 parsed.spellings[name] = argument
+            } else if let letters = unbundled(argument) {
+                for letter in letters {
+                    parsed.flags.insert(flagOptions[letter] ?? letter)
+                    parsed.spellings[flagOptions[letter] ?? letter] = letter
+                }
             } else if argument.hasPrefix("-") && argument.count > 1 {
                 throw CLIError("unknown option \(argument)")
             } else {
@@ -183,7 +207,7 @@ enum GetCommand {
         }
         switch result {
         case .success(let response):
-            if parsed.value("--output") != nil && isatty(2) != 0 { CLI.writeStderr("") }
+            if parsed.value("--output") != nil && isatty(2) != 0 && !parsed.flags.contains("--silent") { CLI.writeStderr("") }
             if json {
                 CLI.writeStdout(responseJSON(response, includeBody: parsed.value("--output") == nil, outputPath: parsed.value("--output")).rendered + "\n")
             }
@@ -282,7 +306,7 @@ enum GetCommand {
         }
         if let output = parsed.value("--output") {
             request.destinationPath = output
-            if isatty(2) != 0 {
+            if isatty(2) != 0 && !parsed.flags.contains("--silent") {
                 request.downloadProgress = { progress in
                     guard let total = progress.total, total > 1_000_000 else { return }
                     let fraction = Double(progress.completed) / Double(total)

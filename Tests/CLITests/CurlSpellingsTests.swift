@@ -172,6 +172,37 @@ struct CurlSpellingsTests {
         #expect(insecure.curl.status == 0 && insecure.ours.status == 0, "\(insecure.summary)")
     }
 
+    @Test("-fsSL, -sS, -sk as a curl script writes them: a 404 is curl 22 and our 3, a redirect is followed by both")
+    func scriptFlags() throws {
+        let setup = try Setup(configure: { configuration in
+            configuration.handler = { request in
+                switch request.path {
+                case "/missing": return .text("gone", status: 404)
+                case "/moved": return LabHTTPResponse(status: 302, headers: [("Location", "/")], body: .bytes([]))
+                default: return .text("hello from curl-beside")
+                }
+            }
+        })
+        defer { setup.server.stop() }
+        func both(_ path: String, _ arguments: [String]) throws -> CurlBeside.Pair {
+            try CurlBeside.run(setup.server.url(host: Self.host, path: path), resolve: setup.resolve, arguments, environment: setup.environment)
+        }
+        for flags in [["-fsSL"], ["-f", "-s", "-S", "-L"], ["--fail", "--silent", "--show-error", "--location"]] {
+            let missing = try both("/missing", flags + ["--cacert", setup.root])
+            #expect(missing.curl.status == 22 && missing.ours.status == 3, "\(flags): \(missing.summary)")
+            let moved = try both("/moved", flags + ["--cacert", setup.root])
+            #expect(moved.curl.status == 0 && moved.ours.status == 0 && moved.ours.stdout == moved.curl.stdout, "\(flags): \(moved.summary)")
+        }
+        let insecure = try both("/", ["-sk"])
+        #expect(insecure.curl.status == 0 && insecure.ours.status == 0, "\(insecure.summary)")
+        // Only flags bundle: a value option inside a bundle, or a letter that is no flag, is an
+        // unknown option before anything is sent.
+        for bundle in ["-sX", "-fz"] {
+            let result = try CLIRunner.run(["get", setup.url, "--resolve", setup.resolve, bundle])
+            #expect(result.status == 2 && result.stderr == "servertrust: get: unknown option \(bundle)\n", "\(result.stderr)")
+        }
+    }
+
     // MARK: - Timeouts
 
     @Test("--connect-timeout on a server that never answers the handshake: curl 28, ours 4, within the limit")
