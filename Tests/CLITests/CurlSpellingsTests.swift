@@ -203,6 +203,34 @@ struct CurlSpellingsTests {
         }
     }
 
+    @Test("evaluate takes the trust spellings too (TrustOptions): --cacert only its roots, --insecure, --pinnedpubkey on the leaf")
+    func evaluateSpellings() throws {
+        let files = EvaluateCommandTests.files
+        func evaluate(_ arguments: [String]) throws -> Int32 {
+            try EvaluateCommandTests.evaluate([files.chain, "--host", EvaluateCommandTests.host] + arguments).status
+        }
+        let leafPin = files.leafPin.replacingOccurrences(of: "sha256/", with: "sha256//")
+        let intermediatePin = files.intermediatePin.replacingOccurrences(of: "sha256/", with: "sha256//")
+        // The generated system roots hold the chain's root: --cacert with another root replaces them.
+        #expect(try evaluate([]) == 0)
+        #expect(try evaluate(["--cacert", files.interceptionRoot]) == 1)
+        #expect(try evaluate(["--anchors", files.interceptionRoot]) == 0)
+        #expect(try evaluate(["--cacert", files.root]) == 0)
+        #expect(try evaluate(["--pinnedpubkey", leafPin]) == 0)
+        // The intermediate's key is pinned by --pin (any position) but not by --pinnedpubkey.
+        #expect(try evaluate(["--pin", files.intermediatePin]) == 0)
+        #expect(try evaluate(["--pinnedpubkey", intermediatePin]) == 1)
+        #expect(try evaluate(["--pinnedpubkey", intermediatePin, "--pin", files.intermediatePin]) == 1, "both must match")
+        // --insecure is --allow-invalid: AFNetworking's allowInvalidCertificates (which, with the
+        // domain validated and nothing pinned, AFNetworking still rejects early).
+        func intercepted(_ arguments: [String]) throws -> Int32 {
+            try EvaluateCommandTests.evaluate([files.intercepted, "--host", EvaluateCommandTests.host] + arguments).status
+        }
+        #expect(try intercepted([]) == 1)
+        #expect(try intercepted(["--insecure", "--no-validate-domain"]) == 0)
+        #expect(try intercepted(["--insecure"]) == intercepted(["--allow-invalid"]))
+    }
+
     // MARK: - Timeouts
 
     @Test("--connect-timeout on a server that never answers the handshake: curl 28, ours 4, within the limit")
