@@ -14,7 +14,7 @@ enum GetCommand {
         One HTTP(S) request, like curl, through HTTPSession: the server's chain is judged by the trust
         options below inside the TLS handshake, before any request byte is sent. The body goes to stdout.
         curl's spellings mean what they mean to curl (--cacert, -k, --pinnedpubkey, --cert FILE:PASS,
-        --cert-type, -m, --connect-timeout, --version); see README "get: curl's spellings".
+        --cert-type, -m, --connect-timeout, --version); see README "get URL: one request, in curl's spellings".
 
         trust (default: the system roots, host checked):
           --cacert FILE             trust only these roots, PEM or DER (curl's bundle; repeatable, the files
