@@ -61,7 +61,7 @@ enum FileKind {
     static func isText(_ bytes: [UInt8]) -> Bool {
         guard let text = String(validating: bytes, as: UTF8.self) else { return false }
         return text.unicodeScalars.allSatisfy { scalar in
-            scalar.value >= 0x20 && scalar.value != 0x7F || scalar == "\t" || scalar == "\n" || scalar == "\r" || scalar.value == 0xFEFF
+            (scalar.value >= 0x20 && scalar.value != 0x7F) || scalar == "\t" || scalar == "\n" || scalar == "\r"
         }
     }
 }

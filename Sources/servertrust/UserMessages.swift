@@ -40,7 +40,10 @@ enum UserMessages {
             let leaf = decision.servedChain.first.map { " (the server's key is sha256//\($0.spkiSHA256Base64))" } ?? ""
             return "public key does not match the pinned public key\(leaf)"
         case .certificatePinningFailed: return "certificate is not one of the pinned certificates"
-        case .noRequiredEvaluator: return "the policy has no rule for \(decision.host ?? "this host") (hosts it does not name are refused)"
+        // ServerTrustManager's fail-closed rule: --policy's hosts, or --pin's one host (a
+        // redirect elsewhere is refused).
+        case .noRequiredEvaluator:
+            return "no trust rule covers \(decision.host ?? "this host") (with --pin, --pinnedpubkey or --policy, hosts they do not name are refused)"
         case .emptyChain: return "the server sent no certificate"
         case .malformedCertificate: return "the server's certificate cannot be read: \(failure.detail)"
         default: return failure.detail
