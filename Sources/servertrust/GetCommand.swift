@@ -415,21 +415,25 @@ enum GetCommand {
                          ("spkiSHA256", .string(certificate.spkiSHA256Base64))])
             })),
         ]
-        pairs.append(("checked", .string(checked(decision))))
+        if decision.isTrusted { pairs.append(("checked", .string(checked(decision)))) }
         if !decision.record.notes.isEmpty { pairs.append(("notes", .array(decision.record.notes.map(JSON.string)))) }
         if let failure = decision.validationFailure { pairs.append(("failureKind", .string(failure.kind.rawValue))) }
         if let verified = decision.verifiedChain { pairs.append(("verifiedChain", .array(verified.map { .string($0.subject.rfc4514) }))) }
         return .object(pairs)
     }
 
-    /// What the decision rested on: `"chain"` (a path to a trusted root was validated),
-    /// `"pinned key only"` (no path was validated, a pinned key of the leaf matched: `-k` with
-    /// pins, curl's `-k --pinnedpubkey`), or `"nothing"` (`-k` alone: curl's "skip the
-    /// verification step", so the decision says that nothing was checked).
+    /// What an accepting decision rested on: `"chain"` (a path to a trusted root was
+    /// validated), `"chain and pinned key"`, `"pinned key only"` (no path was validated, a
+    /// pinned key of the leaf matched: `-k` with pins, curl's `-k --pinnedpubkey`), or
+    /// `"nothing"` (`-k` alone: curl's "skip the verification step", so the decision says
+    /// that nothing was checked).
     static func checked(_ decision: TrustDecision) -> String {
-        if decision.verifiedChain != nil { return "chain" }
-        if decision.record.pinMatch != nil { return "pinned key only" }
-        return "nothing"
+        switch (decision.verifiedChain != nil, decision.record.pinMatch != nil) {
+        case (true, false): return "chain"
+        case (true, true): return "chain and pinned key"
+        case (false, true): return "pinned key only"
+        case (false, false): return "nothing"
+        }
     }
 
     /// - Parameter outputPath: with `-o`, the body went to this file, so its size is reported.

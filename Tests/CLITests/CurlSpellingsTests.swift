@@ -142,6 +142,13 @@ struct CurlSpellingsTests {
         #expect(pinned["checked"] as? String == "pinned key only", "\(pinned)")
         let verified = try decision(["--cacert", setup.root])
         #expect(verified["checked"] as? String == "chain" && (verified["verifiedChain"] as? [Any])?.count == 3, "\(verified)")
+        let verifiedPinned = try decision(["--cacert", setup.root, "--pinnedpubkey", setup.leafPin])
+        #expect(verifiedPinned["checked"] as? String == "chain and pinned key", "\(verifiedPinned)")
+        // A refusal carries no "checked": it is what was refused that matters (failureKind).
+        let refused = try CLIRunner.run(["get", setup.url, "--resolve", setup.resolve, "--json"], environment: setup.environment)
+        let refusedObject = try #require(try JSONSerialization.jsonObject(with: Data(refused.stdout.utf8)) as? [String: Any])
+        let refusedDecision = try #require(refusedObject["decision"] as? [String: Any])
+        #expect(refused.status == 1 && refusedDecision["checked"] == nil && refusedDecision["failureKind"] as? String == "untrustedRoot", "\(refusedDecision)")
     }
 
     @Test("hostname mismatch and a self-signed server: rejected by both, trusted by both with -k")
