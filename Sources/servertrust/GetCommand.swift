@@ -68,7 +68,7 @@ enum GetCommand {
                                     always does (errors shown, exit 3 for HTTP >= 400, redirects followed)
 
         exit codes: 0 2xx/3xx, 1 trust rejected, 2 bad input, 3 HTTP status >= 400, 4 other network or TLS failure
-        (curl's 60 and 90 are our 1; its 28, 7, 35, 56 are our 4; its 58, a bad --cert, is our 2)
+        (curl's 60 and 90 are our 1; its 58 and 77, a bad --cert or --cacert, our 2; its 7, 28, 35, 56 our 4)
         """
 
     static let httpError: Int32 = 3

@@ -16,7 +16,7 @@ enum ProxyOptions {
         --proxy URL               reach the server through an http:// or https:// proxy (CONNECT)
           --proxy-user USER:PASS    Basic credentials for the proxy
           --proxy-user-password SOURCE
-                                    the proxy password from env:NAME, file:PATH or pass:TEXT (then --proxy-user USER)
+                                    --proxy-user USER's password from env:NAME, file:PATH or pass:TEXT
           --proxy-cacert FILE       roots (PEM) an https:// proxy's certificate may chain to, besides the
                                     system roots (repeatable); the proxy's host name is always checked
         """
