@@ -1,4 +1,6 @@
 import CertificateParsing
+import ServerTrustHTTP
+import TrustEvaluation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,6 +39,7 @@ enum CLI {
           stress load|faults [--json]  load and fault checks against local servers: memory, descriptors, typed errors
           limbo-serve                  x509-limbo conformance server (limbo-jsonl/1 on stdin/stdout)
           help                         this text
+          --version, -V                servertrust's version, and the libcurl and OpenSSL it runs on
 
         every command takes --help.
         exit codes: 0 success, 1 trust rejected, 2 bad input (more per command: see its --help)
@@ -61,6 +64,9 @@ enum CLI {
             case "help", "--help", "-h":
                 print(usage)
                 return ExitCode.success
+            case "--version", "-V":
+                print(versionText)
+                return ExitCode.success
             default:
                 throw CLIError("unknown command '\(command)' (try 'servertrust help')")
             }
@@ -71,6 +77,16 @@ enum CLI {
             writeStderr("servertrust: \(oneLine(command)): \(oneLine("\(error)"))")
             return ExitCode.badInput
         }
+    }
+
+    /// The command's version.
+    static let version = "0.1"
+
+    /// What `--version` prints, after curl's `--version`: the first line names the program and
+    /// the libraries under it (libcurl's own version line: the libcurl and TLS library that
+    /// carry the requests), the second the libcrypto that makes the trust decisions.
+    static var versionText: String {
+        "servertrust \(version) \(HTTPSession.libcurlVersion)\nTrust decisions: ServerTrust on \(OpenSSLVersion.text)"
     }
 
     /// `text` with control characters escaped (`\r`, `\n`, `\0`, `\t`, `\u{1B}`), so that an

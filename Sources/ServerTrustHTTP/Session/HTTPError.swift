@@ -25,6 +25,16 @@ public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible
     /// `CURLE_OPERATION_TIMEDOUT`.
     public var isTimeout: Bool { code == 28 }
 
+    /// Set when libcurl refused a response header field for its size: the limit in bytes
+    /// (``maximumResponseHeaderField``). The command line says so in words; the code stays
+    /// curl's.
+    package internal(set) var responseHeaderLimit: Int?
+
+    /// libcurl's `CURL_MAX_HTTP_HEADER` (lib/urldata.h, 100 KiB): the longest response header
+    /// field it buffers. libcurl 7.88 answers a longer one with `CURLE_OUT_OF_MEMORY` (27),
+    /// "Out of memory", because its header buffer refuses to grow past it.
+    package static let maximumResponseHeaderField = 100 * 1024
+
     /// `curl 28 (Timeout was reached): Operation timed out after 200 milliseconds …`, one line.
     public var description: String { "curl \(code) (\(summary)): \(message)" }
 }
