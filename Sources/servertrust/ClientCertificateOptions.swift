@@ -162,6 +162,7 @@ struct ClientCertificateOptions {
         case .missingCertificate: return "\(subject): no certificate in it (\(error.reason))"
         case .keyMismatch: return "\(subject): the private key does not belong to the certificate"
         case .unsupported: return "\(subject): not supported: \(error.reason)"
+        case .unreadable: return "\(subject): cannot read: \(error.reason)"
         }
     }
 

@@ -51,6 +51,22 @@ public struct ResponseValidation: Sendable {
     }
 }
 
+extension HTTPResponse {
+    /// This response, if its status (and, when given, its media type) is acceptable:
+    /// Alamofire's `validate()`, for a chain such as `try await session.get(url).validate().text`.
+    ///
+    /// - Parameters:
+    ///   - statusCodes: The acceptable codes (default 200–299).
+    ///   - contentTypes: The acceptable media types, or `nil` for any.
+    /// - Returns: `self`.
+    /// - Throws: ``HTTPError/unacceptableStatusCode(_:)`` or ``HTTPError/unacceptableContentType(_:)``.
+    @discardableResult
+    public func validate(statusCodes: Set<Int> = Set(200..<300), contentTypes: Set<String>? = nil) throws(HTTPError) -> HTTPResponse {
+        try ResponseValidation(acceptableStatusCodes: statusCodes, acceptableContentTypes: contentTypes).validate(self)
+        return self
+    }
+}
+
 /// The body bytes.
 public struct DataResponseSerializer: ResponseSerializer {
     /// The checks.
