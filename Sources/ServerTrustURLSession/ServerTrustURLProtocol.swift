@@ -55,6 +55,9 @@ internal import Synchronization
 ///   `Authorization` to another origin, the trust decision for every new host);
 ///   `HTTPURLResponse.url` is the final URL. With `maximumRedirects` 0 the redirect response
 ///   itself is delivered.
+/// - The request's header fields are sent as given, except `Content-Length`,
+///   `Transfer-Encoding` and `Connection`, which the transport sets from what it sends (Apple
+///   lists them among the reserved fields URLSession may ignore).
 /// - Data tasks and upload tasks work, also through the `async` methods (`data(for:)`,
 ///   `upload(for:from:)`, `upload(for:fromFile:)`) and with a `URLSessionDataDelegate`. An
 ///   upload file is streamed from disk, never read into memory.

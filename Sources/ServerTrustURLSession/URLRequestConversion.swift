@@ -50,6 +50,12 @@ final class BodyStreamBox: @unchecked Sendable {
 
 /// `URLRequest` (and the task's body) to ``HTTPRequest``.
 enum URLRequestConversion {
+    /// Fields of Apple's reserved list that frame the message or the connection: the transport
+    /// sets them from the body it sends (a caller's `Content-Length` that disagreed with the
+    /// body would leave the rest of the body on the connection as the start of another
+    /// request), so a request's own values are not sent, as Apple's URLSession may ignore them.
+    static let transportOwnedFields: Set<String> = ["content-length", "transfer-encoding", "connection"]
+
     static func prepare(_ request: URLRequest, task: URLSessionTask?, session: HTTPSession?) -> Result<PreparedRequest, URLError> {
         guard let url = request.url else {
             return .failure(URLErrorMapping.error(.badURL, url: nil, "the request has no URL"))
@@ -71,7 +77,8 @@ enum URLRequestConversion {
         }
 
         var headers = HTTPHeaders()
-        for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
+        for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key })
+        where !transportOwnedFields.contains(name.lowercased()) {
             headers.add(name, value)
         }
         var converted = HTTPRequest(HTTPMethod(rawValue: request.httpMethod ?? "GET"), url.absoluteString, headers: headers)

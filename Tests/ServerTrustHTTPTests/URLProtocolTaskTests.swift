@@ -64,6 +64,13 @@ struct URLProtocolTaskTests {
         #expect(http.value(forHTTPHeaderField: "X-Request-Content-Type") == "text/plain; charset=utf-8")
         #expect(http.value(forHTTPHeaderField: "X-Method") == "POST")
 
+        // A Content-Length of the app's own does not frame the body: the transport's does.
+        var framed = post(lab.extrasURL("/echo"))
+        framed.httpBody = Data("0123456789".utf8)
+        framed.allHTTPHeaderFields = ["Content-Length": "3", "Connection": "close"]
+        let (whole, _) = try await urlSession.data(for: framed)
+        #expect(String(decoding: whole, as: UTF8.self) == "0123456789")
+
         let (_, cookies) = try await urlSession.data(from: lab.extrasURL("/cookies"))
         #expect((cookies as? HTTPURLResponse)?.value(forHTTPHeaderField: "set-cookie") == "a=1; Path=/, b=2; Path=/")
 
