@@ -7,10 +7,10 @@ public import Foundation
 
 extension URLSessionConfiguration {
     /// A copy of `base` whose `protocolClasses` start with `protocolClass`, so that every
-    /// `http`, `https`, `ws` and `wss` request of a `URLSession` made from it goes through the session
-    /// of that class (``ServerTrustURLProtocol/session(for:)``; Foundation asks the classes in order and
-    /// takes the first whose `canInit(with:)` answers `true`). Foundation's other protocols
-    /// stay after it, for the schemes it does not claim.
+    /// `http`, `https`, `ws` and `wss` request of a `URLSession` made from it goes through that
+    /// class's session (``ServerTrustURLProtocol/session(for:)``): Foundation asks the classes
+    /// in order and takes the first whose `canInit(with:)` answers `true`. Foundation's other
+    /// protocols stay after it, for the schemes it does not claim.
     ///
     /// ```swift
     /// ServerTrustURLProtocol.register(httpSession)
