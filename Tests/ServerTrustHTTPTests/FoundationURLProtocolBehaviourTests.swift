@@ -112,6 +112,22 @@ struct FoundationURLProtocolBehaviourTests {
                 "\(lab.lab.nginx.accessLog("plain"))")
     }
 
+    @Test("URLProtocol.registerClass(_:) does not reach URLSession.shared's https requests")
+    func registeredClassesComeAfterTheConfiguration() async throws {
+        let lab = try await URLProtocolLab.started()
+        defer { lab.stop() }
+        PortRoutedURLProtocol.route(lab.ports, to: try lab.httpSession())
+        #expect(URLProtocol.registerClass(PortRoutedURLProtocol.self))
+        defer { URLProtocol.unregisterClass(PortRoutedURLProtocol.self) }
+        // Through the protocol this request would succeed (its session resolves the lab's host);
+        // Foundation's own `_HTTPURLProtocol`, first in the default `protocolClasses`, takes it.
+        let error = await urlError { try await URLSession.shared.data(from: lab.url(.valid, "/?shared")) }
+        #expect(error != nil)
+        let (data, _) = try await lab.urlSession(try lab.httpSession()).data(from: lab.url(.valid, "/?configured"))
+        #expect(String(decoding: data, as: UTF8.self) == NginxLab.index)
+        #expect(!lab.lab.requests(.valid).contains { $0.contains("shared") })
+    }
+
     @Test("a 401 with a challenge, no delegate and no stored credential: the task never completes")
     func challengeWithoutDelegateHangs() async throws {
         let url = try scripted("unanswered", .challenge)

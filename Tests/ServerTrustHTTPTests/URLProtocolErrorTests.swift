@@ -80,8 +80,14 @@ struct URLProtocolErrorTests {
         let bad = await urlError { try await urlSession.data(for: injected) }
         #expect(bad?.code == .badURL && bad?.localizedDescription.contains("X-Note") == true, "\(String(describing: bad))")
 
-        let socket = await urlError { try await urlSession.data(from: try #require(URL(string: "wss://\(NginxLab.host):\(lab.extrasPort)/"))) }
+        let wss = try #require(URL(string: "wss://\(NginxLab.host):\(lab.extrasPort)/socket"))
+        let socket = await urlError { try await urlSession.data(from: wss) }
         #expect(socket?.code == .unsupportedURL, "\(String(describing: socket))")
+        let recorder = DelegateRecorder()
+        lab.urlSession(session, delegate: recorder).webSocketTask(with: wss).resume()
+        #expect(await recorder.waitForCompletion())
+        #expect(recorder.events == [.complete(.unsupportedURL)], "\(recorder.events)")
+        #expect(!lab.extrasRequests.contains { $0.contains("/socket") })
         try await Task.sleep(for: .milliseconds(200))
         #expect(!lab.lab.requests(.valid).contains { $0.contains("injected") })
     }
