@@ -22,16 +22,17 @@ struct URLProtocolErrorTests {
         defer { lab.stop() }
         let urlSession = lab.urlSession(try lab.httpSession())
 
+        // The idle limit fired (its own message), not nginx's answer after 3 s nor the session's 30 s
+        // (a loaded machine may wake the watchdog late, so the time is bounded loosely).
         var start = ContinuousClock.now
         let silent = await urlError { try await urlSession.data(for: request(lab.extrasURL("/slow"), timeout: 1)) }
         #expect(silent?.code == .timedOut, "\(String(describing: silent))")
-        #expect(silent?.localizedDescription.contains("timeoutInterval") == true)
-        #expect(ContinuousClock.now - start < .seconds(4))
+        #expect(silent?.localizedDescription.contains("nothing was sent or received for 1.0 s") == true)
+        #expect(ContinuousClock.now - start < .seconds(25))
 
-        start = ContinuousClock.now
         let stalled = await urlError { try await urlSession.data(for: request(lab.extrasURL("/stall-body"), timeout: 1)) }
         #expect(stalled?.code == .timedOut, "the body stopped after its first chunk: \(String(describing: stalled))")
-        #expect(ContinuousClock.now - start < .seconds(4))
+        #expect(stalled?.localizedDescription.contains("URLRequest.timeoutInterval") == true)
 
         // Five chunks 0.4 s apart: 1.6 s in all, never 1 s without data.
         start = ContinuousClock.now

@@ -11,7 +11,9 @@ import TrustEvaluation
 // Support for the tests of `ServerTrustURLProtocol`: plain `URLSession` code against the nginx
 // lab, plus a second nginx ("extras", same host name and chain as the lab's `valid` site) with
 // the endpoints those tests need: an echo of the request body, WebDAV PUT, slow, trickling and
-// stalling responses, a 401 with a challenge, a redirect loop, a redirect to plain HTTP.
+// stalling responses, a 401 with a challenge, a redirect loop, a redirect to plain HTTP. The
+// slow and stalling ones write twice after their pause, so that nginx notices a client that has
+// gone (its first write after the close still succeeds) and logs `completion=` without `OK`.
 
 /// The protocol class the tests register: it routes each request to the session registered for
 /// its port, so tests running in parallel (each with its own nginx ports) never share the
@@ -61,6 +63,7 @@ final class URLProtocolLab: Sendable {
             }
             extras = try NginxInstance.start(prefix: directory + "/extras-prefix", portCount: 2) { ports in
                 """
+                        log_format urlprotocol '$connection $connection_requests $ssl_protocol "$request" $status completion=$request_completion';
                         server {
                             listen 127.0.0.1:\(ports[0]) ssl;
                             server_name \(NginxLab.host);
@@ -68,7 +71,7 @@ final class URLProtocolLab: Sendable {
                             ssl_certificate_key \(directory)/leaf.key;
                             ssl_protocols TLSv1.2 TLSv1.3;
                             root \(directory)/extras;
-                            access_log \(directory)/logs/extras.log servertrust;
+                            access_log \(directory)/logs/extras.log urlprotocol;
                             client_max_body_size 0;
                             client_body_buffer_size 16m;
                             client_body_in_single_buffer on;
@@ -86,7 +89,10 @@ final class URLProtocolLab: Sendable {
                                 create_full_put_path on;
                                 dav_access user:rw;
                             }
-                            location = /slow { default_type text/plain; echo_sleep 5; echo "late"; }
+                            location = /slow {
+                                default_type text/plain;
+                                echo_sleep 3; echo "late"; echo_flush; echo_sleep 0.5; echo "later";
+                            }
                             location = /trickle {
                                 default_type text/plain;
                                 echo "tick 1"; echo_flush; echo_sleep 0.4;
@@ -95,7 +101,10 @@ final class URLProtocolLab: Sendable {
                                 echo "tick 4"; echo_flush; echo_sleep 0.4;
                                 echo "tick 5";
                             }
-                            location = /stall-body { default_type text/plain; echo "first"; echo_flush; echo_sleep 5; echo "second"; }
+                            location = /stall-body {
+                                default_type text/plain;
+                                echo "first"; echo_flush; echo_sleep 3; echo "second"; echo_flush; echo_sleep 0.5; echo "third";
+                            }
                             location = /unauthorized {
                                 add_header WWW-Authenticate 'Bearer realm="api", error="invalid_token"' always;
                                 default_type text/plain;
@@ -147,7 +156,8 @@ final class URLProtocolLab: Sendable {
         URL(string: text) ?? URL(fileURLWithPath: "/invalid-test-url")
     }
 
-    /// The lines nginx logged for the extras.
+    /// The lines nginx logged for the extras, each ending `completion=OK` for a request nginx
+    /// completed, `completion=` for one whose client went away first.
     var extrasRequests: [String] { lab.nginx.accessLog("extras") }
 
     /// A session trusting the lab's roots (plus `pins`), every host resolved to nginx.
