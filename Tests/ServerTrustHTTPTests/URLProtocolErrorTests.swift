@@ -34,11 +34,11 @@ struct URLProtocolErrorTests {
         #expect(stalled?.code == .timedOut, "the body stopped after its first chunk: \(String(describing: stalled))")
         #expect(stalled?.localizedDescription.contains("URLRequest.timeoutInterval") == true)
 
-        // Five chunks 0.4 s apart: 1.6 s in all, never 1 s without data.
+        // Six chunks 0.5 s apart: 2.5 s in all, never 2 s without data.
         start = ContinuousClock.now
-        let (data, _) = try await urlSession.data(for: request(lab.extrasURL("/trickle"), timeout: 1))
-        #expect(String(decoding: data, as: UTF8.self) == (1...5).map { "tick \($0)\n" }.joined())
-        #expect(ContinuousClock.now - start > .seconds(1.5))
+        let (data, _) = try await urlSession.data(for: request(lab.extrasURL("/trickle"), timeout: 2))
+        #expect(String(decoding: data, as: UTF8.self) == (1...6).map { "tick \($0)\n" }.joined())
+        #expect(ContinuousClock.now - start > .seconds(2.4))
     }
 
     @Test("refused certificates: serverCertificateUntrusted with the decision, nothing sent")

@@ -11,9 +11,7 @@ import TrustEvaluation
 // Support for the tests of `ServerTrustURLProtocol`: plain `URLSession` code against the nginx
 // lab, plus a second nginx ("extras", same host name and chain as the lab's `valid` site) with
 // the endpoints those tests need: an echo of the request body, WebDAV PUT, slow, trickling and
-// stalling responses, a 401 with a challenge, a redirect loop, a redirect to plain HTTP. The
-// slow and stalling ones write twice after their pause, so that nginx notices a client that has
-// gone (its first write after the close still succeeds) and logs `completion=` without `OK`.
+// stalling responses, a 401 with a challenge, a redirect loop, a redirect to plain HTTP.
 
 /// The protocol class the tests register: it routes each request to the session registered for
 /// its port, so tests running in parallel (each with its own nginx ports) never share the
@@ -63,7 +61,6 @@ final class URLProtocolLab: Sendable {
             }
             extras = try NginxInstance.start(prefix: directory + "/extras-prefix", portCount: 2) { ports in
                 """
-                        log_format urlprotocol '$connection $connection_requests $ssl_protocol "$request" $status completion=$request_completion';
                         server {
                             listen 127.0.0.1:\(ports[0]) ssl;
                             server_name \(NginxLab.host);
@@ -71,7 +68,7 @@ final class URLProtocolLab: Sendable {
                             ssl_certificate_key \(directory)/leaf.key;
                             ssl_protocols TLSv1.2 TLSv1.3;
                             root \(directory)/extras;
-                            access_log \(directory)/logs/extras.log urlprotocol;
+                            access_log \(directory)/logs/extras.log servertrust;
                             client_max_body_size 0;
                             client_body_buffer_size 16m;
                             client_body_in_single_buffer on;
@@ -95,11 +92,12 @@ final class URLProtocolLab: Sendable {
                             }
                             location = /trickle {
                                 default_type text/plain;
-                                echo "tick 1"; echo_flush; echo_sleep 0.4;
-                                echo "tick 2"; echo_flush; echo_sleep 0.4;
-                                echo "tick 3"; echo_flush; echo_sleep 0.4;
-                                echo "tick 4"; echo_flush; echo_sleep 0.4;
-                                echo "tick 5";
+                                echo "tick 1"; echo_flush; echo_sleep 0.5;
+                                echo "tick 2"; echo_flush; echo_sleep 0.5;
+                                echo "tick 3"; echo_flush; echo_sleep 0.5;
+                                echo "tick 4"; echo_flush; echo_sleep 0.5;
+                                echo "tick 5"; echo_flush; echo_sleep 0.5;
+                                echo "tick 6";
                             }
                             location = /stall-body {
                                 default_type text/plain;
@@ -156,9 +154,25 @@ final class URLProtocolLab: Sendable {
         URL(string: text) ?? URL(fileURLWithPath: "/invalid-test-url")
     }
 
-    /// The lines nginx logged for the extras, each ending `completion=OK` for a request nginx
-    /// completed, `completion=` for one whose client went away first.
+    /// The lines nginx logged for the extras.
     var extrasRequests: [String] { lab.nginx.accessLog("extras") }
+
+    /// How many TCP connections to the extras are open on the client's side (ESTABLISHED in
+    /// `/proc/net/tcp`, remote address 127.0.0.1:port); -1 when the table cannot be read. A
+    /// connection the client tore down leaves that state at once; one whose transfer ran to its
+    /// end stays in it, pooled for keep-alive.
+    var openConnectionsToExtras: Int {
+        // procfs reports a size of 0: read to the end (`String(contentsOfFile:)` stops at 4 KB).
+        guard let handle = FileHandle(forReadingAtPath: "/proc/net/tcp") else { return -1 }
+        defer { try? handle.close() }
+        let table = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        let hex = String(extrasPort, radix: 16, uppercase: true)
+        let remote = "0100007F:" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        return table.split(separator: "\n").dropFirst().filter { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[2] == remote && fields[3] == "01"
+        }.count
+    }
 
     /// A session trusting the lab's roots (plus `pins`), every host resolved to nginx.
     func httpSession(pins: [SPKIPin] = [], configure: (inout HTTPSessionConfiguration) -> Void = { _ in }) throws -> HTTPSession {
