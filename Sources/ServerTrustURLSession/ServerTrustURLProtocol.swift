@@ -8,7 +8,7 @@ public import ServerTrustHTTP
 internal import Synchronization
 
 /// A `URLProtocol` that serves the `http` and `https` requests of a `URLSession` through an
-/// ``ServerTrustHTTP/HTTPSession``, so that code written for `URLSession` connects under the app's
+/// `HTTPSession`, so that code written for `URLSession` connects under the app's
 /// trust policy (private anchors, SPKI or certificate pins, client certificates) on Linux,
 /// where Foundation's own HTTP protocol offers no server-trust challenge and trusts only the
 /// system roots.
@@ -24,9 +24,9 @@ internal import Synchronization
 /// let (data, response) = try await urlSession.data(from: url)
 /// ```
 ///
-/// (``Foundation/URLSessionConfiguration/serverTrust(_:base:)`` returns such a configuration.)
+/// (``FoundationNetworking/URLSessionConfiguration/serverTrust(_:base:)`` returns such a configuration.)
 /// A refused server fails the task with `URLError.serverCertificateUntrusted`, whose user info
-/// carries the ``ServerTrust/TrustDecision`` under `NSURLErrorFailingURLPeerTrustErrorKey`
+/// carries the `TrustDecision` under `NSURLErrorFailingURLPeerTrustErrorKey`
 /// (where Apple's URLSession puts the `SecTrust`); read it with
 /// ``Foundation/URLError/serverTrustDecision``.
 ///
@@ -36,7 +36,7 @@ internal import Synchronization
 ///   through to Foundation's own protocols and their weaker trust. A request it cannot serve
 ///   fails; it is never sent another way (no session registered, a WebSocket or download task:
 ///   `URLError.unsupportedURL`).
-/// - `startLoading()` sends the request with ``ServerTrustHTTP/HTTPSession/stream(_:)`` and
+/// - `startLoading()` sends the request with `HTTPSession.stream(_:)` and
 ///   reports, in the order Apple's URLProtocol clients expect, `urlProtocol(_:didReceive:cacheStoragePolicy:)`
 ///   when the final response's head arrives, then `urlProtocol(_:didLoad:)` and
 ///   `urlProtocolDidFinishLoading(_:)`, or `urlProtocol(_:didFailWithError:)` with a `URLError`
@@ -48,10 +48,10 @@ internal import Synchronization
 ///   documents for tasks other than downloads.
 /// - `URLRequest.timeoutInterval` is an idle limit, as Apple defines it: the load fails with
 ///   `URLError.timedOut` when nothing is sent or received for that long. The whole request is
-///   limited by the session's ``ServerTrustHTTP/HTTPSessionConfiguration/timeout`` or the idle
+///   limited by the session's `HTTPSessionConfiguration.timeout` or the idle
 ///   limit, whichever is longer (the role of `timeoutIntervalForResource`).
-/// - Redirects are followed by the ``ServerTrustHTTP/HTTPSession`` under its rules (its
-///   ``ServerTrustHTTP/HTTPSessionConfiguration/maximumRedirects``, no `https` to `http`, no
+/// - Redirects are followed by the `HTTPSession` under its rules (its
+///   `HTTPSessionConfiguration.maximumRedirects`, no `https` to `http`, no
 ///   `Authorization` to another origin, the trust decision for every new host);
 ///   `HTTPURLResponse.url` is the final URL. With `maximumRedirects` 0 the redirect response
 ///   itself is delivered.
@@ -73,7 +73,7 @@ internal import Synchronization
 ///   `properties` and its keys are internal to FoundationNetworking, so only Foundation's own
 ///   protocols can set the file: a custom protocol that finished a download task would crash
 ///   the app. Download tasks therefore fail at once with `URLError.unsupportedURL`, before
-///   anything is sent. Use a data task, or ``ServerTrustHTTP/HTTPRequest/destinationPath``.
+///   anything is sent. Use a data task, or `HTTPRequest.destinationPath`.
 /// - **Redirects reported to the delegate.** `_ProtocolClient.urlProtocol(_:wasRedirectedTo:redirectResponse:)`
 ///   is `fatalError("… doesn't currently handle redirects directly.")`, so the delegate's
 ///   `urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:)` cannot be
@@ -83,7 +83,7 @@ internal import Synchronization
 ///   `async` methods), and whether a task has one is internal (`URLSession.behaviour(for:)`).
 ///   The body is therefore collected and delivered in one `didLoad`, as Foundation's own
 ///   `_NativeProtocol.completeTask()` does for in-memory bodies, up to the session's
-///   ``ServerTrustHTTP/HTTPSessionConfiguration/maximumResponseBodySize`` (beyond it:
+///   `HTTPSessionConfiguration.maximumResponseBodySize` (beyond it:
 ///   `URLError.dataLengthExceedsMaximum`).
 /// - **Authentication challenges.** `_ProtocolClient.urlProtocol(_:didReceive:)` answers a
 ///   challenge by replacing the task's protocol with Foundation's `_HTTPURLProtocol` and
@@ -91,8 +91,8 @@ internal import Synchronization
 ///   `urlProtocolDidFinishLoading(_:)` raises that challenge itself for any 401 response with a
 ///   `WWW-Authenticate` field (and, without a delegate or a stored credential, never completes
 ///   the task). So no challenge is ever passed to Foundation: HTTP authentication is answered
-///   by the session (its ``ServerTrustHTTP/HTTPSessionConfiguration/taskChallengeHandler``,
-///   its ``ServerTrustHTTP/CredentialStore``, or an `Authorization` field in the request), and
+///   by the session (its `HTTPSessionConfiguration.taskChallengeHandler`,
+///   its `CredentialStore`, or an `Authorization` field in the request), and
 ///   a 401 that reaches the app has its `WWW-Authenticate` fields renamed to
 ///   ``withheldChallengeField``.
 /// - **Upload bodies.** `uploadTask(with:from:)` and `uploadTask(with:fromFile:)` keep the
@@ -105,7 +105,7 @@ internal import Synchronization
 /// - **The session's settings.** `URLSessionConfiguration.httpAdditionalHeaders` and
 ///   `timeoutIntervalForRequest` are applied by `_HTTPURLProtocol.configureEasyHandle`, and
 ///   a protocol cannot reach the task's session, so they do not apply: put the fields in the
-///   request or in ``ServerTrustHTTP/HTTPSessionConfiguration/defaultHeaders``. Cookies from
+///   request or in `HTTPSessionConfiguration.defaultHeaders`. Cookies from
 ///   `httpCookieStorage` are sent (`URLSession._Configuration.configure(request:)` adds them to
 ///   the request first); `Set-Cookie` is not stored. Upload and download progress
 ///   (`countOfBytesSent`, `didSendBodyData`) are `internal(set)` and stay at zero.
@@ -154,7 +154,7 @@ open class ServerTrustURLProtocol: URLProtocol {
         registered.withLock { $0 }
     }
 
-    /// The user-info key of the ``ServerTrustHTTP/HTTPError`` behind a `URLError` this protocol
+    /// The user-info key of the `HTTPError` behind a `URLError` this protocol
     /// reports (``Foundation/URLError/serverTrustHTTPError``).
     public static let httpErrorKey = "ServerTrustHTTPError"
 

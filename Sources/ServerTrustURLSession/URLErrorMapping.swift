@@ -6,10 +6,10 @@ public import ServerTrust
 public import ServerTrustHTTP
 
 extension ServerTrustURLProtocol {
-    /// The `URLError` a `URLSession` task fails with for an ``ServerTrustHTTP/HTTPError``: the
+    /// The `URLError` a `URLSession` task fails with for an `HTTPError`: the
     /// codes Apple's URLSession uses for the same failures.
     ///
-    /// | ``ServerTrustHTTP/HTTPError`` | `URLError.Code` |
+    /// | `HTTPError` | `URLError.Code` |
     /// |---|---|
     /// | `serverTrustRejected`, `proxyTrustRejected` | `serverCertificateUntrusted`, the decision under `NSURLErrorFailingURLPeerTrustErrorKey` |
     /// | `timedOut` | `timedOut` |
@@ -79,13 +79,13 @@ extension URLError {
     /// The trust decision that refused the server (or the `https://` proxy): set on the
     /// `serverCertificateUntrusted` errors of ``ServerTrustURLProtocol``, where Apple's URLSession
     /// puts the `SecTrust` (`NSURLErrorFailingURLPeerTrustErrorKey`). Its
-    /// ``ServerTrust/TrustDecision/record`` and ``ServerTrust/TrustDecision/explanation`` say
-    /// why, its ``ServerTrust/TrustDecision/servedChain`` what was served.
+    /// `TrustDecision.record` and `TrustDecision.explanation` say
+    /// why, its `TrustDecision.servedChain` what was served.
     public var serverTrustDecision: TrustDecision? {
         userInfo[NSURLErrorFailingURLPeerTrustErrorKey] as? TrustDecision
     }
 
-    /// The ``ServerTrustHTTP/HTTPError`` behind an error of ``ServerTrustURLProtocol``, when the
+    /// The `HTTPError` behind an error of ``ServerTrustURLProtocol``, when the
     /// session produced one.
     public var serverTrustHTTPError: HTTPError? {
         userInfo[ServerTrustURLProtocol.httpErrorKey] as? HTTPError

@@ -5,7 +5,7 @@ internal import FoundationNetworking
 #endif
 internal import ServerTrustHTTP
 
-/// A request ready to send: the ``HTTPRequest``, the session, and what the load needs besides.
+/// A request ready to send: the `HTTPRequest`, the session, and what the load needs besides.
 struct PreparedRequest: Sendable {
     let session: HTTPSession
     var request: HTTPRequest
@@ -48,7 +48,7 @@ final class BodyStreamBox: @unchecked Sendable {
     }
 }
 
-/// `URLRequest` (and the task's body) to ``HTTPRequest``.
+/// `URLRequest` (and the task's body) to `HTTPRequest`.
 enum URLRequestConversion {
     /// Fields of Apple's reserved list that frame the message or the connection: the transport
     /// sets them from the body it sends (a caller's `Content-Length` that disagreed with the

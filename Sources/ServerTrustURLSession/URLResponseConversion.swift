@@ -4,7 +4,7 @@ internal import FoundationNetworking
 #endif
 internal import ServerTrustHTTP
 
-/// ``HTTPResponse`` (a streamed response's head) to `HTTPURLResponse`.
+/// `HTTPResponse` (a streamed response's head) to `HTTPURLResponse`.
 enum URLResponseConversion {
     /// The response as Foundation sees it: the final URL, the status, the version and the
     /// fields, repeated fields joined with ", " (RFC 9110 §5.3; `HTTPURLResponse` holds one
