@@ -11,13 +11,13 @@ extension ServerTrustURLProtocol {
     ///
     /// | `HTTPError` | `URLError.Code` |
     /// |---|---|
-    /// | `serverTrustRejected`, `proxyTrustRejected` | `serverCertificateUntrusted`, the decision under `NSURLErrorFailingURLPeerTrustErrorKey` |
+    /// | `serverTrustRejected`, `proxyTrustRejected` | `serverCertificateUntrusted` (with the decision) |
     /// | `timedOut` | `timedOut` |
     /// | `transport`: curl 6, 5 (resolve host, proxy) | `cannotFindHost` |
     /// | `transport`: curl 7 (connect), `proxyRefused` | `cannotConnectToHost` |
-    /// | `transport`: curl 35 (TLS handshake) | `secureConnectionFailed`; `clientCertificateRequired` or `clientCertificateRejected` when the server's alert says so |
+    /// | `transport`: curl 35 (TLS handshake) | `secureConnectionFailed`, or a client-certificate code (below) |
     /// | `transport`: curl 52 (empty reply), 8 | `badServerResponse` |
-    /// | `transport`: curl 55, 56, 18, 16, 92 (send, receive, cut body, HTTP/2) | `networkConnectionLost` (or a client-certificate code, as above) |
+    /// | `transport`: curl 55, 56, 18, 16, 92 (send, receive, cut body, HTTP/2) | `networkConnectionLost`, or a client-certificate code |
     /// | `transport`: curl 61 (content encoding) | `cannotDecodeContentData` |
     /// | `transport`: anything else | `unknown` |
     /// | `invalidURL`, `invalidRequest` | `badURL` (the reason in the description) |
@@ -30,7 +30,11 @@ extension ServerTrustURLProtocol {
     /// | `fileError` | `cannotOpenFile` |
     /// | `unacceptableStatusCode`, `unacceptableContentType`, `responseSerializationFailed` | `badServerResponse`, `cannotParseResponse` |
     ///
-    /// The user info holds `NSURLErrorFailingURLErrorKey` (`url`), `NSLocalizedDescriptionKey`
+    /// A TLS alert from the server about the client's certificate (`certificate required`;
+    /// `bad certificate`, `unknown ca` and the like) gives `clientCertificateRequired` or
+    /// `clientCertificateRejected`. A trust refusal carries its `TrustDecision` under
+    /// `NSURLErrorFailingURLPeerTrustErrorKey` (``Foundation/URLError/serverTrustDecision``).
+    /// Every error holds `NSURLErrorFailingURLErrorKey` (`url`), `NSLocalizedDescriptionKey`
     /// (the error's one-line description) and the error itself under ``httpErrorKey``.
     ///
     /// - Parameters:

@@ -64,16 +64,19 @@ enum URLRequestConversion {
         if task is URLSessionWebSocketTask || scheme == "ws" || scheme == "wss" {
             return .failure(URLErrorMapping.error(
                 .unsupportedURL, url: url,
-                "ServerTrustURLProtocol does not serve WebSocket tasks; it refuses them rather than leave them to Foundation's WebSocket protocol and its trust"))
+                "ServerTrustURLProtocol does not serve WebSocket tasks; it refuses them rather than leave them "
+                    + "to Foundation's WebSocket protocol and its trust"))
         }
         if task is URLSessionDownloadTask {
             return .failure(URLErrorMapping.error(
                 .unsupportedURL, url: url,
-                "a URLProtocol cannot complete a download task on swift-corelibs-foundation (its file is read from URLProtocol.properties, internal to FoundationNetworking); use a data task"))
+                "a URLProtocol cannot complete a download task on swift-corelibs-foundation (its file is read "
+                    + "from URLProtocol.properties, internal to FoundationNetworking); use a data task"))
         }
         guard let session else {
             return .failure(URLErrorMapping.error(
-                .unsupportedURL, url: url, "no HTTPSession is registered for ServerTrustURLProtocol (ServerTrustURLProtocol.register(_:)); the request was not sent"))
+                .unsupportedURL, url: url,
+                "no HTTPSession is registered for ServerTrustURLProtocol (ServerTrustURLProtocol.register(_:)); the request was not sent"))
         }
 
         var headers = HTTPHeaders()
@@ -109,11 +112,13 @@ enum URLRequestConversion {
         case .requestedFromDelegate:
             return .failure(URLErrorMapping.error(
                 .requestBodyStreamExhausted, url: url,
-                "uploadTask(withStreamedRequest:) asks the session's delegate for the body, which a URLProtocol cannot reach; give the request an httpBodyStream, or use uploadTask(with:from:) or uploadTask(with:fromFile:)"))
+                "uploadTask(withStreamedRequest:) asks the session's delegate for the body, which a URLProtocol cannot reach; "
+                    + "give the request an httpBodyStream, or use uploadTask(with:from:) or uploadTask(with:fromFile:)"))
         case .unreadable:
             return .failure(URLErrorMapping.error(
                 .requestBodyStreamExhausted, url: url,
-                "the upload task's body could not be read from this Foundation (URLSessionTask.knownBody not found); the request was not sent without it"))
+                "the upload task's body could not be read from this Foundation (URLSessionTask.knownBody not found); "
+                    + "the request was not sent without it"))
         }
 
         // The whole request may take as long as the session allows, and never less than the
