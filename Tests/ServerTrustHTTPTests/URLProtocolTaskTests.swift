@@ -43,7 +43,7 @@ struct URLProtocolTaskTests {
         #expect(recorder.body == expected)
     }
 
-    @Test("gzip is decoded; request headers and repeated response fields come through")
+    @Test("gzip is decoded; request headers and repeated response fields come through; plain HTTP too")
     func headersAndEncoding() async throws {
         let lab = try await URLProtocolLab.started()
         defer { lab.stop() }
@@ -73,6 +73,11 @@ struct URLProtocolTaskTests {
 
         let (_, cookies) = try await urlSession.data(from: lab.extrasURL("/cookies"))
         #expect((cookies as? HTTPURLResponse)?.value(forHTTPHeaderField: "set-cookie") == "a=1; Path=/, b=2; Path=/")
+
+        // Plain HTTP goes through the session too (there is no trust to decide).
+        let plainURL = try #require(URL(string: "http://\(NginxLab.host):\(lab.plainPort)/plain"))
+        let (plain, _) = try await urlSession.data(from: plainURL)
+        #expect(String(decoding: plain, as: UTF8.self) == "plain http\n")
 
         var head = URLRequest(url: lab.url(.valid))
         head.httpMethod = "HEAD"
