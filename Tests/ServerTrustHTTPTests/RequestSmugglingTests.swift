@@ -159,6 +159,44 @@ struct RequestSmugglingTests {
         Row("multipart boundary longer than 70", names: "multipart boundary") {
             try form($0, { $0.append(name: "a", value: "x") }, boundary: String(repeating: "b", count: 71))
         },
+        // The body's framing (RFC 9112 §6): a length that disagrees with the body, or a
+        // Transfer-Encoding, would make the server split one request into two.
+        Row("Content-Length shorter than the body", names: "header \"Content-Length\" is \"3\" but the body is 10 bytes") {
+            HTTPRequest(.post, $0 + "/echo", headers: ["Content-Length": "3"], body: Array("0123456789".utf8))
+        },
+        Row("Content-Length longer than the body", names: "header \"Content-Length\" is \"11\" but the body is 10 bytes") {
+            HTTPRequest(.post, $0 + "/echo", headers: ["Content-Length": "11"], body: Array("0123456789".utf8))
+        },
+        Row("Content-Length on a bodiless GET", names: "header \"Content-Length\" is \"40\" but the body is 0 bytes") { get($0, ["Content-Length": "40"]) },
+        Row("two Content-Length fields, one right", names: "header \"Content-Length\" is \"3\"") { url in
+            var request = HTTPRequest(.post, url + "/echo", body: Array("0123456789".utf8))
+            request.headers.add("Content-Length", "10")
+            request.headers.add("Content-Length", "3")
+            return request
+        },
+        Row("Content-Length not a number", names: "header \"Content-Length\" is \"+10\"") {
+            HTTPRequest(.post, $0 + "/echo", headers: ["Content-Length": "+10"], body: Array("0123456789".utf8))
+        },
+        Row("Content-Length wrong for a streamed file body", names: "header \"Content-Length\" is \"2\" but the body is 4 bytes") { url in
+            let path = try Lab.temporaryDirectory() + "/body.txt"
+            try Data("body".utf8).write(to: URL(fileURLWithPath: path))
+            var request = HTTPRequest(.put, url + "/echo", headers: ["Content-Length": "2"])
+            request.bodyFilePath = path
+            return request
+        },
+        Row("Content-Length wrong for a multipart body", names: "header \"Content-Length\" is \"5\" but the body is") { url in
+            var request = try form(url) { $0.append(name: "a", value: "x") }
+            request.headers["Content-Length"] = "5"
+            return request
+        },
+        Row("Content-Length in the session's default headers", names: "header \"Content-Length\" is \"3\"",
+            configure: { configuration, _ in configuration.defaultHeaders["Content-Length"] = "3" }) {
+            HTTPRequest(.post, $0 + "/echo", body: Array("0123456789".utf8))
+        },
+        Row("Transfer-Encoding chunked beside the body", names: "header \"Transfer-Encoding\"") {
+            HTTPRequest(.post, $0 + "/echo", headers: ["Transfer-Encoding": "chunked"], body: Array("5\r\nhello\r\n0\r\n\r\n".utf8))
+        },
+        Row("Transfer-Encoding on a GET", names: "header \"Transfer-Encoding\"") { get($0, ["transfer-encoding": "chunked"]) },
     ]
 
     /// A server answering every request with its method, target and headers.
@@ -218,6 +256,21 @@ struct RequestSmugglingTests {
         #expect(text.contains("\nX-UTF8: grüße\n"))
         #expect(text.contains("\nAuthorization: Basic \(Data("ålice:p:w".utf8).base64EncodedString())\n"))
         #expect(server.statistics.requestsServed == 1)
+    }
+
+    @Test("a Content-Length equal to the body is sent as given, and the server reads exactly that body")
+    func matchingContentLength() async throws {
+        let pki = try Lab.pki(host: Self.host)
+        let server = try Self.echoServer(pki)
+        defer { server.stop() }
+        let session = try Lab.session(trusting: pki, resolving: [(Self.host, server)])
+        defer { session.invalidate() }
+        let url = "https://\(Self.host):\(server.port)/echo"
+        let text = try await session.send(HTTPRequest(.post, url, headers: ["Content-Length": " 10 "], body: Array("0123456789".utf8))).text
+        #expect(text.hasSuffix("\n\n0123456789"), "\(text)")
+        let empty = try await session.send(HTTPRequest(.get, url, headers: ["Content-Length": "0"])).text
+        #expect(empty.hasPrefix("GET /echo\n"), "\(empty)")
+        #expect(server.statistics.requestsServed == 2)
     }
 
     @Test("a redirect whose Location holds a control character is refused; its target sees nothing")

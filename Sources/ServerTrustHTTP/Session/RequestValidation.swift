@@ -163,6 +163,33 @@ enum RequestValidation {
         }
     }
 
+    /// RFC 9112 §6: the body's framing is the transport's, made from the body it sends. A
+    /// caller's `Content-Length` that disagrees with that body (libcurl sends the caller's
+    /// field instead of its own) makes the server read a different body than was sent and
+    /// take the rest for the next request on the connection; a `Transfer-Encoding` beside the
+    /// length libcurl announces is the classic CL.TE smuggle (§6.1: a sender must not send
+    /// both). So a `Content-Length` must equal the body's length, and `Transfer-Encoding` is
+    /// never taken from the caller.
+    /// - Parameters:
+    ///   - headers: The fields the hop sends (the request's and the session's defaults).
+    ///   - bodyLength: The bytes the hop sends as its body (0 for none).
+    /// - Returns: The refusal, or `nil`.
+    static func checkFraming(_ headers: HTTPHeaders, bodyLength: Int64) -> HTTPError? {
+        if !headers.values("Transfer-Encoding").isEmpty {
+            return .invalidRequest("header \"Transfer-Encoding\": the transport frames the body (RFC 9112 §6.1), a request does not set it")
+        }
+        for value in headers.values("Content-Length") {
+            // Optional whitespace around the value is not part of it (RFC 9110 §5.5).
+            let digits = value.utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+            guard !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  Int64(String(decoding: digits, as: UTF8.self)) == bodyLength else {
+                return .invalidRequest(
+                    "header \"Content-Length\" is \(quoted(value)) but the body is \(bodyLength) bytes (RFC 9112 §6.2: it must be the body's length)")
+            }
+        }
+        return nil
+    }
+
     // MARK: - Messages
 
     /// `CR (0x0D) at byte 5`, or `empty` for an empty token.

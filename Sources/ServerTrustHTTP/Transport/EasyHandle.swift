@@ -295,6 +295,8 @@ final class EasyHandle {
             if method != .post { setString(CURLOPT_CUSTOMREQUEST, method.rawValue) }
         }
 
+        let bodyLength = spec.streamedBody != nil ? (transfer.bodyReader?.size ?? 0) : Int64(transfer.postBuffer?.count ?? 0)
+        if let refused = RequestValidation.checkFraming(spec.headers, bodyLength: method == .head ? 0 : bodyLength) { return refused }
         var lines = spec.headers.fields.map { "\($0.name): \($0.value)" }
         if hasBody {
             // No `Expect: 100-continue` round trip; curl would otherwise add it for large
