@@ -8,10 +8,14 @@ extension HTTPSession {
     nonisolated(nonsending) func attempts<Output>(
         _ request: HTTPRequest, head: (Output) -> HTTPResponse, send: (HTTPRequest) async throws(HTTPError) -> Output
     ) async throws(HTTPError) -> Output {
+        // Without hooks a request is sent once, as it is: no copy of the configuration and no
+        // allocation on the way (this is every request of a session that sets none).
+        guard request.interceptor != nil || configuration.interceptor != nil || configuration.retryPolicy != nil
+            || !configuration.eventMonitors.isEmpty
+        else { return try await send(request) }
         let configuration = self.configuration
         let interceptors = [request.interceptor, configuration.interceptor].compactMap { $0 }
         let monitors = configuration.eventMonitors
-        guard !interceptors.isEmpty || configuration.retryPolicy != nil || !monitors.isEmpty else { return try await send(request) }
         let started = ContinuousClock.now
         var attempt = 0
         while true {
