@@ -44,6 +44,7 @@ struct NameComparisonTests {
         Pair(label: "UniversalString vs PrintableString", a: ("Good CA", .universal), b: ("good ca", .printable), matches: true),
         Pair(label: "soft hyphen maps to nothing", a: ("Goodca", .utf8), b: ("Good\u{AD}ca", .utf8), matches: true),
         Pair(label: "no-break space is a space", a: ("Good CA", .utf8), b: ("Good\u{A0}CA", .utf8), matches: true),
+        Pair(label: "KELVIN SIGN folds to an ASCII k (and hashes like it)", a: ("\u{212A}elvin CA", .utf8), b: ("kelvin ca", .printable), matches: true),
         Pair(label: "accents are significant", a: ("Cafe", .utf8), b: ("Café", .utf8), matches: false),
         Pair(label: "prohibited U+FFFD: only identical encodings match", a: ("Bad \u{FFFD}", .utf8), b: ("bad \u{FFFD}", .utf8), matches: false),
     ]

@@ -156,9 +156,34 @@ enum NameComparison {
         a.withUnsafeBufferPointer { pa in
             b.withUnsafeBufferPointer { pb in
                 guard let na = element(pa, at: 0, end: pa.count), let nb = element(pb, at: 0, end: pb.count) else { return false }
+                // Names of another shape (RDN count, attribute counts) cannot match: told apart
+                // from the headers alone, before any value is prepared (an issuer and a subject
+                // usually differ this way).
+                guard sameShape(pa, na, pb, nb) else { return false }
                 return rdnSequencesMatch(pa, na, pb, nb, prefixOnly: false)
             }
         }
+    }
+
+    /// Whether the two names have the same number of RDNs and each RDN pair the same number
+    /// of attributes.
+    static func sameShape(_ pa: UnsafeBufferPointer<UInt8>, _ na: Node, _ pb: UnsafeBufferPointer<UInt8>, _ nb: Node) -> Bool {
+        var ia = na.contentStart
+        var ib = nb.contentStart
+        while ia < na.end && ib < nb.end {
+            guard let ra = element(pa, at: ia, end: na.end), let rb = element(pb, at: ib, end: nb.end) else { return false }
+            var ja = ra.contentStart
+            var jb = rb.contentStart
+            while ja < ra.end && jb < rb.end {
+                guard let a = element(pa, at: ja, end: ra.end), let b = element(pb, at: jb, end: rb.end) else { return false }
+                ja = a.end
+                jb = b.end
+            }
+            guard ja >= ra.end && jb >= rb.end else { return false }
+            ia = ra.end
+            ib = rb.end
+        }
+        return ia >= na.end && ib >= nb.end
     }
 
     static func hasPrefix(_ name: ArraySlice<UInt8>, _ base: ArraySlice<UInt8>) -> Bool {
@@ -217,11 +242,17 @@ enum NameComparison {
 
     /// Attribute values: strings after RFC 4518 preparation, anything else byte for byte.
     static func valuesMatch(_ pa: UnsafeBufferPointer<UInt8>, _ a: Node, _ pb: UnsafeBufferPointer<UInt8>, _ b: Node) -> Bool {
-        guard let kindA = stringKind(a.tag), let kindB = stringKind(b.tag) else {
-            guard a.end - a.start == b.end - b.start else { return false }
-            for k in 0..<(a.end - a.start) where pa[a.start + k] != pb[b.start + k] { return false }
-            return true
+        // Identical encodings match whatever the type (the common case inside names that differ
+        // elsewhere).
+        if a.end - a.start == b.end - b.start {
+            var same = true
+            for k in 0..<(a.end - a.start) where pa[a.start + k] != pb[b.start + k] {
+                same = false
+                break
+            }
+            if same { return true }
         }
+        guard let kindA = stringKind(a.tag), let kindB = stringKind(b.tag) else { return false }
         let bytesA = UnsafeBufferPointer(rebasing: pa[a.contentRange])
         let bytesB = UnsafeBufferPointer(rebasing: pb[b.contentRange])
         if isASCIICompatible(kindA), isASCIICompatible(kindB), isASCII(bytesA), isASCII(bytesB) {
@@ -385,7 +416,7 @@ enum NameComparison {
     static func hash(_ name: ArraySlice<UInt8>, into hasher: inout Hasher) {
         name.withUnsafeBufferPointer { p in
             guard let root = element(p, at: 0, end: p.count) else { return }
-            var digest: UInt64 = 0xCBF2_9CE4_8422_2325
+            var digest = fnvOffset
             var position = root.contentStart
             while position < root.end, let rdn = element(p, at: position, end: root.end) {
                 var sum: UInt64 = 0
@@ -396,34 +427,59 @@ enum NameComparison {
                     attributes += 1
                     inner = attribute.end
                 }
-                digest = (digest ^ attributes) &* 0x100_0000_01B3
-                digest = (digest ^ sum) &* 0x100_0000_01B3
+                digest = (digest ^ attributes) &* fnvPrime
+                digest = (digest ^ sum) &* fnvPrime
                 position = rdn.end
             }
             hasher.combine(digest)
         }
     }
 
+    static let fnvOffset: UInt64 = 0xCBF2_9CE4_8422_2325
+    static let fnvPrime: UInt64 = 0x100_0000_01B3
+
     static func attributeDigest(_ p: UnsafeBufferPointer<UInt8>, _ attribute: Node) -> UInt64 {
-        var digest: UInt64 = 0xCBF2_9CE4_8422_2325
-        @inline(__always) func feed(_ byte: UInt8) { digest = (digest ^ UInt64(byte)) &* 0x100_0000_01B3 }
         guard let type = element(p, at: attribute.contentStart, end: attribute.end),
             let value = element(p, at: type.end, end: attribute.end)
         else { return 0 }
-        for i in type.contentRange { feed(p[i]) }
-        feed(0xFF)
+        var digest = fnvOffset
+        for i in type.contentRange { digest = (digest ^ UInt64(p[i])) &* fnvPrime }
+        digest = (digest ^ 0xFF) &* fnvPrime
         guard let kind = stringKind(value.tag) else {
-            for i in value.start..<value.end { feed(p[i]) }
+            for i in value.start..<value.end { digest = (digest ^ UInt64(p[i])) &* fnvPrime }
             return digest
         }
-        let bytes = UnsafeBufferPointer(rebasing: p[value.contentRange])
-        if isASCIICompatible(kind), isASCII(bytes) {
-            var stream = PreparedASCII(bytes)
-            while let byte = stream.next() { feed(byte) }
-        } else if let text = prepared(kind, bytes), text.utf8.allSatisfy({ $0 < 0x80 }) {
-            for byte in text.utf8 { feed(byte) }
+        // One pass over an ASCII value, preparing as PreparedASCII does (RFC 4518 §2.2, §2.6.1).
+        if isASCIICompatible(kind) {
+            var prepared = digest
+            var emitted = false
+            var pendingSpace = false
+            var ascii = true
+            for i in value.contentRange {
+                var c = p[i]
+                if c >= 0x80 {
+                    ascii = false
+                    break
+                }
+                if c <= 0x08 || (c >= 0x0E && c <= 0x1F) || c == 0x7F { continue }
+                if c == 0x20 || (c >= 0x09 && c <= 0x0D) {
+                    pendingSpace = emitted
+                    continue
+                }
+                if pendingSpace {
+                    prepared = (prepared ^ 0x20) &* fnvPrime
+                    pendingSpace = false
+                }
+                if c >= 0x41 && c <= 0x5A { c += 0x20 }
+                prepared = (prepared ^ UInt64(c)) &* fnvPrime
+                emitted = true
+            }
+            if ascii { return prepared }
+        }
+        if let text = prepared(kind, UnsafeBufferPointer(rebasing: p[value.contentRange])), text.utf8.allSatisfy({ $0 < 0x80 }) {
+            for byte in text.utf8 { digest = (digest ^ UInt64(byte)) &* fnvPrime }
         } else {
-            feed(0xFE)
+            digest = (digest ^ 0xFE) &* fnvPrime
         }
         return digest
     }

@@ -258,9 +258,7 @@ struct Search<SignatureCheck: SignatureVerifier> {
     }
 
     func sameEntity(_ a: Certificate, _ b: Certificate) -> Bool {
-        // The key first: it differs between almost any two certificates, and its bytes compare
-        // faster than names do under §7.1.
-        a.subjectPublicKeyInfo.derBytes.bytesEqual(b.subjectPublicKeyInfo.derBytes) && a.subject.matches(b.subject)
+        a.subject.matches(b.subject) && a.subjectPublicKeyInfo.derBytes.bytesEqual(b.subjectPublicKeyInfo.derBytes)
             && (a.extensions[OID.subjectAltName]?.value ?? []).elementsEqual(b.extensions[OID.subjectAltName]?.value ?? [])
     }
 
