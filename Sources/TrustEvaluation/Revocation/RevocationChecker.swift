@@ -25,10 +25,13 @@ extension Search {
         return nil
     }
 
-    /// Which signer (if any) verified each CRL, within one path's checks.
+    /// What is known about each CRL within one path's checks, so that a CRL consulted for
+    /// several certificates is examined once.
     struct SignerCache {
         /// CRL index → the signer's certificate and whether it may be used, or why not.
         var results: [Int: Result<Certificate, SignerFailure>] = [:]
+        /// CRL index → why the CRL cannot be used at all (`.some(nil)`: it can).
+        var unusable: [Int: String?] = [:]
     }
 
     struct SignerFailure: Error {
@@ -53,7 +56,9 @@ extension Search {
                 // (d)–(e): the CRL must add reasons not yet covered.
                 let reasons = CRLScope.reasons(crl, point: point)
                 guard !reasons.subtracting(covered).isEmpty else { continue }
-                if let why = CRLScope.unusable(crl, policy: verifier.policy) {
+                let unusable = signers.unusable[crlIndex] ?? CRLScope.unusable(crl, policy: verifier.policy)
+                signers.unusable[crlIndex] = unusable
+                if let why = unusable {
                     notUsed.append("CRL from \"\(crl.issuer.rfc4514)\": \(why)")
                     continue
                 }

@@ -1,17 +1,25 @@
 /// The reason a certificate was revoked: the CRLReason of a CRL entry's reasonCode extension
 /// (RFC 5280 §5.3.1).
 public enum RevocationReason: Int, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    /// No reason given (RFC 5280 says to omit reasonCode instead).
     case unspecified = 0
+    /// The subject's private key is known or suspected to be compromised.
     case keyCompromise = 1
+    /// The issuing CA's key is compromised.
     case cACompromise = 2
+    /// The subject's name or other information changed.
     case affiliationChanged = 3
+    /// The certificate was replaced.
     case superseded = 4
+    /// The certificate is no longer needed.
     case cessationOfOperation = 5
     /// The certificate is on hold: revoked until a later CRL says `removeFromCRL`.
     case certificateHold = 6
     /// Only in delta CRLs: the entry of a base CRL no longer applies (RFC 5280 §5.2.4).
     case removeFromCRL = 8
+    /// A privilege asserted in the certificate was withdrawn.
     case privilegeWithdrawn = 9
+    /// An attribute authority is compromised.
     case aACompromise = 10
 
     public var description: String {
@@ -33,10 +41,13 @@ public enum RevocationReason: Int, Hashable, Sendable, CaseIterable, CustomStrin
 /// A set of revocation reasons: the `ReasonFlags` BIT STRING of distribution points and of
 /// issuingDistributionPoint's onlySomeReasons (RFC 5280 §4.2.1.13), bit n = reason n.
 public struct RevocationReasons: OptionSet, Hashable, Sendable, CustomStringConvertible {
+    /// Bit n set for reason n (RFC 5280 ReasonFlags numbering).
     public let rawValue: UInt16
 
+    /// Creates a set from its bits.
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
+    // The reasons, as RevocationReason names them.
     public static let keyCompromise = RevocationReasons(rawValue: 1 << 1)
     public static let cACompromise = RevocationReasons(rawValue: 1 << 2)
     public static let affiliationChanged = RevocationReasons(rawValue: 1 << 3)
