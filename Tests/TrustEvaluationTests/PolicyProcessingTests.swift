@@ -176,23 +176,29 @@ struct PolicyProcessingTests {
         return try PolicyPath(Array(repeating: ca, count: levels), leaf: [.certificatePolicies(oids.map { LabPolicy($0) })])
     }
 
-    @Test("the exponential tree shape stays polynomial: 6 levels × 10 mapped policies (10^6 tree nodes) costs little graph work")
+    @Test("the CVE-2023-0464 shape stays polynomial: 8 levels × 40 policies each mapped to all 40 (a 40^8-node tree)")
     func exponentialShapeIsBounded() throws {
-        let path = try Self.mesh(levels: 6, width: 10)
+        let path = try Self.mesh(levels: 8, width: 40)
         let outcome = try path.validate(Self.explicit())
         #expect(outcome.isTrusted, "\(outcome.failure.map(\.description) ?? "")")
-        // The tree would need a million nodes; the graph spends tens of thousands of units,
-        // far inside the 2^20 budget that bounds any shape (a few milliseconds of work).
-        #expect(outcome.policyGraphWork > 0)
+        // The tree would need 6.5·10^12 nodes; the graph spends a few units per edge (40² per
+        // level), well inside the 2^18 budget that bounds any shape to a few milliseconds.
+        #expect(outcome.policyGraphWork > 8 * 40 * 40)
         #expect(outcome.policyGraphWork < 100_000, "policy graph work \(outcome.policyGraphWork)")
+        // The chain's policy sets come from the same graph: every one of the 40 policies.
+        #expect(try #require(outcome.chain).policies.userConstrained.count == 40)
     }
 
     @Test("a hostile width exhausts the policy budget and stops: budgetExhausted, never unbounded work")
     func hostileWidthExhaustsBudget() throws {
-        let path = try Self.mesh(levels: 2, width: 120)
+        // 10,000 policies in CA 1, carried by anyPolicy through six more CAs and the leaf:
+        // each level costs a few units per policy, together more than the budget.
+        let wide: [LabExtension] = [.certificatePolicies((1...10_000).map { LabPolicy("1.3.6.1.4.1.99999.8.\($0)") })]
+        let carry: [LabExtension] = [Self.policies(Self.any)]
+        let path = try PolicyPath([wide] + Array(repeating: carry, count: 6), leaf: carry)
         let outcome = try path.validate(Self.explicit())
         #expect(outcome.failure?.kind == .budgetExhausted, "\(outcome.failure.map(\.description) ?? "trusted")")
-        // The whole budget and not one unit more was spent before stopping.
-        #expect(outcome.policyGraphWork == 1 << 20)
+        // Stopped when the whole budget was spent, and not a unit later.
+        #expect(outcome.policyGraphWork == 1 << 18)
     }
 }

@@ -94,21 +94,16 @@ public struct VerifiedChain: Hashable, Sendable {
     public let certificates: [Certificate]
     /// The §6.1.1 policy inputs the path was validated with.
     let policyInputs: CertificatePolicyInputs
-    /// The policy-processing outputs, when validation needed them to decide (an explicit
-    /// policy could be required); `nil` when they could not change the decision.
-    let processedPolicies: ValidPolicies?
 
     /// The certificate policies the path is valid for (RFC 5280 §6.1.5 (g), §6.1.6).
     ///
-    /// When no explicit policy can be required of the path (no initial-explicit-policy input
-    /// and no requireExplicitPolicy in its certificates), policy processing cannot reject it,
-    /// so validation does not spend time on it and this property computes it on each access,
-    /// with a fresh budget of the same size; a path whose policies exceed that budget reports
-    /// empty sets.
+    /// Validation decides with as little of RFC 5280 §6.1 as the decision needs (none at all
+    /// when no explicit policy can be required of the path), so the sets are computed here, on
+    /// each access, with a fresh work budget of the validation's size; a path whose policies
+    /// exceed that budget reports empty sets.
     public var policies: ValidPolicies {
-        if let processedPolicies { return processedPolicies }
         var budget = Budget()
-        if case .valid(let valid) = PolicyGraph.process(certificates, policyInputs, budget: &budget) { return valid }
+        if case .valid(let valid) = PolicyGraph.process(certificates, policyInputs, outputs: true, budget: &budget) { return valid }
         return ValidPolicies(authoritiesConstrained: [], userConstrained: [])
     }
     /// The leaf.

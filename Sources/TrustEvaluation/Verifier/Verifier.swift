@@ -208,10 +208,9 @@ struct Search<SignatureCheck: SignatureVerifier> {
         // is not one, §6.1.1 (d)): without either, explicit_policy stays above 0 through
         // §6.1.3 (f) and §6.1.5 (g), whatever the graph. The outputs are then computed when
         // asked for (VerifiedChain.policies), not on every validation.
-        var policies: ValidPolicies?
         if inputs.initialExplicitPolicy || path.dropLast().contains(where: { $0.certificate.extensions.policyConstraints?.requireExplicitPolicy != nil }) {
-            switch PolicyGraph.process(certificates, inputs, budget: &budget) {
-            case .valid(let valid): policies = valid
+            switch PolicyGraph.process(certificates, inputs, outputs: false, budget: &budget) {
+            case .valid: break
             case .invalid(let failure, let index):
                 return .failure(deadEnd(path, failure.at(index, certificates[index]), reachedAnchor: true))
             case .budgetExhausted:
@@ -222,7 +221,7 @@ struct Search<SignatureCheck: SignatureVerifier> {
             return .failure(deadEnd(path, failure, reachedAnchor: failure.kind != .budgetExhausted))
         }
         if tracing { trace.append(PathAttempt(subjects: certificates.map { $0.subject.rfc4514 }, failure: nil)) }
-        return .success(VerifiedChain(certificates: certificates, policyInputs: inputs, processedPolicies: policies))
+        return .success(VerifiedChain(certificates: certificates, policyInputs: inputs))
     }
 
     /// Issuer candidates for `certificate`: anchors, then intermediates, each ordered by how

@@ -111,8 +111,8 @@ public struct PolicyInformation: Hashable, Sendable {
         }
         guard !policies.isEmpty else { throw DERError(.invalidValue, at: node.start, "certificatePolicies is empty") }
         // RFC 5280 §4.2.1.4: "A certificate policy OID MUST NOT appear more than once".
-        for (index, policy) in policies.enumerated() where policies[..<index].contains(where: { $0.policyIdentifier == policy.policyIdentifier }) {
-            throw DERError(.invalidValue, at: node.start, "certificatePolicies lists \(policy.policyIdentifier) twice")
+        if let index = firstDuplicate(policies, key: { $0.policyIdentifier }) {
+            throw DERError(.invalidValue, at: node.start, "certificatePolicies lists \(policies[index].policyIdentifier) twice")
         }
         return policies
     }

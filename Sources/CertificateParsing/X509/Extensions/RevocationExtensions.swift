@@ -276,16 +276,13 @@ extension Extension {
     static func list(_ node: RawNode, _ input: DERInput, _ name: StaticString) throws(DERError) -> [Extension] {
         let list = try input.sequence(node, .sequence, name) { n throws(DERError) in
             var list: [Extension] = []
-            while let child = try n.next() {
-                let ext = try Extension(child, input)
-                for earlier in list where earlier.oid == ext.oid {
-                    throw DERError(.invalidValue, at: child.start, "\(name): duplicate extension \(ext.oid)")
-                }
-                list.append(ext)
-            }
+            while let child = try n.next() { list.append(try Extension(child, input)) }
             return list
         }
         guard !list.isEmpty else { throw DERError(.invalidValue, at: node.start, "\(name) must contain at least one extension") }
+        if let index = firstDuplicate(list, key: { $0.oid }) {
+            throw DERError(.invalidValue, at: list[index].derBytes.startIndex, "\(name): duplicate extension \(list[index].oid)")
+        }
         return list
     }
 }
