@@ -8,7 +8,8 @@ import TrustEvaluation
 /// certificateIssuer, delta CRLs with their base, hold and removeFromCRL, critical extensions
 /// that make a CRL unusable, and the CRL signer's own path (another key of the same CA, a
 /// delegated CRL issuer). Revocation checking is required in every row (hard fail), so a
-/// status the CRLs do not determine is `revocationStatusUnknown`.
+/// status the CRLs do not determine is `revocationStatusUnknown`. Every row runs under both
+/// profiles; the Web PKI one also holds CRLs and distribution points to the CA/B BR shapes.
 @Suite("Revocation (RFC 5280 6.3)")
 struct RevocationTests {
     typealias Kind = ValidationFailure.Kind
@@ -89,7 +90,22 @@ struct RevocationTests {
         // §6.3.3 (f): the CRL signer.
         case separateCRLSigningKey, separateCRLSigningKeyRevoked, separateCRLSigningKeyWithoutCRLSign, separateCRLSigningKeyNotSent
         case separateCRLSigningKeyFromAnotherRoot, issuerWithoutCRLSign
+        // CA/B BR 7.1.2.11.2, 7.2.2.1: the Web PKI's narrower CRL shapes.
+        case distributionPointWithNonURIName, partitionNamedByNonURI, directCRLMarkedIndirect, serialListedTwice
         var testDescription: String { rawValue }
+
+        /// Where the Web PKI profile answers otherwise than RFC 5280 (`nil`: the same).
+        var webPKI: (kind: Kind?, index: Int?)? {
+            switch self {
+            // Relative names, reasons and cRLIssuer make a distribution point no CA/B point.
+            case .relativeNameMatches, .indirectCRLRevokes, .indirectCRLClean, .certificateIssuerCarriesOver,
+                .entriesBeforeCertificateIssuerAreTheCRLIssuers:
+                return (.revocationStatusUnknown, 0)
+            case .distributionPointWithNonURIName, .partitionNamedByNonURI, .directCRLMarkedIndirect, .serialListedTwice:
+                return (.revocationStatusUnknown, 0)
+            default: return nil
+            }
+        }
     }
 
     /// The outcome of `c` and what RFC 5280 says it must be (`nil` kind: trusted).
@@ -259,12 +275,28 @@ struct RevocationTests {
         case .issuerWithoutCRLSign:
             let s = try Setup(intermediateKeyUsage: [.keyCertSign])
             return (try s.validate([try s.rootCRL(), try s.crl(LabCRLSpec())]), .revocationStatusUnknown, 0)
+        case .distributionPointWithNonURIName:
+            // RFC 5280 matches the shared URI; the BRs allow URIs only in the point.
+            let s = try Setup(leafExtras: [.distributionPoints([LabDistributionPoint(name: .fullName([.uri(pointA), .dns("crl.example")]))])])
+            return (try s.validate([try s.rootCRL(), try s.crl(idp { $0.name = .fullName([.uri(pointA)]) })]), nil, nil)
+        case .partitionNamedByNonURI:
+            let s = try Setup(leafExtras: [.crlDistributionPoints([pointA])])
+            return (try s.validate([try s.rootCRL(), try s.crl(idp { $0.name = .fullName([.uri(pointA), .dns("crl.example")]) })]), nil, nil)
+        case .directCRLMarkedIndirect:
+            // The CRL's own issuer's certificates are covered by an indirect CRL (PKITS 4.14.22).
+            let s = try Setup(leafExtras: [.crlDistributionPoints([pointA])])
+            return (try s.validate([try s.rootCRL(), try s.crl(idp { $0.name = .fullName([.uri(pointA)]); $0.indirectCRL = true })]), nil, nil)
+        case .serialListedTwice:
+            let s = try Setup()
+            let twice = [LabRevokedEntry(serial: [0x7C], reason: 1), LabRevokedEntry(serial: [0x7C], reason: 4)]
+            return (try s.validate([try s.rootCRL(), try s.crl(LabCRLSpec(entries: twice))]), nil, nil)
         }
     }
 
     @Test("each scope, reason, delta and signer rule, under both profiles", arguments: Case.allCases, [ValidationPolicy.Profile.webPKI, .rfc5280])
     func rule(_ c: Case, profile: ValidationPolicy.Profile) throws {
-        let (outcome, kind, index) = try Self.run(c, profile: profile)
+        var (outcome, kind, index) = try Self.run(c, profile: profile)
+        if profile == .webPKI, let webPKI = c.webPKI { (kind, index) = webPKI }
         if let kind {
             expectRejected(outcome, kind, at: index)
         } else {

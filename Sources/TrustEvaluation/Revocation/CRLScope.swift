@@ -31,13 +31,49 @@ enum CRLScope {
             // §6.3.3 (b)(2)(iv).
             return "it covers attribute certificates only (RFC 5280 6.3.3 (b)(2)(iv))"
         }
+        guard policy.profile == .webPKI else { return nil }
+        // CA/B BR §7.2.2.1: a partitioned CRL's issuingDistributionPoint names its partition
+        // by fullName URIs only (no nameRelativeToCRLIssuer, no other name form), and a Web
+        // PKI CRL is never indirect.
+        if let idp = crl.issuingDistributionPoint {
+            if idp.indirectCRL { return "it is an indirect CRL (CA/B BR 7.2.2.1)" }
+            if let name = idp.distributionPoint, !isURIFullName(name) {
+                return "its issuingDistributionPoint is not named by URIs alone (CA/B BR 7.2.2.1)"
+            }
+        }
+        // A CRL that lists a serial twice says two things about one certificate (which reason,
+        // which date); under the Web PKI it is not used (x509-limbo
+        // crl::crl-duplicate-revoked-serial).
+        if let serial = firstDuplicate(crl.entries.map { Array($0.serialNumber.bytes) }) {
+            return "it lists serial \(Hex.encode(serial)) twice"
+        }
+        return nil
+    }
+
+    /// Whether a distribution point name is a fullName of URIs only.
+    static func isURIFullName(_ name: DistributionPointName) -> Bool {
+        guard case .fullName(let names) = name, !names.isEmpty else { return false }
+        return names.allSatisfy { if case .uri = $0 { return true }; return false }
+    }
+
+    /// The first element that occurs twice, if any (a set: CRLs may list many thousands).
+    static func firstDuplicate(_ keys: [[UInt8]]) -> [UInt8]? {
+        var seen = Set<[UInt8]>(minimumCapacity: keys.count)
+        for key in keys where !seen.insert(key).inserted { return key }
         return nil
     }
 
     /// §6.3.3 (b): whether `crl` is issued for `point` of `certificate` and its scope includes
     /// the certificate, or why not.
-    static func outOfScope(_ crl: CertificateRevocationList, for certificate: Certificate, point: DistributionPoint?) -> String? {
+    static func outOfScope(_ crl: CertificateRevocationList, for certificate: Certificate, point: DistributionPoint?, profile: ValidationPolicy.Profile)
+        -> String?
+    {
         let idp = crl.issuingDistributionPoint
+        // CA/B BR §7.1.2.11.2: a Web PKI distribution point is a fullName of URIs, without
+        // reasons or cRLIssuer; no CRL speaks for a point of another shape.
+        if profile == .webPKI, let point, point.reasons != nil || point.crlIssuer != nil || !(point.name.map(isURIFullName) ?? false) {
+            return "the certificate's distribution point is not a fullName of URIs without reasons or cRLIssuer (CA/B BR 7.1.2.11.2)"
+        }
         // (b)(1): a point with a cRLIssuer needs that issuer and an indirect CRL; otherwise the
         // CRL issuer is the certificate issuer.
         if let crlIssuer = point?.crlIssuer {

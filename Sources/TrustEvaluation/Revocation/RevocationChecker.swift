@@ -47,7 +47,7 @@ extension Search {
         var notUsed: [String] = []
         for point in CRLScope.distributionPoints(of: certificate) where covered != .all {
             for (crlIndex, crl) in crls.enumerated() where !crl.isDelta && covered != .all {
-                if let why = CRLScope.outOfScope(crl, for: certificate, point: point) {
+                if let why = CRLScope.outOfScope(crl, for: certificate, point: point, profile: verifier.policy.profile) {
                     // Only CRLs that at least name the right issuer say something worth
                     // reporting when nothing else covers the certificate.
                     if crl.issuer.matches(certificate.issuer) || point?.crlIssuer != nil { notUsed.append("CRL from \"\(crl.issuer.rfc4514)\": \(why)") }
