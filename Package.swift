@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "TrustEvaluation", targets: ["TrustEvaluation"]),
         .library(name: "ServerTrust", targets: ["ServerTrust"]),
         .library(name: "ServerTrustHTTP", targets: ["ServerTrustHTTP"]),
+        // The one import for apps: the modules above, re-exported.
+        .library(name: "ServerTrustKit", targets: ["ServerTrustKit"]),
         .library(name: "ServerTrustLab", targets: ["ServerTrustLab"]),
         .executable(name: "servertrust", targets: ["servertrust"]),
     ],
@@ -27,6 +29,7 @@ let package = Package(
             name: "ServerTrustHTTP",
             dependencies: ["ServerTrust", "TrustEvaluation", "CertificateParsing", "CCurl", "COpenSSL", "CServerTrustShims"]
         ),
+        .target(name: "ServerTrustKit", dependencies: ["ServerTrustHTTP", "ServerTrust", "TrustEvaluation", "CertificateParsing"]),
         .target(name: "ServerTrustLab", dependencies: ["COpenSSL", "CServerTrustShims"]),
         .executableTarget(
             name: "servertrust",

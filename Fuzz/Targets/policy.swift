@@ -2,9 +2,11 @@
 // schema of docs/policy-schema.md, or a TrustKit dictionary), with relative certificate
 // paths resolved against $FUZZ_POLICY_BASE (run.sh points it at the seeds' policy-base/,
 // which holds a few PEM/DER certificates and a directory). An accepted file has every host
-// entry read and its pin sets checked against a fixed chain.
+// entry read and its pin sets checked against a fixed chain (the path validated once, at
+// start, as the pin check only ever sees a validated path or the leaf: ProvenChain).
 import CertificateParsing
 import ServerTrust
+import TrustEvaluation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,6 +25,14 @@ let pinChain: [Certificate] = ["leaf.pem", "int.pem", "root.pem"].compactMap { n
     return try? Certificate.load(bytes).first
 }
 let policyTime: Int64 = 1_893_456_000  // 2030-01-01T00:00:00Z
+let provenPinChain: ProvenChain = {
+    if let leaf = pinChain.first, let root = pinChain.last {
+        let outcome = Verifier(anchors: TrustStore([root]), policy: .basicX509(at: leaf.notBefore.secondsSince1970 + 60))
+            .validate(leaf: leaf, intermediates: Array(pinChain.dropFirst()))
+        if let chain = outcome.chain { return ProvenChain(validated: chain) }
+    }
+    return ProvenChain(leafOf: ServedChain(certificates: pinChain, host: nil))
+}()
 let probeHosts = ["example.com", "www.example.com", "a.b.example.com", "192.0.2.1", "[2001:db8::1]", "EXAMPLE.COM.", "localhost", ""]
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -52,7 +62,7 @@ public func fuzzPolicyFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let pinning = file.pinning
         for probe in probeHosts {
             _ = pinning.pinnedHost(for: probe)
-            let result = pinning.check(chain: pinChain, forHost: probe, at: policyTime)
+            let result = pinning.check(provenPinChain, forHost: probe, at: policyTime)
             sink(result.detail)
             sink(result.allowsConnection)
         }

@@ -32,6 +32,8 @@ CURLcode CServerTrustShims_curl_easy_setopt_header_function(CURL *h, curl_write_
 CURLcode CServerTrustShims_curl_easy_setopt_read_function(CURL *h, curl_read_callback f) { return curl_easy_setopt(h, CURLOPT_READFUNCTION, f); }
 CURLcode CServerTrustShims_curl_easy_setopt_xferinfo_function(CURL *h, curl_xferinfo_callback f) { return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, f); }
 CURLcode CServerTrustShims_curl_easy_setopt_sockopt_function(CURL *h, curl_sockopt_callback f) { return curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, f); }
+CURLcode CServerTrustShims_curl_easy_setopt_prereq_function(CURL *h, curl_prereq_callback f) { return curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, f); }
+int CServerTrustShims_SSL_get_ex_new_index(CRYPTO_EX_free *free_func) { return SSL_get_ex_new_index(0, NULL, NULL, NULL, free_func); }
 CURLcode CServerTrustShims_curl_easy_setopt_seek_function(CURL *h, curl_seek_callback f) { return curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, f); }
 CURLcode CServerTrustShims_curl_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 CURLcode CServerTrustShims_curl_easy_getinfo_off_t(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }

@@ -1,5 +1,6 @@
 import CertificateParsing
 import Foundation
+import ServerTrust
 import ServerTrustHTTP
 import TrustEvaluation
 
@@ -64,12 +65,21 @@ enum BenchHTTPS {
         } catch {
             throw CLIError("--cainfo: \(error)")
         }
-        var pins: Set<PublicKeyPin> = []
+        // libcurl's --pinnedpubkey beside us: the same pin, on the validated path (curl checks
+        // the leaf; the pin the bench passes is the leaf's).
+        var evaluator: any ServerTrustEvaluating = DefaultTrustEvaluator()
         if let text = options.value("--pin") {
-            guard let pin = PublicKeyPin(text) else { throw CLIError("--pin '\(text)' is not sha256//BASE64") }
-            pins.insert(pin)
+            let pin: SPKIPin
+            do { pin = try SPKIPin(text) } catch { throw CLIError("--pin '\(text)': \(error.message)") }
+            let pattern: HostPattern
+            do { pattern = try HostPattern(host) } catch { throw CLIError("'\(host)': \(error.message)") }
+            do {
+                evaluator = SPKIPinsTrustEvaluator(configuration: try PinningConfiguration([PinnedHost(pattern: pattern, pins: [pin], requiresBackupPin: false)]))
+            } catch {
+                throw CLIError("--pin: \(error)")
+            }
         }
-        var configuration = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: anchors, pins: pins))
+        var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(evaluator, anchors: anchors))
         configuration.resolve = ["\(host):\(port):\(connectIP)"]
         configuration.minimumTLSVersion = .tls1_3
         configuration.allowsHTTP2 = false

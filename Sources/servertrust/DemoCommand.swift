@@ -29,6 +29,10 @@ enum DemoCommand {
         case attacker
         case expired
         case mitm
+        // The attack on pinning itself (OkHttp's CVE-2016-2402): the genuine, public, pinned
+        // intermediate appended to an impostor's chain.
+        case attackerWithPinned = "attacker+int"
+        case mitmWithPinned = "mitm+int"
 
         var title: String {
             switch self {
@@ -38,6 +42,8 @@ enum DemoCommand {
             case .pinnedSelfSigned: return "pinned self-signed"
             case .attacker: return "attacker self-signed"
             case .mitm: return "MITM (trusted proxy CA)"
+            case .attackerWithPinned: return "attacker self-signed + the genuine pinned intermediate"
+            case .mitmWithPinned: return "MITM (trusted proxy CA) + the genuine pinned intermediate"
             }
         }
 
@@ -71,20 +77,27 @@ enum DemoCommand {
     /// genuine chain's intermediate and the self-signed certificate pinned. Rows follow
     /// anchors-features.md §(d) #1–#12; "CA pinned" cells are accepted in the rows where the
     /// reference says "✅ if CA key/cert pinned".
+    ///
+    /// The last two columns append the genuine pinned intermediate to the attacker's and the
+    /// MITM's chains. On Apple, AFNetworking compares pins with the chain `trustd` built: the
+    /// evaluated chain in rows #5, #6 and #9-#12 (the MITM's ends at its own root, the
+    /// attacker's does not validate), and in #7 and #8 the chain `SecTrust` links by signatures
+    /// from the leaf, where a certificate that signed nothing below it never appears. So no
+    /// pinning row accepts either; only the non-pinning rows behave as in their own columns.
     static let compatExpected: [Combination: [Bool]] = {
         let rows: [(PinningMode, Bool, Bool, String)] = [
-            (.none, false, true, "+----+"),  // #1 system trust + host: the MITM is trusted
-            (.none, false, false, "++---+"),  // #2 no host check: any trusted cert for any host
-            (.none, true, true, "------"),  // #3 early NO: "MUST use pinning"
-            (.none, true, false, "++++++"),  // #4 nothing evaluated: everything accepted
-            (.publicKey, false, true, "+-----"),  // #5
-            (.publicKey, false, false, "++----"),  // #6 CA key pinned covers the other host
-            (.publicKey, true, true, "+++-+-"),  // #7 key match only: host and expiry unchecked
-            (.publicKey, true, false, "+++-+-"),  // #8
-            (.certificate, false, true, "+-----"),  // #9
-            (.certificate, false, false, "++----"),  // #10
-            (.certificate, true, true, "+-+---"),  // #11 anchored on pins, host checked
-            (.certificate, true, false, "+++---"),  // #12
+            (.none, false, true, "+----+-+"),  // #1 system trust + host: the MITM is trusted
+            (.none, false, false, "++---+-+"),  // #2 no host check: any trusted cert for any host
+            (.none, true, true, "--------"),  // #3 early NO: "MUST use pinning"
+            (.none, true, false, "++++++++"),  // #4 nothing evaluated: everything accepted
+            (.publicKey, false, true, "+-------"),  // #5
+            (.publicKey, false, false, "++------"),  // #6 CA key pinned covers the other host
+            (.publicKey, true, true, "+++-+---"),  // #7 key match only: host and expiry unchecked
+            (.publicKey, true, false, "+++-+---"),  // #8
+            (.certificate, false, true, "+-------"),  // #9
+            (.certificate, false, false, "++------"),  // #10
+            (.certificate, true, true, "+-+-----"),  // #11 anchored on pins, host checked
+            (.certificate, true, false, "+++-----"),  // #12
         ]
         var table: [Combination: [Bool]] = [:]
         for (mode, allowInvalid, validates, cells) in rows {
@@ -99,8 +112,8 @@ enum DemoCommand {
     /// certificate and #8 the expired one (ServerTrust's `PolicySemantics.strict`).
     static let strictExpected: [Combination: [Bool]] = {
         var table = compatExpected
-        table[Combination(mode: .publicKey, allowInvalid: true, validatesDomain: true)] = "+-+---".map { $0 == "+" }
-        table[Combination(mode: .publicKey, allowInvalid: true, validatesDomain: false)] = "+++---".map { $0 == "+" }
+        table[Combination(mode: .publicKey, allowInvalid: true, validatesDomain: true)] = "+-+-----".map { $0 == "+" }
+        table[Combination(mode: .publicKey, allowInvalid: true, validatesDomain: false)] = "+++-----".map { $0 == "+" }
         return table
     }()
 
@@ -185,7 +198,7 @@ enum DemoCommand {
             allowInvalidCertificates: combination.allowInvalid, validatesDomainName: combination.validatesDomain,
             semantics: strict ? .strict : .compat)
         let port = lab.port(for: situation)
-        var configuration = HTTPSessionConfiguration(serverTrust: SecurityPolicyDecider(policy, systemAnchors: lab.systemAnchors))
+        var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(policy, anchors: lab.systemAnchors))
         configuration.resolve = ["\(host):\(port):127.0.0.1"]
         configuration.timeout = 10
         configuration.connectTimeout = 5
@@ -316,6 +329,8 @@ final class DemoLab: Sendable {
     let systemAnchors: TrustStore
     private let servers: [DemoCommand.Situation: LabTLSServer]
     private let relay: LabMITMRelay
+    /// The MITM again, sending the genuine pinned intermediate after each minted leaf.
+    private let appendingRelay: LabMITMRelay
 
     init() throws {
         let template = NSTemporaryDirectory() + "servertrust-demo-XXXXXX"
@@ -355,12 +370,16 @@ final class DemoLab: Sendable {
             servers[.expired] = try start([expiredLeaf, pki.intermediate], pki.leafKey, "demo-expired")
             servers[.pinnedSelfSigned] = try start([pinnedSelfSigned], pinnedKey, "demo-pinned")
             servers[.attacker] = try start([attacker], attackerKey, "demo-attacker")
+            servers[.attackerWithPinned] = try start([attacker, pki.intermediate], attackerKey, "demo-attacker-appends")
             guard let genuinePort = servers[.genuine]?.port else { throw CLIError("the genuine server did not start") }
             var relayConfiguration = LabMITMRelay.Configuration(
                 mode: .transparent(upstreamHost: "127.0.0.1", upstreamPort: genuinePort),
                 interceptionCA: LabIssuer(certificate: interceptionRoot, key: interceptionKey), name: "demo-mitm")
             relayConfiguration.fallbackServerName = host
             relay = try LabMITMRelay.started(relayConfiguration)
+            relayConfiguration.name = "demo-mitm-appends"
+            relayConfiguration.interceptionChain = [pki.intermediate]
+            appendingRelay = try LabMITMRelay.started(relayConfiguration)
             self.servers = servers
 
             _ = try LabFiles.writeBundle([pki.root, interceptionRoot], to: directory + "/system-anchors.pem")
@@ -373,12 +392,17 @@ final class DemoLab: Sendable {
     }
 
     func port(for situation: DemoCommand.Situation) -> UInt16 {
-        situation == .mitm ? relay.port : servers[situation]?.port ?? 0
+        switch situation {
+        case .mitm: return relay.port
+        case .mitmWithPinned: return appendingRelay.port
+        default: return servers[situation]?.port ?? 0
+        }
     }
 
     func stop() {
         for server in servers.values { server.stop() }
         relay.stop()
+        appendingRelay.stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
 }

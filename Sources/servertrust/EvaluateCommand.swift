@@ -3,9 +3,9 @@ import ServerTrust
 import TrustEvaluation
 
 /// `servertrust evaluate CHAIN.pem --host H [options]`: judges a served chain offline, as an
-/// AFNetworking `AFSecurityPolicy` (compat by default, `--strict` for the fixed semantics),
-/// optionally with SPKI pins, or with a policy file; prints the decision (and with `--explain`
-/// or `--json` its full record).
+/// AFNetworking `AFSecurityPolicy` (strict semantics by default, `--compat` for AFNetworking's
+/// exact ones), optionally with SPKI pins, or with a policy file (``TrustOptions``); prints the
+/// decision (and with `--explain` or `--json` its full record).
 ///
 /// Exit codes: 0 trusted, 1 rejected, 2 bad input (one line on stderr).
 enum EvaluateCommand {
@@ -19,14 +19,21 @@ enum EvaluateCommand {
           --at RFC3339              evaluate at this instant (default: now)
           --mode none|public-key|certificate
                                     AFNetworking pinning mode (default none)
-          --allow-invalid           allowInvalidCertificates = YES
+          --allow-invalid           allowInvalidCertificates = YES (curl's spelling: --insecure)
           --no-validate-domain      validatesDomainName = NO
           --pinned-cert FILE        a pinned certificate, PEM or DER (repeatable)
-          --pin sha256/BASE64       an SPKI pin checked after the policy, any chain position (repeatable;
-                                    also sha256//…, sha384/…, sha512/…, bare base64)
+          --pin sha256/BASE64       an SPKI pin checked after the policy on the path it validated, any position
+                                    (repeatable; also sha256//…, sha384/…, sha512/…, bare base64); without a
+                                    validated path (--allow-invalid) only the leaf can match
           --anchors FILE            extra trust anchors, added to the system roots (repeatable)
           --anchors-only            trust only the --anchors certificates
-          --strict                  strict semantics (AFNetworking's quirks fixed) instead of compat
+          --cacert FILE             curl's spelling: trust only these roots (--anchors FILE --anchors-only)
+          --pinnedpubkey 'sha256//BASE64[;…]' | FILE
+                                    curl's pin: the leaf's public key must be one of these (FILE: a PEM or DER
+                                    public key)
+          --crl FILE                CRLs (PEM or DER) the path must be covered by and not revoked in (repeatable)
+          --compat                  AFNetworking's exact semantics, quirks included (default: strict, the
+                                    quirks fixed; --strict is accepted)
           --policy FILE             a JSON policy file (docs/policy-schema.md) instead of the options above
           --explain                 print the decision record
           --json                    print the decision record as JSON
@@ -36,9 +43,7 @@ enum EvaluateCommand {
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try Options(
-            arguments,
-            flags: ["--allow-invalid", "--no-validate-domain", "--anchors-only", "--strict", "--explain", "--json", "--help"],
-            values: ["--host", "--at", "--mode", "--pinned-cert", "--pin", "--anchors", "--policy"])
+            arguments, flags: TrustOptions.flagNames.union(["--explain", "--json", "--help"]), values: TrustOptions.valueNames.union(["--host", "--at"]))
         if options.flags.contains("--help") {
             print(usage)
             return ExitCode.success
@@ -60,27 +65,9 @@ enum EvaluateCommand {
             guard let time = ASN1Time(rfc3339: text) else { throw CLIError("--at: '\(text)' is not an RFC 3339 time (e.g. 2026-01-01T00:00:00Z)") }
             verifyTime = time.secondsSince1970
         }
-        let system: TrustStore
-        do { system = try TrustStore.system() } catch { throw CLIError("system trust store: \(error)") }
-        var trust = PeerTrust(certificates: chain, host: host, systemAnchors: system, verifyTime: verifyTime)
-        let anchorFiles = options.values["--anchors"] ?? []
-        if options.flags.contains("--anchors-only") && anchorFiles.isEmpty { throw CLIError("--anchors-only needs at least one --anchors FILE") }
-        trust.anchors = try anchorFiles.flatMap(certificates)
-        trust.anchorsOnly = options.flags.contains("--anchors-only")
-
-        let decision: PolicyDecision
-        if let policyPath = options.value("--policy") {
-            let conflicting = ["--mode", "--pinned-cert", "--pin"].filter { options.values[$0] != nil }
-                + ["--allow-invalid", "--no-validate-domain", "--strict"].filter { options.flags.contains($0) }
-            guard conflicting.isEmpty else { throw CLIError("--policy cannot be combined with \(conflicting.joined(separator: ", "))") }
-            let policy: PolicyFile
-            do { policy = try PolicyFile.load(contentsOf: policyPath) } catch {
-                throw CLIError("\(policyPath): " + error.problems.map(\.description).joined(separator: "; "))
-            }
-            decision = policy.makeManager().decide(trust, forHost: host)
-        } else {
-            decision = try securityPolicyEvaluator(options, host: host).decide(trust, forHost: host)
-        }
+        let trustOptions = TrustOptions(values: options.values, flags: options.flags)
+        let decider = try trustOptions.decider(host: host, alwaysPolicy: true, clock: verifyTime.map(TrustClock.fixed) ?? .system)
+        let decision = decider.decide(ServedChain(certificates: chain, host: host))
 
         if options.flags.contains("--json") {
             print(decision.record.jsonText)
@@ -97,44 +84,13 @@ enum EvaluateCommand {
         return decision.isTrusted ? ExitCode.success : ExitCode.rejected
     }
 
-    /// The AFNetworking policy the options describe, followed by the `--pin` check if any.
-    static func securityPolicyEvaluator(_ options: Options, host: String) throws -> any ServerTrustEvaluating {
-        let mode: PinningMode
-        switch options.value("--mode") ?? "none" {
-        case "none": mode = .none
-        case "public-key": mode = .publicKey
-        case "certificate": mode = .certificate
-        case let other: throw CLIError("--mode: '\(other)' is not none, public-key or certificate")
-        }
-        var policy = SecurityPolicy(
-            pinningMode: mode, pinnedCertificates: try (options.values["--pinned-cert"] ?? []).flatMap(certificates),
-            semantics: options.flags.contains("--strict") ? .strict : .compat)
-        policy.allowInvalidCertificates = options.flags.contains("--allow-invalid")
-        policy.validatesDomainName = !options.flags.contains("--no-validate-domain")
-        let pinTexts = options.values["--pin"] ?? []
-        guard !pinTexts.isEmpty else { return policy }
-        var pins: [SPKIPin] = []
-        for text in pinTexts {
-            do { pins.append(try SPKIPin(text)) } catch { throw CLIError("--pin '\(text)': \(error.message)") }
-        }
-        let pattern: HostPattern
-        do { pattern = try HostPattern(host) } catch { throw CLIError("--host '\(host)': \(error.message)") }
-        // An ad-hoc check, like curl's --pinnedpubkey: the backup-pin rule is for deployed
-        // configurations, and the policy above has already judged the chain.
-        let pinSet: PinningConfiguration
-        do { pinSet = try PinningConfiguration([PinnedHost(pattern: pattern, pins: pins, requiresBackupPin: false)]) } catch {
-            throw CLIError("--pin: " + error.problems.map(\.message).joined(separator: "; "))
-        }
-        let pinCheck = SPKIPinsTrustEvaluator(configuration: pinSet, performDefaultValidation: false, validateHost: false)
-        return CompositeTrustEvaluator(evaluators: [policy, pinCheck])
-    }
-
     /// The certificates of a PEM or DER file; bad input is a one-line error naming the file.
     static func certificates(_ path: String) throws -> [Certificate] {
         let bytes = try CLI.readFile(path)
         do {
             return try Certificate.load(bytes)
         } catch {
+            if let kind = FileKind.describe(bytes) { throw CLIError("\(path): not a certificate: looks like \(kind)") }
             throw CLIError("\(path): \(error)")
         }
     }

@@ -27,8 +27,9 @@ enum PinsCommand {
         incomplete (it does not reach a self-signed certificate and the last certificate's issuer is
         not among the system roots: SSL_CERT_FILE / SSL_CERT_DIR).
 
-        ServerTrust's policy, like HPKP (RFC 7469 §4.3), enforces a pin set only if one pin is a key
-        held in reserve, outside the served chain; without --backup-pin the json form is report-only.
+        ServerTrust's policy, like TrustKit, enforces a pin set of at least two distinct pins (here the
+        server's key and its CA's), whatever the server sends. Only a spare key held offline survives a
+        change of CA as well, so without --backup-pin you are warned that no pin is a true spare.
         Make a spare key, keep it offline, and pin it:
           openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out spare.key
           openssl pkey -in spare.key -pubout -outform DER | openssl dgst -sha256 -binary | openssl base64
@@ -167,7 +168,7 @@ enum PinsCommand {
         }
         let sections: [(String, String)] = [
             ("ServerTrust policy (docs/policy-schema.md; servertrust evaluate --policy FILE)"
-                + (plan.enforces ? "" : ", report-only until a spare key is pinned"), prettyJSON(serverTrustPolicy(plan))),
+                + (plan.enforces ? "" : ", report-only until a second pin is added"), prettyJSON(serverTrustPolicy(plan))),
             ("TrustKit (TrustKit.initSharedInstance(withConfiguration:), or Info.plist TSKConfiguration with TSK… keys)",
              prettyJSON(trustKit(plan))),
             ("OkHttp (Kotlin)", okHttp(plan)),
@@ -207,8 +208,8 @@ enum PinsCommand {
             ("kTSKPinnedDomains", .object([
                 (plan.host, .object([
                     ("kTSKIncludeSubdomains", .bool(false)),
-                    // TrustKit refuses to enforce fewer than 2 pins.
-                    ("kTSKEnforcePinning", .bool(plan.pins.count >= 2)),
+                    // TrustKit refuses to enforce fewer than 2 pins; so does ServerTrust.
+                    ("kTSKEnforcePinning", .bool(plan.enforces)),
                     ("kTSKDisableDefaultReportUri", .bool(true)),
                     ("kTSKPublicKeyHashes", .array(plan.pins.map { .string(String($0.dropFirst("sha256/".count))) })),
                 ])),
@@ -317,7 +318,8 @@ struct PinPlan {
     let keys: [Key]
     let backup: Key?
     let spares: [SPKIPin]
-    /// The spare pins whose keys are not in the chain (the backups ServerTrust counts).
+    /// The spare pins whose keys are not in the chain: true spares, which survive a change of
+    /// every key of this chain.
     let sparesOutsideChain: [SPKIPin]
     let explanation: [String]
     let warnings: [String]
@@ -326,8 +328,9 @@ struct PinPlan {
     var caKeys: [Key] { Array(keys.dropFirst()) }
     /// The pins of every form that takes CA keys: the leaf, the backup, the spares.
     var pins: [String] { pinsWithComments.map(\.0) }
-    /// ServerTrust enforces only with a pin outside the chain (RFC 7469 §4.3).
-    var enforces: Bool { !sparesOutsideChain.isEmpty }
+    /// The backup-pin rule of ServerTrust's policy files and of TrustKit: enforcing needs at
+    /// least two distinct pins (``PinningConfiguration``); a single pin is written report-only.
+    var enforces: Bool { Set(pins).count >= 2 }
 
     var pinsWithComments: [(String, String)] {
         var result = [(leafKey.pin, "leaf: " + leafKey.certificate.subject.rfc4514)]
@@ -408,7 +411,8 @@ struct PinPlan {
         }
         explanation += [
             "Safest of all: also pin a spare key you keep offline (--backup-pin), which survives a change of",
-            "CA too. ServerTrust's policy counts only such a key as a backup (RFC 7469 §4.3).",
+            "CA too (RFC 7469 §4.3). ServerTrust, like TrustKit, enforces any two distinct pins; a pin set",
+            "without a true spare is a warning here and in servertrust evaluate --explain, never a refusal.",
         ]
 
         let chainPins = Set(keys.map(\.certificate.spkiSHA256Base64))
@@ -423,11 +427,12 @@ struct PinPlan {
                             + "or a re-key locks every client out")
         }
         if outside.isEmpty {
-            warnings.append("the ServerTrust policy is report-only (enforcePinning false): it enforces only when one pin is "
-                            + "a spare key outside the chain; add --backup-pin (see --help)")
+            warnings.append("no pin is a true spare: every pin is a key of this chain, so a change of CA (or of its key) "
+                            + "locks every client out until an update ships; add --backup-pin with a key you keep offline (see --help)")
         }
         if backup == nil && spares.isEmpty {
-            warnings.append("TrustKit enforces only with 2 pins or more: its form is report-only (kTSKEnforcePinning false)")
+            warnings.append("with a single pin the ServerTrust and TrustKit forms are report-only (enforcePinning / kTSKEnforcePinning "
+                            + "false): enforcing needs at least 2 distinct pins")
         }
         let day: Int64 = 86_400
         for key in [keys[0]] + (backup.map { [$0] } ?? []) {

@@ -1,5 +1,6 @@
 import CertificateParsing
 import Foundation
+import ServerTrust
 import ServerTrustHTTP
 import ServerTrustLab
 import TrustEvaluation
@@ -130,7 +131,7 @@ enum StressCommand {
                                       leafNotAfter: now + 30 * LabClock.day, keySlot: 63)
         let server = try LabTLSServer.started(.init(identity: .init(pki: pki), name: "warmup"))
         defer { server.stop() }
-        var configuration = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: try anchors(pki.root)))
+        var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(DefaultTrustEvaluator(), anchors: try anchors(pki.root)))
         configuration.resolve = ["warmup.example.test:\(server.port):127.0.0.1"]
         let session = try HTTPSession(configuration: configuration)
         defer { session.invalidate() }
@@ -196,7 +197,7 @@ enum StressCommand {
 
         let host = StressServerProcess.host
         let body = StressServerProcess.body
-        var configuration = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: try anchors(server.root)))
+        var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(DefaultTrustEvaluator(), anchors: try anchors(server.root)))
         configuration.resolve = ["\(host):\(server.port):127.0.0.1"]
         // Every request may have its own connection: "in flight" means on the wire.
         configuration.maximumConnectionsPerHost = inFlight
@@ -370,7 +371,7 @@ enum StressCommand {
         var results: [FaultResult] = []
         for fault in LabFault.allCases {
             let setup = try LabFaultSetup.start(fault)
-            var configuration = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: try anchors(setup.root)))
+            var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(DefaultTrustEvaluator(), anchors: try anchors(setup.root)))
             configuration.resolve = setup.resolve
             configuration.proxy = setup.proxyURL.map { ProxyConfiguration(url: $0) }
             configuration.timeout = timeout(fault)

@@ -19,9 +19,10 @@ enum CLIRunner {
         return ".build/debug/servertrust"
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+    /// Runs `servertrust` (or another program, such as curl beside it) with `arguments`.
+    static func run(_ arguments: [String], environment: [String: String] = [:], executable: String? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
+        process.executableURL = URL(fileURLWithPath: executable ?? binary)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
@@ -37,6 +38,37 @@ enum CLIRunner {
         return Result(
             status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Runs `servertrust` with stdout discarded, sampling its peak resident memory (the
+    /// kernel's `VmHWM`, a high-water mark, so a sample taken late still sees the peak) until
+    /// it exits. Async, sleeping between samples: a long run must not hold one of the test
+    /// process's few cooperative threads.
+    static func runMeasuringPeak(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, stderr: String, peakKiB: Int) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        let err = Pipe()
+        process.standardError = err
+        try process.run()
+        var peak = 0
+        let statusPath = "/proc/\(process.processIdentifier)/status"
+        while process.isRunning {
+            if let status = try? String(contentsOfFile: statusPath, encoding: .utf8),
+                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+            {
+                peak = max(peak, kib)
+            }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: errData, as: UTF8.self), peak)
     }
 
     /// A fresh temporary directory.

@@ -3,12 +3,12 @@ import Testing
 
 @Suite("servertrust demo", .serialized)
 struct DemoCommandTests {
-    @Test("the live matrix: 12 policies × 6 situations × compat and strict, every cell as expected")
+    @Test("the live matrix: 12 policies × 8 situations × compat and strict, every cell as expected")
     func jsonMatrixMatches() throws {
         let result = try CLIRunner.run(["demo", "--json"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let cells = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
-        #expect(cells.count == 12 * 6 * 2)
+        #expect(cells.count == 12 * 8 * 2)
         for cell in cells {
             for key in ["mode", "allowInvalidCertificates", "validatesDomainName", "strict", "situation", "expected", "actual", "reason"] {
                 #expect(cell[key] != nil, "missing \(key)")
@@ -23,6 +23,13 @@ struct DemoCommandTests {
         }
         #expect(defaultPolicy?["actual"] as? String == "accepted")
         #expect(mitm.filter { $0["mode"] as? String != "none" }.allSatisfy { $0["actual"] as? String == "rejected" })
+        // The attack on pinning itself: the genuine pinned intermediate appended to the
+        // attacker's and to the MITM's chain is refused by every pinning row, in both semantics.
+        for situation in ["attacker+int", "mitm+int"] {
+            let pinning = cells.filter { $0["situation"] as? String == situation && $0["mode"] as? String != "none" }
+            #expect(pinning.count == 8 * 2)
+            #expect(pinning.allSatisfy { $0["actual"] as? String == "rejected" }, "\(situation)")
+        }
     }
 
     @Test("the human matrix names both semantics and ends with the summary line")
@@ -31,7 +38,7 @@ struct DemoCommandTests {
         #expect(result.status == 0)
         #expect(result.stdout.contains("COMPAT semantics"))
         #expect(result.stdout.contains("STRICT semantics"))
-        #expect(result.stdout.contains("144 of 144 cells match the expected table"))
+        #expect(result.stdout.contains("192 of 192 cells match the expected table"))
         #expect(!result.stdout.contains("\u{1B}["), "no colour codes when asked for none or not on a terminal")
     }
 

@@ -10,7 +10,7 @@ struct EvaluateCommandTests {
     static let host = "api.example.test"
     static let at = "2026-01-01T00:00:00Z"
 
-    /// Files shared by the tests (generated once; key slots 225-231 belong to this suite).
+    /// Files shared by the tests (generated once; key slots 225-232 belong to this suite).
     struct Files: Sendable {
         let directory: String
         let chain: String
@@ -23,6 +23,13 @@ struct EvaluateCommandTests {
         let leafPin: String
         let rootPin: String
         let backupPin: String
+        /// The genuine intermediate alone, and its pin.
+        let intermediate: String
+        let intermediatePin: String
+        /// An attacker's self-signed leaf followed by the genuine intermediate and root.
+        let attackerAppended: String
+        /// The interception proxy's leaf followed by the genuine intermediate.
+        let interceptedAppended: String
     }
 
     static let files: Files = {
@@ -43,6 +50,7 @@ struct EvaluateCommandTests {
         let proxyLeaf = try LabCertificate.issue(
             LabPKI.leafSpec(host: host, keyAlgorithm: .p256), subjectKey: LabKey.shared(.p256, slot: 231),
             issuer: LabIssuer(certificate: proxyRoot, key: proxyKey))
+        let attacker = try LabCertificate.issue(LabPKI.leafSpec(host: host, keyAlgorithm: .p256), subjectKey: LabKey.shared(.p256, slot: 232))
         let directory = try CLIRunner.temporaryDirectory()
         func write(_ name: String, _ certificates: [LabCertificate]) throws -> String {
             let path = directory + "/" + name
@@ -61,7 +69,11 @@ struct EvaluateCommandTests {
             system: try write("ca-certificates.crt", [pki.root]),
             leafPin: try pin(pki.leaf),
             rootPin: try pin(pki.root),
-            backupPin: "sha256/" + Base64.encode(SHA256.hash(try LabKey.shared(.p256, slot: 219).publicKeyInfoDER)))
+            backupPin: "sha256/" + Base64.encode(SHA256.hash(try LabKey.shared(.p256, slot: 219).publicKeyInfoDER)),
+            intermediate: try write("intermediate.pem", [pki.intermediate]),
+            intermediatePin: try pin(pki.intermediate),
+            attackerAppended: try write("attacker-appended.pem", [attacker, pki.intermediate, pki.root]),
+            interceptedAppended: try write("intercepted-appended.pem", [proxyLeaf, pki.intermediate]))
     }
 
     /// Runs `servertrust evaluate` with the generated system roots, at LabClock.reference
@@ -69,6 +81,41 @@ struct EvaluateCommandTests {
     static func evaluate(_ arguments: [String], system: String? = nil) throws -> CLIRunner.Result {
         let instant = arguments.contains("--at") ? [] : ["--at", at]
         return try CLIRunner.run(["evaluate"] + arguments + instant, environment: ["SSL_CERT_FILE": system ?? files.system, "SSL_CERT_DIR": files.directory + "/no-such-dir"])
+    }
+
+    @Test("an attacker appending the genuine pinned intermediate is rejected by every pin option, the genuine chain trusted")
+    func appendedPinsRejected() throws {
+        let files = Self.files
+        // The client's roots: the genuine root and the interception root its user installed.
+        let system = try LabFiles.write(
+            [try String(contentsOfFile: files.root, encoding: .utf8), try String(contentsOfFile: files.interceptionRoot, encoding: .utf8)]
+                .joined(separator: "\n"), to: files.directory + "/device-roots.pem")
+        let pinOptions: [[String]] = [
+            ["--pin", files.intermediatePin],
+            ["--pin", files.intermediatePin, "--allow-invalid"],
+            ["--pin", files.intermediatePin, "--allow-invalid", "--no-validate-domain", "--compat"],
+            ["--mode", "public-key", "--pinned-cert", files.intermediate],
+            ["--mode", "public-key", "--pinned-cert", files.intermediate, "--allow-invalid"],
+            ["--mode", "public-key", "--pinned-cert", files.intermediate, "--allow-invalid", "--compat"],
+            ["--mode", "public-key", "--pinned-cert", files.intermediate, "--allow-invalid", "--no-validate-domain", "--compat"],
+            ["--mode", "certificate", "--pinned-cert", files.intermediate, "--allow-invalid", "--compat"],
+            ["--mode", "none", "--pin", files.intermediatePin],
+        ]
+        for options in pinOptions {
+            for attack in [files.attackerAppended, files.interceptedAppended] {
+                let result = try Self.evaluate([attack, "--host", Self.host] + options, system: system)
+                #expect(result.status == 1, "\(options) on \(attack): \(result.stdout)\(result.stderr)")
+            }
+            // The genuine server passes where a path is validated (every row but the pin-only
+            // check without validation, where only the leaf's key is proven).
+            if options.contains("--mode") || !options.contains("--allow-invalid") {
+                let genuine = try Self.evaluate([files.chain, "--host", Self.host] + options, system: system)
+                #expect(genuine.status == 0, "\(options): \(genuine.stdout)\(genuine.stderr)")
+            }
+        }
+        // --explain says what the pins were compared with.
+        let explained = try Self.evaluate([files.attackerAppended, "--host", Self.host, "--pin", files.intermediatePin, "--allow-invalid", "--no-validate-domain", "--explain"], system: system)
+        #expect(explained.stdout.contains("pins compared with the leaf only"), "\(explained.stdout)")
     }
 
     @Test("a valid chain is trusted (exit 0), another host's is rejected (exit 1)")
@@ -129,13 +176,16 @@ struct EvaluateCommandTests {
         #expect(pinned.status == 1)
     }
 
-    @Test("compat accepts another host's chain in public-key mode with --allow-invalid; --strict refuses it")
+    @Test("--compat accepts another host's chain in public-key mode with --allow-invalid; strict, the default, refuses it")
     func strictFixesHostCheck() throws {
         let arguments = [Self.files.otherHostChain, "--host", Self.host, "--mode", "public-key", "--pinned-cert", Self.files.root, "--allow-invalid"]
-        #expect(try Self.evaluate(arguments).status == 0)
-        let strict = try Self.evaluate(arguments + ["--strict"])
-        #expect(strict.status == 1)
-        #expect(strict.stdout.contains("hostValidationFailed"))
+        #expect(try Self.evaluate(arguments + ["--compat"]).status == 0)
+        for strictArguments in [arguments, arguments + ["--strict"]] {
+            let strict = try Self.evaluate(strictArguments)
+            #expect(strict.status == 1)
+            #expect(strict.stdout.contains("hostValidationFailed"))
+        }
+        #expect(try Self.evaluate(arguments + ["--compat", "--strict"]).status == 2)
     }
 
     @Test("--pin: a matching pin passes, a missing one prints the chain's pins beside the configured ones")

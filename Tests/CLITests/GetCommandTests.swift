@@ -72,7 +72,10 @@ struct GetCommandTests {
         defer { fixture.server.stop() }
         let result = try fixture.get("/", ["--json"])
         #expect(result.status == 1, "\(result.stderr)")
-        #expect(result.stderr.contains("server trust rejected: rejected www.example.test:\(fixture.server.port) by chain: hostnameMismatch"))
+        // The first line in words (UserMessages); the decision record after it keeps the kind.
+        #expect(result.stderr.hasPrefix("servertrust: get: server trust rejected: www.example.test:\(fixture.server.port): "
+                                        + "certificate is not valid for www.example.test (it is for other.example.test)\n"), "\(result.stderr)")
+        #expect(result.stderr.contains("evaluator: DefaultTrustEvaluator") && result.stderr.contains("hostValidationFailed"))
         #expect(result.stdout.contains("\"failureKind\":\"hostnameMismatch\""))
         // Without the host check it passes.
         #expect(try fixture.get("/", ["--no-validate-domain"]).status == 0)
@@ -89,7 +92,9 @@ struct GetCommandTests {
         let leaf = try Certificate(derEncoded: fixture.pki.leaf.der)
         #expect(try fixture.get("/", ["--pin", "sha256/" + leaf.spkiSHA256Base64]).status == 0)
         let wrong = try fixture.get("/", ["--pin", "sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="])
-        #expect(wrong.status == 1 && wrong.stderr.contains("by pins: no pinned public key"), "\(wrong.stderr)")
+        #expect(wrong.status == 1 && wrong.stderr.contains("server trust rejected: www.example.test:\(fixture.server.port): public key does not match the pinned public key"),
+                "\(wrong.stderr)")
+        #expect(wrong.stderr.contains("evaluator: SPKIPinsTrustEvaluator") && wrong.stderr.contains("spkiPinningFailed"), "\(wrong.stderr)")
         // Pins hold even with --allow-invalid and no anchors.
         let invalidPinned = try CLIRunner.run(["get", fixture.url(), "--allow-invalid", "--pin", "sha256/" + leaf.spkiSHA256Base64] + fixture.resolve)
         #expect(invalidPinned.status == 0, "\(invalidPinned.stderr)")
@@ -160,6 +165,77 @@ struct GetCommandTests {
         #expect(fixture.server.statistics.connectionsAccepted == 0)
     }
 
+    /// A request field with a line break (or not a token): what is given, and what the one
+    /// line on stderr must name. (A NUL cannot be passed in an argument.)
+    struct SmugglingRow: Sendable, CustomTestStringConvertible {
+        let name: String
+        let names: String
+        let arguments: @Sendable (Fixture) throws -> [String]
+        var testDescription: String { name }
+    }
+
+    static let smugglingRows: [SmugglingRow] = [
+        SmugglingRow(name: "-H value with CRLF", names: "invalid request: header \"X-Test\" value: CR (0x0D) at byte 1") { _ in
+            ["-H", "X-Test: 1\r\nX-Injected: 1"]
+        },
+        SmugglingRow(name: "-H value with LF", names: "header \"X-Test\" value: LF") { _ in ["-H", "X-Test: 1\nX-Injected: 1"] },
+        SmugglingRow(name: "-H name with CRLF", names: "header name \"X-Test\\r\\nX-Injected\" is not a token") { _ in ["-H", "X-Test\r\nX-Injected: 1"] },
+        SmugglingRow(name: "-H name with a space", names: "header name \"X Test\" is not a token") { _ in ["-H", "X Test: 1"] },
+        SmugglingRow(name: "-X with CRLF", names: "-X 'GET / HTTP/1.1\\r\\nX-Injected: 1\\r\\n\\r\\nGET' is not a method") { _ in
+            ["-X", "GET / HTTP/1.1\r\nX-Injected: 1\r\n\r\nGET"]
+        },
+        SmugglingRow(name: "-X not a token", names: "method \"GÉT\" is not a token") { _ in ["-X", "GÉT"] },
+        SmugglingRow(name: "-u user with CRLF", names: "credential user name: CR") { _ in ["-u", "alice\r\nX-Injected: 1:pw"] },
+        SmugglingRow(name: "-u password with LF", names: "credential password: LF") { _ in ["-u", "alice:pw\nX"] },
+        SmugglingRow(name: "--proxy-user with CRLF", names: "proxy credential user name: CR") { fixture in
+            ["--proxy", "http://127.0.0.1:\(fixture.server.port)", "--proxy-user", "p\r\nX-Injected: 1:pw"]
+        },
+        SmugglingRow(name: "-F name with CRLF", names: "multipart part 1 (\"a\\r\\nContent-Type: text/html\") name: CR") { _ in
+            ["-F", "a\r\nContent-Type: text/html=x"]
+        },
+        SmugglingRow(name: "-F type with CRLF", names: "multipart part 1 (\"doc\") header \"Content-Type\" value: CR") { fixture in
+            let file = try LabFiles.write("part\n", to: fixture.directory + "/part.txt")
+            return ["-F", "doc=@\(file);type=text/plain\r\nX-Injected: 1"]
+        },
+    ]
+
+    @Test("CR or LF in -H, -X, -u, --proxy-user, -F: exit 2, one line naming the field, nothing reaches the server", arguments: smugglingRows)
+    func smugglingRefused(_ row: SmugglingRow) throws {
+        let fixture = try Fixture()
+        defer { fixture.server.stop() }
+        let result = try fixture.get("/echo", try row.arguments(fixture))
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 2 && lines[1].isEmpty && !result.stderr.contains("\r"), "one line: \(result.stderr.debugDescription)")
+        #expect(result.stderr.hasPrefix("servertrust: get: "), "\(result.stderr)")
+        #expect(result.stderr.contains(row.names), "\(result.stderr)")
+        #expect(fixture.server.statistics.connectionsAccepted == 0)
+    }
+
+    @Test("a URL with CR or LF is bad input (exit 2), not a transport failure; nothing reaches the server",
+          arguments: ["/a\r\nX-Injected: 1", "/a?b=\n", "host%0D%0A"])
+    func smugglingURL(_ change: String) throws {
+        let fixture = try Fixture()
+        defer { fixture.server.stop() }
+        let url = change.hasPrefix("/") ? fixture.url() + String(change.dropFirst())
+            : fixture.url().replacingOccurrences(of: "www.", with: "www%0D%0A.")
+        let result = try CLIRunner.run(["get", url, "--anchors", fixture.rootPath] + fixture.resolve)
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1 && !result.stderr.contains("\r"), "\(result.stderr.debugDescription)")
+        #expect(result.stderr.hasPrefix("servertrust: get: invalid request: URL"), "\(result.stderr)")
+        #expect(fixture.server.statistics.connectionsAccepted == 0)
+    }
+
+    @Test("a -d body with CR LF is a body, sent as given")
+    func bodyWithLineBreaks() throws {
+        let fixture = try Fixture()
+        defer { fixture.server.stop() }
+        let result = try fixture.get("/echo", ["-d", "a=1\r\nX-Injected: 1"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "POST auth=- x=- body=a=1\r\nX-Injected: 1")
+    }
+
     @Test("exit 4 for network and TLS failures")
     func networkFailure() throws {
         let clientRoot = try LabPKI.webChain(host: "client.example.test", keySlot: 51).root
@@ -220,8 +296,112 @@ struct GetCommandTests {
         let leaf = try Certificate(derEncoded: fixture.pki.leaf.der)
         let bytesBefore = relay.statistics.bytesClientToUpstream
         let pinned = try CLIRunner.run(base + ["--proxy-user", "proxy:pw", "--pin", "sha256/" + leaf.spkiSHA256Base64])
-        #expect(pinned.status == 1 && pinned.stderr.contains("by pins"), "\(pinned.stderr)")
+        #expect(pinned.status == 1 && pinned.stderr.contains("public key does not match the pinned public key"), "\(pinned.stderr)")
+        #expect(pinned.stderr.contains("evaluator: SPKIPinsTrustEvaluator"), "\(pinned.stderr)")
         #expect(relay.statistics.bytesClientToUpstream == bytesBefore)
+    }
+
+    @Test("an interception proxy that appends the genuine pinned intermediate is refused by --pin and --mode, as by curl --pinnedpubkey")
+    func proxyAppendingPinnedIntermediate() throws {
+        let fixture = try Fixture()
+        defer { fixture.server.stop() }
+        let interception = try LabPKI.webChain(host: "mitm.invalid", keySlot: 53)
+        var configuration = LabMITMRelay.Configuration(mode: .httpProxy, interceptionCA: interception.rootIssuer)
+        configuration.hostOverrides = [Self.host: "127.0.0.1"]
+        configuration.interceptionChain = [fixture.pki.intermediate]
+        let relay = try LabMITMRelay.started(configuration)
+        defer { relay.stop() }
+        let interceptionRoot = try LabFiles.write(interception.root.pem, to: fixture.directory + "/mitm.pem")
+        let intermediatePath = try LabFiles.write(fixture.pki.intermediate.pem, to: fixture.directory + "/intermediate.pem")
+        let intermediatePin = "sha256/" + (try Certificate(derEncoded: fixture.pki.intermediate.der)).spkiSHA256Base64
+        let base = ["get", fixture.url(), "--proxy", relay.proxyURL, "--anchors", interceptionRoot, "--anchors", fixture.rootPath]
+        // The proxy's chain validates (its root is installed): without pins it passes.
+        #expect(try CLIRunner.run(base).status == 0)
+        let bytesBefore = relay.statistics.bytesClientToUpstream
+        for options in [
+            ["--pin", intermediatePin],
+            ["--pin", intermediatePin.replacingOccurrences(of: "sha256/", with: "sha256//")],
+            ["--pin", String(intermediatePin.dropFirst("sha256/".count))],
+            ["--mode", "public-key", "--pinned-cert", intermediatePath],
+            ["--mode", "public-key", "--pinned-cert", intermediatePath, "--compat"],
+            ["--mode", "certificate", "--pinned-cert", intermediatePath],
+        ] {
+            let result = try CLIRunner.run(base + options)
+            #expect(result.status == 1 && result.stderr.contains("server trust rejected"), "\(options): \(result.stderr)")
+            // The same pins pass the genuine server directly.
+            let direct = try fixture.get("/", options)
+            #expect(direct.status == 0, "\(options) direct: \(direct.stderr)")
+        }
+        #expect(relay.statistics.bytesClientToUpstream == bytesBefore, "no pinned attempt sent a byte upstream")
+        // curl refuses the same proxy with the same pin (exit 90, CURLE_SSL_PINNEDPUBKEYNOTMATCH).
+        let bundle = try LabFiles.write(interception.root.pem + fixture.pki.root.pem, to: fixture.directory + "/curl-roots.pem")
+        let curl = try CLIRunner.run(
+            ["-sS", "--proxy", relay.proxyURL, "--cacert", bundle, "--pinnedpubkey", "sha256//" + intermediatePin.dropFirst("sha256/".count), fixture.url()],
+            executable: "/usr/bin/curl")
+        #expect(curl.status == 90, "curl: \(curl.stderr)")
+    }
+
+    @Test("an attacker with no trusted CA appending the genuine pinned intermediate is refused even with --allow-invalid")
+    func attackerAppendingPinnedIntermediate() throws {
+        let attackerKey = try LabKey.shared(.p256, slot: 55)
+        var attackerPKI: LabPKI?
+        let fixture = try Fixture(identity: { pki in
+            attackerPKI = pki
+            let attacker = try LabCertificate.issue(
+                LabPKI.leafSpec(host: GetCommandTests.host, keyAlgorithm: .p256, notBefore: GetCommandTests.now - LabClock.day,
+                                notAfter: GetCommandTests.now + LabClock.day), subjectKey: attackerKey)
+            return LabTLSServer.Identity(chain: [attacker, pki.intermediate], key: attackerKey)
+        })
+        defer { fixture.server.stop() }
+        let pki = try #require(attackerPKI)
+        let intermediatePin = "sha256/" + (try Certificate(derEncoded: pki.intermediate.der)).spkiSHA256Base64
+        let intermediatePath = try LabFiles.write(pki.intermediate.pem, to: fixture.directory + "/intermediate.pem")
+        for options in [
+            ["--allow-invalid", "--pin", intermediatePin],
+            ["--allow-invalid", "--no-validate-domain", "--pin", intermediatePin],
+            ["--allow-invalid", "--mode", "public-key", "--pinned-cert", intermediatePath, "--compat"],
+            ["--allow-invalid", "--mode", "public-key", "--pinned-cert", intermediatePath],
+        ] {
+            let result = try fixture.get("/", options)
+            #expect(result.status == 1, "\(options): \(result.stderr)")
+        }
+        #expect(fixture.server.statistics.requestsServed == 0)
+    }
+
+    @Test("a 2 GB body: -o and stdout stay under 64 MB resident; --json stops at the in-memory limit under 128 MB")
+    func hugeBody() async throws {
+        let size = 2 << 30
+        let fixture = try Fixture(configure: { $0.handler = { _ in LabHTTPResponse(body: .repeated(0x42, count: size)) } })
+        defer { fixture.server.stop() }
+        let output = fixture.directory + "/huge.bin"
+        let base = ["get", fixture.url(), "--anchors", fixture.rootPath] + fixture.resolve + ["--timeout", "300"]
+        let toFile = try await CLIRunner.runMeasuringPeak(base + ["-o", output])
+        #expect(toFile.status == 0, "\(toFile.stderr)")
+        var info = stat()
+        #expect(stat(output, &info) == 0 && Int(info.st_size) == size)
+        #expect(toFile.peakKiB > 0 && toFile.peakKiB < 64 << 10, "-o peak \(toFile.peakKiB) KiB")
+        unlink(output)
+        let toStdout = try await CLIRunner.runMeasuringPeak(base)
+        #expect(toStdout.status == 0, "\(toStdout.stderr)")
+        #expect(toStdout.peakKiB > 0 && toStdout.peakKiB < 64 << 10, "stdout peak \(toStdout.peakKiB) KiB")
+        let inMemory = try await CLIRunner.runMeasuringPeak(base + ["--json"])
+        #expect(inMemory.status == 4 && inMemory.stderr.contains("response body larger than"), "\(inMemory.stderr)")
+        #expect(inMemory.peakKiB > 0 && inMemory.peakKiB < 128 << 10, "--json peak \(inMemory.peakKiB) KiB")
+    }
+
+    @Test("a failed -o download leaves the existing file byte-identical")
+    func failedDownloadKeepsFile() throws {
+        let fixture = try Fixture(configure: { $0.behavior = .cutResponse(.midBody, then: .closeWithoutNotify) })
+        defer { fixture.server.stop() }
+        let output = try LabFiles.write("precious\n", to: fixture.directory + "/keep.txt")
+        let result = try fixture.get("/", ["-o", output])
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "precious\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.directory).filter { $0.contains("servertrust-") }.isEmpty)
+        // And a rejected certificate: nothing is written either.
+        let rejected = try CLIRunner.run(["get", fixture.url(), "-o", output] + fixture.resolve)
+        #expect(rejected.status == 1)
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "precious\n")
     }
 
     @Test("--proxy https:// with --proxy-cacert: the proxy's root trusted passes; without it the proxy is rejected (exit 1)")
@@ -247,7 +427,9 @@ struct GetCommandTests {
         let proxyDecision = try #require(object["proxyDecision"] as? [String: Any])
         #expect(proxyDecision["host"] as? String == proxyHost && proxyDecision["verdict"] as? String == "accepted", "\(proxyDecision)")
         let rejected = try CLIRunner.run(base)
-        #expect(rejected.status == 1 && rejected.stderr.contains("proxy trust rejected: rejected \(proxyHost):\(relay.port)"), "\(rejected.stderr)")
+        #expect(rejected.status == 1 && rejected.stderr.hasPrefix("servertrust: get: proxy trust rejected: \(proxyHost):\(relay.port): certificate not trusted: "),
+                "\(rejected.stderr)")
+        #expect(rejected.stderr.contains("add the issuing CA with --proxy-cacert FILE"), "\(rejected.stderr)")
         let rejectedJSON = try CLIRunner.run(base + ["--json"])
         let rejectedObject = try #require(try JSONSerialization.jsonObject(with: Data(rejectedJSON.stdout.utf8)) as? [String: Any])
         #expect(rejectedJSON.status == 1 && (rejectedObject["proxyDecision"] as? [String: Any])?["host"] as? String == proxyHost,

@@ -47,30 +47,31 @@ struct PinsCommandTests {
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
 
-    @Test("the ServerTrust form loads with PolicyFile and decides: report-only without a spare, enforcing with one")
+    @Test("the ServerTrust form loads with PolicyFile and decides: enforcing with the leaf and CA pins, a warning without a spare")
     func serverTrustPolicy() throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
         let leafPin = try Self.pin(fixture.pki.leaf)
         let rootPin = try Self.pin(fixture.pki.root)
 
-        let reportOnly = try fixture.pins([fixture.chain, "--format", "json"])
-        #expect(reportOnly.status == 0, "\(reportOnly.stderr)")
-        #expect(reportOnly.stderr.contains("servertrust: pins: warning: the ServerTrust policy is report-only"), "\(reportOnly.stderr)")
-        let document = try Self.object(reportOnly.stdout)
+        let withoutSpare = try fixture.pins([fixture.chain, "--format", "json"])
+        #expect(withoutSpare.status == 0, "\(withoutSpare.stderr)")
+        #expect(withoutSpare.stderr.contains("servertrust: pins: warning: no pin is a true spare"), "\(withoutSpare.stderr)")
+        let document = try Self.object(withoutSpare.stdout)
         #expect(document["version"] as? Int == 1)
         let entry = try #require((document["hosts"] as? [[String: Any]])?.first)
         #expect(entry["host"] as? String == Self.host)
-        // The leaf's key, and the backup: the root's key, found among the system roots.
+        // The leaf's key, and the backup: the root's key, found among the system roots. Two
+        // distinct pins: the set enforces (the backup-pin rule is decided from the pins alone).
         #expect(entry["pins"] as? [String] == ["sha256/" + leafPin, "sha256/" + rootPin])
-        #expect(entry["enforcePinning"] as? Bool == false)
-        let reportOnlyPath = try fixture.write(reportOnly.stdout, "report-only.json")
-        let loaded = try fixture.evaluate(fixture.chain, policy: reportOnlyPath)
+        #expect(entry["enforcePinning"] as? Bool == true)
+        let withoutSparePath = try fixture.write(withoutSpare.stdout, "without-spare.json")
+        let loaded = try fixture.evaluate(fixture.chain, policy: withoutSparePath)
         #expect(loaded.status == 0, "\(loaded.stdout) \(loaded.stderr)")
 
         let enforcing = try fixture.pins([fixture.chain, "--format", "json", "--backup-pin", Self.sparePin])
         #expect(enforcing.status == 0, "\(enforcing.stderr)")
-        #expect(!enforcing.stderr.contains("report-only"), "\(enforcing.stderr)")
+        #expect(!enforcing.stderr.contains("true spare"), "\(enforcing.stderr)")
         let enforcingEntry = try #require((try Self.object(enforcing.stdout)["hosts"] as? [[String: Any]])?.first)
         #expect(enforcingEntry["pins"] as? [String] == ["sha256/" + leafPin, "sha256/" + rootPin, "sha256/" + Self.sparePin])
         #expect(enforcingEntry["enforcePinning"] as? Bool == true)
@@ -88,6 +89,38 @@ struct PinsCommandTests {
                                         environment: ["SSL_CERT_FILE": bothRoots, "SSL_CERT_DIR": fixture.directory + "/no-such-dir"])
         #expect(refused.status == 1, "\(refused.stdout) \(refused.stderr)")
         #expect(refused.stdout.contains("spkiPinningFailed"), "\(refused.stdout)")
+    }
+
+    @Test("the json and trustkit forms evaluate trusted against the chain they were made from, however the server sends it")
+    func formsTrustTheirOwnChain() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let pki = fixture.pki
+        let variations = [
+            ("as made", pki.serverChain),
+            ("with its root", pki.serverChain + [pki.root]),
+            ("reordered, with its root", [pki.leaf, pki.root, pki.intermediate]),
+        ]
+        for format in ["json", "trustkit"] {
+            for spare in [[], ["--backup-pin", Self.sparePin]] {
+                let made = try fixture.pins([fixture.chain, "--format", format] + spare)
+                #expect(made.status == 0, "\(made.stderr)")
+                let policy = try fixture.write(made.stdout, "\(format)-\(spare.count).json")
+                for (label, chain) in variations {
+                    let path = try LabFiles.writeBundle(chain, to: fixture.directory + "/chain-\(format)-\(spare.count)-\(label.count).pem")
+                    // The root as the anchor, and as the only anchor.
+                    for anchors in [[], ["--anchors", fixture.roots, "--anchors-only"]] {
+                        let result = try CLIRunner.run(
+                            ["evaluate", path, "--host", Self.host, "--policy", policy] + anchors, environment: fixture.environment)
+                        #expect(result.status == 0, "\(format) \(spare) \(label) \(anchors): \(result.stdout)\(result.stderr)")
+                    }
+                }
+                // Without a spare, --explain warns that none of the pins is one.
+                let explained = try CLIRunner.run(
+                    ["evaluate", fixture.chain, "--host", Self.host, "--policy", policy, "--explain"], environment: fixture.environment)
+                #expect(explained.stdout.contains("none is a spare") == spare.isEmpty, "\(format) \(spare): \(explained.stdout)")
+            }
+        }
     }
 
     @Test("from a live server: every form, the backup explained, nothing sent")

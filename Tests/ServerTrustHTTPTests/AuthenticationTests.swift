@@ -1,5 +1,6 @@
 import CertificateParsing
 import Foundation
+import ServerTrust
 import ServerTrustHTTP
 import ServerTrustLab
 import Testing
@@ -41,7 +42,10 @@ struct AuthenticationTests {
         }
         let response = try await session.send(request)
         #expect(response.statusCode == 200 && response.text == "welcome alice")
-        let challenge = try #require(challenges.all.first)
+        // The request's own handler is asked about the server's certificate on each of its
+        // connections (their own, never shared: ConnectionScope.isolated), then about the 401.
+        #expect(challenges.all.first?.protectionSpace.authenticationMethod == .serverTrust)
+        let challenge = try #require(challenges.all.first { $0.protectionSpace.authenticationMethod == .httpBasic })
         #expect(challenge.protectionSpace == ProtectionSpace(host: host, port: Int(server.port), protocol: "https", realm: "lab realm",
                                                               authenticationMethod: .httpBasic))
         #expect(challenge.previousFailureCount == 0)
@@ -189,7 +193,7 @@ struct AuthenticationTests {
         let relay = try LabMITMRelay.started(relayConfiguration)
         defer { relay.stop() }
         let spaces = Recorder<ProtectionSpace>()
-        var configuration = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: try Lab.anchors(interception)))
+        var configuration = HTTPSessionConfiguration(serverTrust: try Lab.decider(anchors: try Lab.anchors(interception)))
         configuration.proxy = ProxyConfiguration(url: relay.proxyURL)
         let refused = try HTTPSession(configuration: configuration)
         guard case .proxyRefused(407, let transport)? = await failure({ try await refused.get(server.url(host: host)) }) else {
@@ -238,6 +242,32 @@ struct AuthenticationTests {
         let authenticated = try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.clientIdentities = [host: identity] }
         #expect(try await authenticated.get(server.url(host: host)).statusCode == 200)
         #expect(server.statistics.connections.filter(\.handshakeCompleted).map(\.clientCertificates) == [[clientLeaf, clientPKI.intermediate]])
+    }
+
+    @Test("clientIdentities host keys match case-insensitively; keys differing only in case are refused", arguments: [
+        "WWW.EXAMPLE.TEST", "Www.Example.Test",
+    ])
+    func clientIdentityKeyCase(_ key: String) async throws {
+        let pki = try Lab.pki(host: host)
+        let (clientPKI, clientLeaf, identity) = try Self.clientPKI()
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.clientAuthentication = .init(trustedCertificates: [clientPKI.root], mode: .required)
+        }
+        defer { server.stop() }
+        let session = try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.clientIdentities = [key: identity] }
+        #expect(try await session.get(server.url(host: host)).statusCode == 200)
+        #expect(server.statistics.connections.filter(\.handshakeCompleted).map(\.clientCertificates) == [[clientLeaf, clientPKI.intermediate]])
+        // The session's configuration is kept as given.
+        #expect(session.configuration.clientIdentities.keys.sorted() == [key])
+
+        let conflicting = #expect(throws: HTTPError.self) {
+            try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.clientIdentities = [key: identity, host: identity] }
+        }
+        guard case .invalidRequest(let reason)? = conflicting else {
+            Issue.record("expected invalidRequest, got \(String(describing: conflicting))")
+            return
+        }
+        #expect(reason.contains("clientIdentities") && reason.contains("differ only in case"), "\(reason)")
     }
 
     @Test("a client-certificate challenge carries the acceptable CA names; a PKCS#12 identity answers it")

@@ -1,5 +1,6 @@
 import CertificateParsing
 import Foundation
+import ServerTrust
 import ServerTrustHTTP
 import ServerTrustLab
 import Testing
@@ -92,7 +93,7 @@ struct FaultInjectionTests {
         let setup = try LabFaultSetup.start(row.fault)
         defer { setup.stop() }
         var configuration = HTTPSessionConfiguration(
-            serverTrust: StandardTrustDecider(anchors: TrustStore([try Certificate(derEncoded: setup.root.der)], sources: ["lab root"])))
+            serverTrust: try Lab.decider(anchors: TrustStore([try Certificate(derEncoded: setup.root.der)], sources: ["lab root"])))
         configuration.resolve = setup.resolve
         configuration.proxy = setup.proxyURL.map { ProxyConfiguration(url: $0) }
         configuration.timeout = row.timeout

@@ -1,5 +1,6 @@
 import CertificateParsing
 import Foundation
+import ServerTrust
 import ServerTrustHTTP
 import ServerTrustLab
 import Synchronization
@@ -32,12 +33,30 @@ enum Lab {
 
     static func certificate(_ lab: LabCertificate) throws -> Certificate { try Certificate(derEncoded: lab.der) }
 
+    /// The decider most tests want: chain validation with the host name against `anchors`
+    /// and, given `pins`, an SPKI pin set for the `hosts` patterns checked on the validated path
+    /// (with `validates: false`, on the leaf alone: curl's `-k --pinnedpubkey`).
+    static func decider(
+        anchors: TrustStore, pins: [SPKIPin] = [], hosts: [String] = ["**.example.test", "**.nginx.test"], validates: Bool = true
+    ) throws -> ServerTrustDecider {
+        guard !pins.isEmpty else { return ServerTrustDecider(DefaultTrustEvaluator(), anchors: anchors) }
+        let sets = try hosts.map { PinnedHost(pattern: try HostPattern($0), pins: pins, requiresBackupPin: false) }
+        let configuration = try PinningConfiguration(sets)
+        return ServerTrustDecider(
+            SPKIPinsTrustEvaluator(configuration: configuration, performDefaultValidation: validates, validateHost: validates), anchors: anchors)
+    }
+
+    /// A decider from a closure: `nil` accepts, a string rejects with that reason.
+    static func decider(_ name: String, _ body: @escaping @Sendable (PeerTrust) -> String?) -> ServerTrustDecider {
+        ServerTrustDecider(ClosureEvaluator(name: name, body: body), anchors: .empty)
+    }
+
     static func anchors(_ pki: LabPKI) throws -> TrustStore { TrustStore([try certificate(pki.root)], sources: ["lab root"]) }
 
     /// A session trusting `pki`'s root, with `host` resolved to the server.
     static func session(trusting pki: LabPKI, resolving entries: [(host: String, server: LabTLSServer)],
                         configure: (inout HTTPSessionConfiguration) -> Void = { _ in }) throws -> HTTPSession {
-        var configuration = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: try anchors(pki)))
+        var configuration = HTTPSessionConfiguration(serverTrust: try decider(anchors: try anchors(pki)))
         configuration.resolve = entries.map { "\($0.host):\($0.server.port):127.0.0.1" }
         configuration.timeout = 20
         configure(&configuration)
@@ -57,6 +76,46 @@ enum Lab {
         let path = NSTemporaryDirectory() + "servertrust-http-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
+    }
+}
+
+/// The first instant a condition holds, polled every 0.2 ms on a thread of its own rather
+/// than from a task: a loaded test run can keep the cooperative pool from running a task for
+/// seconds, which would be read as the time the condition took.
+final class Watch: Sendable {
+    private let seen = Mutex<ContinuousClock.Instant?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Starts watching `condition` for at most `seconds`.
+    init(for seconds: Double, _ condition: @escaping @Sendable () -> Bool) {
+        let thread = Thread { [self] in
+            let clock = ContinuousClock()
+            let end = clock.now + .milliseconds(Int(seconds * 1000))
+            while clock.now < end {
+                if condition() {
+                    let now = clock.now
+                    self.seen.withLock { $0 = now }
+                    break
+                }
+                usleep(200)
+            }
+            self.done.signal()
+        }
+        thread.start()
+    }
+
+    /// When the condition first held, waiting up to `seconds` for the watch to end; `nil`
+    /// if it never held.
+    func instant(within seconds: Double) async -> ContinuousClock.Instant? {
+        let done = self.done
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                _ = done.wait(timeout: .now() + seconds)
+                done.signal()
+                continuation.resume()
+            }
+        }
+        return seen.withLock { $0 }
     }
 }
 
@@ -82,5 +141,20 @@ func failure<T>(_ body: () async throws -> T) async -> HTTPError? {
         return nil
     } catch {
         return error as? HTTPError
+    }
+}
+
+/// A test's own evaluator: `body` returns `nil` to accept or the reason to reject.
+struct ClosureEvaluator: ServerTrustEvaluating {
+    let name: String
+    let body: @Sendable (PeerTrust) -> String?
+
+    func evaluate(_ trust: PeerTrust, forHost host: String) throws(TrustEvaluationError) {
+        try decide(trust, forHost: host).get()
+    }
+
+    func decide(_ trust: PeerTrust, forHost host: String) -> TrustDecision {
+        if let reason = body(trust) { return .rejected(trust.served, by: name, .customEvaluationFailed, reason) }
+        return .accepted(trust.served, by: name, "accepted by \(name)")
     }
 }

@@ -1,5 +1,6 @@
 import CertificateParsing
 import Foundation
+import ServerTrust
 import ServerTrustHTTP
 import ServerTrustLab
 import Testing
@@ -44,10 +45,10 @@ struct HTTPSProxyTests {
 
         /// A session whose own decider pins the origin's leaf key (which the proxy's chain does
         /// not carry) and whose proxy decider is `proxyTrust`.
-        func session(proxyTrust: (any ServerTrustDecider)?, originPin: PublicKeyPin? = nil,
+        func session(proxyTrust: ServerTrustDecider?, originPin: SPKIPin? = nil,
                      credential: Credential? = nil) throws -> HTTPSession {
-            let pin = try originPin ?? PublicKeyPin(certificate: Lab.certificate(origin.leaf))
-            var configuration = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: try Lab.anchors(origin), pins: [pin]))
+            let pin = try originPin ?? SPKIPin(certificate: Lab.certificate(origin.leaf))
+            var configuration = HTTPSessionConfiguration(serverTrust: try Lab.decider(anchors: try Lab.anchors(origin), pins: [pin]))
             // The client resolves only the proxy's name; the proxy resolves the origin's.
             configuration.resolve = ["\(HTTPSProxyTests.proxyHost):\(relay.port):127.0.0.1"]
             configuration.timeout = 20
@@ -72,15 +73,15 @@ struct HTTPSProxyTests {
     func throughTrustedProxy() async throws {
         let fixture = try Fixture()
         defer { fixture.stop() }
-        let session = try fixture.session(proxyTrust: StandardTrustDecider(anchors: try Lab.anchors(fixture.proxyPKI)))
+        let session = try fixture.session(proxyTrust: try Lab.decider(anchors: try Lab.anchors(fixture.proxyPKI)))
         let first = try await session.get(fixture.url)
         #expect(first.text == "hello from origin")
         let decision = try #require(first.trustDecision)
-        #expect(decision.isAccepted && decision.host == Self.originHost && decision.evaluator == "pins")
+        #expect(decision.isTrusted && decision.host == Self.originHost && decision.evaluator == "SPKIPinsTrustEvaluator")
         // The proxy's own decision comes with the response, separate from the origin's.
         let proxyDecision = try #require(first.proxyTrustDecision)
-        #expect(proxyDecision.isAccepted && proxyDecision.host == Self.proxyHost && proxyDecision.port == Int(fixture.relay.port))
-        #expect(proxyDecision.evaluator == "chain" && !proxyDecision.isFromEarlierHandshake)
+        #expect(proxyDecision.isTrusted && proxyDecision.host == Self.proxyHost && proxyDecision.port == Int(fixture.relay.port))
+        #expect(proxyDecision.evaluator == "DefaultTrustEvaluator" && !proxyDecision.isFromEarlierHandshake)
         let second = try await session.get(fixture.url)
         #expect(second.text == "hello from origin" && !second.usedNewConnection)
         // A reused tunnel had no proxy handshake: the session's last proxy decision, marked so.
@@ -93,7 +94,7 @@ struct HTTPSProxyTests {
         #expect(third.text == "hello from origin" && third.usedNewConnection && third.trustDecision?.host == Self.originHost)
         // (Its proxy handshake may resume the first TLS session: no certificate, so the
         // decision is again the remembered one.)
-        #expect(third.proxyTrustDecision?.host == Self.proxyHost && third.proxyTrustDecision?.isAccepted == true)
+        #expect(third.proxyTrustDecision?.host == Self.proxyHost && third.proxyTrustDecision?.isTrusted == true)
         let statistics = fixture.relay.statistics
         #expect(statistics.proxyHandshakesCompleted == 2 && statistics.tunnelsPassedThrough == 2)
         let target = "\(Self.originHost):\(fixture.server.port)"
@@ -117,18 +118,18 @@ struct HTTPSProxyTests {
     func untrustedProxy(_ trustCase: ProxyTrustCase) async throws {
         let fixture = try Fixture(proxyCertificateHost: trustCase == .wrongName ? "other.example.test" : Self.proxyHost)
         defer { fixture.stop() }
-        let decider: (any ServerTrustDecider)?
+        let decider: ServerTrustDecider?
         switch trustCase {
         case .systemRootsByDefault: decider = nil
-        case .sameNameOtherKey: decider = StandardTrustDecider(anchors: try Lab.anchors(fixture.origin))
-        case .wrongName: decider = StandardTrustDecider(anchors: try Lab.anchors(fixture.proxyPKI))
+        case .sameNameOtherKey: decider = try Lab.decider(anchors: try Lab.anchors(fixture.origin))
+        case .wrongName: decider = try Lab.decider(anchors: try Lab.anchors(fixture.proxyPKI))
         }
         let session = try fixture.session(proxyTrust: decider)
         guard case .proxyTrustRejected(let decision)? = await failure({ try await session.get(fixture.url) }) else {
             Issue.record("expected the proxy's certificate to be rejected")
             return
         }
-        #expect(decision.host == Self.proxyHost && decision.port == Int(fixture.relay.port) && decision.evaluator == "chain")
+        #expect(decision.host == Self.proxyHost && decision.port == Int(fixture.relay.port) && decision.evaluator == "DefaultTrustEvaluator")
         let expected: ValidationFailure.Kind
         switch trustCase {
         case .systemRootsByDefault: expected = .untrustedRoot
@@ -144,12 +145,12 @@ struct HTTPSProxyTests {
     func originPinsStillApply() async throws {
         let fixture = try Fixture()
         defer { fixture.stop() }
-        let strangerPin = try PublicKeyPin(certificate: Lab.certificate(fixture.proxyPKI.leaf))
-        let session = try fixture.session(proxyTrust: StandardTrustDecider(anchors: try Lab.anchors(fixture.proxyPKI)),
+        let strangerPin = try SPKIPin(certificate: Lab.certificate(fixture.proxyPKI.leaf))
+        let session = try fixture.session(proxyTrust: try Lab.decider(anchors: try Lab.anchors(fixture.proxyPKI)),
                                           originPin: strangerPin)
         let error = await failure { try await session.get(fixture.url) }
         let decision = try #require(error?.rejection, "\(String(describing: error))")
-        #expect(decision.host == Self.originHost && decision.evaluator == "pins")
+        #expect(decision.host == Self.originHost && decision.evaluator == "SPKIPinsTrustEvaluator")
         let statistics = try await fixture.statistics { $0.tunnelsPassedThrough == 1 }
         // The tunnel carried the origin's handshake (both ways), and no request: the origin's
         // server saw no HTTP request at all.
@@ -161,7 +162,7 @@ struct HTTPSProxyTests {
     func proxyCredentials() async throws {
         let fixture = try Fixture { $0.proxyCredentials = .init(user: "proxy", password: "pw") }
         defer { fixture.stop() }
-        let trust = StandardTrustDecider(anchors: try Lab.anchors(fixture.proxyPKI))
+        let trust = try Lab.decider(anchors: try Lab.anchors(fixture.proxyPKI))
         let session = try fixture.session(proxyTrust: trust, credential: .user("proxy", password: "pw", persistence: .none))
         let response = try await session.get(fixture.url)
         #expect(response.text == "hello from origin")
@@ -175,7 +176,7 @@ struct HTTPSProxyTests {
 
     @Test("a proxy URL that is neither http:// nor https:// is refused when the session is made")
     func otherSchemesRefused() throws {
-        var configuration = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: .empty))
+        var configuration = HTTPSessionConfiguration(serverTrust: try Lab.decider(anchors: .empty))
         configuration.proxy = ProxyConfiguration(url: "socks5://127.0.0.1:1080")
         #expect(throws: HTTPError.self) { _ = try HTTPSession(configuration: configuration) }
     }

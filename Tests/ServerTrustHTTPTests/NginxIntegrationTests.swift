@@ -15,7 +15,7 @@ struct NginxIntegrationTests {
     static let host = NginxLab.host
 
     /// A session with `decider`, every nginx host resolved to 127.0.0.1.
-    func session(_ lab: NginxLab, _ decider: any ServerTrustDecider,
+    func session(_ lab: NginxLab, _ decider: ServerTrustDecider,
                  configure: (inout HTTPSessionConfiguration) -> Void = { _ in }) throws -> HTTPSession {
         var configuration = HTTPSessionConfiguration(serverTrust: decider)
         configuration.resolve = lab.resolve
@@ -25,14 +25,14 @@ struct NginxIntegrationTests {
     }
 
     /// The lab's roots as custom anchors, nothing else.
-    func trusting(_ lab: NginxLab, pins: Set<PublicKeyPin> = [], validatesDomainName: Bool = true) throws -> StandardTrustDecider {
-        StandardTrustDecider(anchors: try lab.anchors(), validatesDomainName: validatesDomainName, pins: pins)
+    func trusting(_ lab: NginxLab, pins: [SPKIPin] = [], validatesDomainName: Bool = true) throws -> ServerTrustDecider {
+        if !validatesDomainName { return ServerTrustDecider(DefaultTrustEvaluator(validateHost: false), anchors: try lab.anchors()) }
+        return try Lab.decider(anchors: try lab.anchors(), pins: pins)
     }
 
     /// A `ServerTrust` evaluator with the system roots plus the lab's roots.
-    func policy(_ lab: NginxLab, _ evaluator: any ServerTrustEvaluating) throws -> SecurityPolicyDecider {
-        SecurityPolicyDecider(evaluator, systemAnchors: try TrustStore.system(),
-                              customAnchors: [try lab.certificate(lab.pki.root), try lab.certificate(lab.otherPKI.root)])
+    func policy(_ lab: NginxLab, _ evaluator: any ServerTrustEvaluating) throws -> ServerTrustDecider {
+        ServerTrustDecider(evaluator, anchors: try TrustStore.system() + lab.anchors())
     }
 
     /// `servertrust get URL` with every host resolved to 127.0.0.1.
@@ -59,7 +59,7 @@ struct NginxIntegrationTests {
         #expect(response.statusCode == 200 && response.text == NginxLab.index)
         #expect(response.tlsVersion == "TLSv1.3")
         let decision = try #require(response.trustDecision)
-        #expect(decision.isAccepted && decision.host == Self.host && decision.port == Int(lab.port(.valid)))
+        #expect(decision.isTrusted && decision.host == Self.host && decision.port == Int(lab.port(.valid)))
         #expect(decision.servedChain == [try lab.certificate(lab.pki.leaf), try lab.certificate(lab.pki.intermediate)])
         #expect(decision.verifiedChain?.last == (try lab.certificate(lab.pki.root)))
 
@@ -77,7 +77,7 @@ struct NginxIntegrationTests {
         }
 
         // The system roots alone: untrusted, and nginx logs no request for it.
-        let error = await failure { try await session(lab, try StandardTrustDecider.system()).get(lab.url(.valid, "/?system")) }
+        let error = await failure { try await session(lab, try ServerTrustDecider.system()).get(lab.url(.valid, "/?system")) }
         #expect(error?.rejection?.validationFailure?.kind == .untrustedRoot, "\(String(describing: error))")
 
         // The CLI: trusted with --anchors, JSON with the decision; exit 1 on the system roots.
@@ -158,17 +158,17 @@ struct NginxIntegrationTests {
         let byCertificate = try await session(lab, try policy(lab, certificateMode)).get(lab.url(.pinnedSelfSigned, "/?certificate"))
         #expect(byCertificate.statusCode == 200 && byCertificate.text == NginxLab.index)
         // curl's way: -k with --pinnedpubkey.
-        let pin = PublicKeyPin(certificate: pinned)
-        let byPin = try await session(lab, StandardTrustDecider(anchors: .empty, allowInvalidCertificates: true, pins: [pin]))
+        let pin = SPKIPin(certificate: pinned)
+        let byPin = try await session(lab, try Lab.decider(anchors: .empty, pins: [pin], validates: false))
             .get(lab.url(.pinnedSelfSigned, "/?pin"))
-        #expect(byPin.statusCode == 200 && byPin.trustDecision?.evaluator == "pins")
+        #expect(byPin.statusCode == 200 && byPin.trustDecision?.evaluator == "SPKIPinsTrustEvaluator")
         // Another key pinned: refused.
-        let wrongPin = PublicKeyPin(certificate: try lab.certificate(lab.pki.leaf))
+        let wrongPin = SPKIPin(certificate: try lab.certificate(lab.pki.leaf))
         let wrong = await failure {
-            try await session(lab, StandardTrustDecider(anchors: .empty, allowInvalidCertificates: true, pins: [wrongPin]))
+            try await session(lab, try Lab.decider(anchors: .empty, pins: [wrongPin], validates: false))
                 .get(lab.url(.pinnedSelfSigned, "/?wrong-pin"))
         }
-        #expect(wrong?.rejection?.evaluator == "pins")
+        #expect(wrong?.rejection?.evaluator == "SPKIPinsTrustEvaluator")
 
         let cliDefault = try await get(lab, .pinnedSelfSigned, "/?cli-default", ["--anchors", lab.rootPath])
         #expect(cliDefault.status == 1 && cliDefault.stderr.contains("untrustedRoot"), "\(cliDefault)")
@@ -199,7 +199,7 @@ struct NginxIntegrationTests {
         let realms = Recorder<String?>()
         var request = HTTPRequest(.get, url)
         request.challengeHandler = { challenge, _ in
-            realms.append(challenge.protectionSpace.realm)
+            if challenge.protectionSpace.authenticationMethod != .serverTrust { realms.append(challenge.protectionSpace.realm) }
             return .credential(.user(NginxLab.user, password: NginxLab.password, persistence: .none))
         }
         let authenticated = try await session.send(request)
@@ -324,10 +324,10 @@ struct NginxIntegrationTests {
         #expect(decision.host == NginxLab.otherHost && decision.verifiedChain?.last == otherRoot)
 
         // Pinning the first host's CA key applies to every hop: the other host's chain is refused.
-        let pin = PublicKeyPin(certificate: try lab.certificate(lab.pki.intermediate))
+        let pin = SPKIPin(certificate: try lab.certificate(lab.pki.intermediate))
         let error = await failure { try await self.session(lab, try trusting(lab, pins: [pin])).get(lab.url(.valid, "/redirect")) }
         let rejection = try #require(error?.rejection, "\(String(describing: error))")
-        #expect(rejection.host == NginxLab.otherHost && rejection.evaluator == "pins")
+        #expect(rejection.host == NginxLab.otherHost && rejection.evaluator == "SPKIPinsTrustEvaluator")
 
         let cli = try await get(lab, .valid, "/redirect", ["--anchors", lab.rootPath, "--anchors", lab.otherRootPath, "-H", "Authorization: Bearer x",
                                                       "--json"])

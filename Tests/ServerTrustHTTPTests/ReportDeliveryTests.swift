@@ -62,7 +62,7 @@ struct ReportDeliveryTests {
         let pinned = try Self.failingPins(reportURIs: [collector.url])
         let evaluator = SPKIPinsTrustEvaluator(configuration: try PinningConfiguration([pinned]), reporter: reporter)
         var configuration = HTTPSessionConfiguration(
-            serverTrust: SecurityPolicyDecider(evaluator, systemAnchors: .empty, customAnchors: [root], anchorsOnly: true))
+            serverTrust: ServerTrustDecider(evaluator, anchors: TrustStore([root])))
         configuration.resolve = ["\(Self.host):\(origin.port):127.0.0.1", collector.resolve]
         configuration.timeout = 20
         let session = try HTTPSession(configuration: configuration)

@@ -22,7 +22,7 @@ struct ServerTrustTests {
         #expect(response.tlsVersion == "TLSv1.3")
         #expect(response.httpVersion == "HTTP/1.1")
         let decision = try #require(response.trustDecision)
-        #expect(decision.isAccepted && decision.evaluator == "chain" && decision.host == host && !decision.isFromEarlierHandshake)
+        #expect(decision.isTrusted && decision.evaluator == "DefaultTrustEvaluator" && decision.host == host && !decision.isFromEarlierHandshake)
         #expect(decision.servedChain.count == 2)
         #expect(decision.verifiedChain?.last == (try Lab.certificate(pki.root)))
         #expect(server.statistics.serverNamesSeen == [host])
@@ -55,10 +55,11 @@ struct ServerTrustTests {
         let session = try Lab.session(trusting: anchorsPKI, resolving: [(host, server)])
         let error = await failure { try await session.get(server.url(host: host, path: "/secret?token=1")) }
         let decision = try #require(error?.rejection, "\(String(describing: error))")
-        #expect(!decision.isAccepted && decision.evaluator == "chain" && decision.servedChain.count == 2)
+        #expect(!decision.isTrusted && decision.evaluator == "DefaultTrustEvaluator" && decision.servedChain.count == 2)
         let expected: ValidationFailure.Kind = kind == .wrongHost ? .hostnameMismatch : kind == .expired ? .expired : .untrustedRoot
         #expect(decision.validationFailure?.kind == expected)
-        #expect("\(error!)".hasPrefix("server trust rejected: rejected www.example.test:\(server.port) by chain: \(expected.rawValue)"))
+        #expect("\(error!)".hasPrefix("server trust rejected: rejected www.example.test:\(server.port) by DefaultTrustEvaluator: "))
+        #expect("\(error!)".contains(": \(expected.rawValue): "))
         #expect(server.statistics.requestsServed == 0)
         #expect(server.statistics.handshakesCompleted == 0)
     }
@@ -70,12 +71,10 @@ struct ServerTrustTests {
         let selfSigned = try LabCertificate.issue(spec, subjectKey: key)
         let server = try Lab.server(.init(chain: [selfSigned], key: key))
         defer { server.stop() }
-        let pin = PublicKeyPin(certificate: try Lab.certificate(selfSigned))
-        let decider = ClosureTrustDecider { chain in
-            guard let leaf = chain.leaf, PublicKeyPin(certificate: leaf) == pin, chain.host == "www.example.test" else {
-                return .reject(chain, by: "self-signed pin", "not the pinned key")
-            }
-            return .accept(chain, by: "self-signed pin", "pinned key \(pin)")
+        let pin = SPKIPin(certificate: try Lab.certificate(selfSigned))
+        let decider = Lab.decider("self-signed pin") { trust in
+            guard let leaf = trust.certificates.first, pin.matches(leaf), trust.host == "www.example.test" else { return "not the pinned key" }
+            return nil
         }
         var configuration = HTTPSessionConfiguration(serverTrust: decider)
         configuration.resolve = ["\(host):\(server.port):127.0.0.1"]
@@ -83,16 +82,15 @@ struct ServerTrustTests {
         let response = try await session.get(server.url(host: host))
         #expect(response.statusCode == 200)
         #expect(response.trustDecision?.evaluator == "self-signed pin")
-        // The same pin as a StandardTrustDecider with allowInvalidCertificates.
-        let pinned = try HTTPSession(configuration: {
-            var c = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: .empty, allowInvalidCertificates: true, pins: [pin]))
-            c.resolve = configuration.resolve
-            return c
-        }())
-        #expect(try await pinned.get(server.url(host: host)).trustDecision?.evaluator == "pins")
+        // The same pin as an SPKI pin set without validation: it matches the leaf, whose key the
+        // handshake proves.
+        var c = HTTPSessionConfiguration(serverTrust: try Lab.decider(anchors: .empty, pins: [pin], validates: false))
+        c.resolve = configuration.resolve
+        let pinned = try HTTPSession(configuration: c)
+        #expect(try await pinned.get(server.url(host: host)).trustDecision?.evaluator == "SPKIPinsTrustEvaluator")
         // Without the pin, the chain is untrusted.
         let strict = try HTTPSession(configuration: {
-            var c = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: .empty))
+            var c = HTTPSessionConfiguration(serverTrust: try Lab.decider(anchors: .empty))
             c.resolve = configuration.resolve
             return c
         }())
@@ -113,7 +111,7 @@ struct ServerTrustTests {
         // Default policy: system anchors plus the user-installed interception root.
         let relay = try LabMITMRelay.started(relayConfiguration)
         defer { relay.stop() }
-        var open = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(anchors: try TrustStore.system() + TrustStore([interceptionRoot])))
+        var open = HTTPSessionConfiguration(serverTrust: try Lab.decider(anchors: try TrustStore.system() + TrustStore([interceptionRoot])))
         open.proxy = ProxyConfiguration(url: relay.proxyURL)
         let intercepted = try await HTTPSession(configuration: open).get(server.url(host: host, path: "/through"))
         #expect(intercepted.statusCode == 200 && intercepted.text == "hello from origin")
@@ -124,13 +122,13 @@ struct ServerTrustTests {
         let pinnedRelay = try LabMITMRelay.started(relayConfiguration)
         defer { pinnedRelay.stop() }
         let servedBefore = server.statistics.requestsServed
-        let pin = PublicKeyPin(certificate: try Lab.certificate(pki.leaf))
-        var pinned = HTTPSessionConfiguration(serverTrust: StandardTrustDecider(
+        let pin = SPKIPin(certificate: try Lab.certificate(pki.leaf))
+        var pinned = HTTPSessionConfiguration(serverTrust: try Lab.decider(
             anchors: try TrustStore.system() + TrustStore([interceptionRoot]), pins: [pin]))
         pinned.proxy = ProxyConfiguration(url: pinnedRelay.proxyURL)
         let error = await failure { try await HTTPSession(configuration: pinned).get(server.url(host: host, path: "/secret")) }
         let decision = try #require(error?.rejection, "\(String(describing: error))")
-        #expect(decision.evaluator == "pins")
+        #expect(decision.evaluator == "SPKIPinsTrustEvaluator")
         #expect(decision.servedChain.first?.subjectPublicKeyInfo != (try Lab.certificate(pki.leaf)).subjectPublicKeyInfo)
         #expect(!pinnedRelay.statistics.forwardedApplicationData)
         #expect(pinnedRelay.statistics.upstreamHandshakesCompleted == 0)
@@ -143,9 +141,9 @@ struct ServerTrustTests {
         let server = try Lab.server(.init(pki: pki))
         defer { server.stop() }
         let acceptedHosts = Recorder<String>()
-        var trusting = HTTPSessionConfiguration(serverTrust: ClosureTrustDecider { chain in
-            acceptedHosts.append(chain.host)
-            return .accept(chain, by: "open", "accepts all")
+        var trusting = HTTPSessionConfiguration(serverTrust: Lab.decider("open") { trust in
+            acceptedHosts.append(trust.host ?? "")
+            return nil
         })
         trusting.resolve = ["\(host):\(server.port):127.0.0.1"]
         let first = try HTTPSession(configuration: trusting)
@@ -155,19 +153,21 @@ struct ServerTrustTests {
         #expect(server.statistics.handshakesCompleted == 1, "\(server.statistics.connections)")
         #expect(acceptedHosts.all.count == 1)
 
-        // Within the session a new connection resumes the TLS session (no certificate, no decision).
+        // Within the session a new connection resumes the TLS session; no certificate is
+        // presented, and the connection is decided again, on the chain the session kept.
         var fresh = HTTPRequest(.get, url)
         fresh.usesFreshConnection = true
         let resumed = try await first.send(fresh)
         #expect(resumed.tlsSessionResumed && resumed.usedNewConnection)
-        #expect(resumed.trustDecision?.isFromEarlierHandshake == true)
+        #expect(resumed.trustDecision?.isFromEarlierHandshake == false)
+        #expect(resumed.trustDecision?.servedChain.count == 2)
         #expect(server.statistics.handshakesResumed == 1)
-        #expect(acceptedHosts.all.count == 1)
+        #expect(acceptedHosts.all.count == 2)
 
         // A second session with a rejecting policy gets neither the open connection nor the
         // TLS session: it makes its own full handshake, and its own decision rejects it.
         var rejecting = trusting
-        rejecting.serverTrust = ClosureTrustDecider { .reject($0, by: "closed", "rejects all") }
+        rejecting.serverTrust = Lab.decider("closed") { _ in "rejects all" }
         let second = try HTTPSession(configuration: rejecting)
         let error = await failure { try await second.get(url) }
         #expect(error?.rejection?.evaluator == "closed")
@@ -180,7 +180,7 @@ struct ServerTrustTests {
         #expect(!still.usedNewConnection && still.statusCode == 200)
     }
 
-    @Test("a ServerTrust.SecurityPolicy decides through the adapter, with its decision record")
+    @Test("a ServerTrust.SecurityPolicy decides on the wire, with its decision record")
     func securityPolicyAdapter() async throws {
         let pki = try Lab.pki(host: host)
         let server = try Lab.server(.init(pki: pki))
@@ -188,21 +188,20 @@ struct ServerTrustTests {
         let root = try Lab.certificate(pki.root)
         let leaf = try Lab.certificate(pki.leaf)
         func session(_ policy: SecurityPolicy) throws -> HTTPSession {
-            var configuration = HTTPSessionConfiguration(
-                serverTrust: SecurityPolicyDecider(policy, systemAnchors: .empty, customAnchors: [root], anchorsOnly: true))
+            var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(policy, anchors: TrustStore([root])))
             configuration.resolve = ["\(host):\(server.port):127.0.0.1"]
             return try HTTPSession(configuration: configuration)
         }
         let pinned = try session(SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [leaf]))
         let response = try await pinned.get(server.url(host: host))
         #expect(response.statusCode == 200)
-        #expect(response.trustDecision?.explanation?.contains("decision:  trusted") == true)
+        #expect(response.trustDecision?.explanation.contains("decision:  trusted") == true)
 
         let otherKey = try Lab.certificate(try Lab.pki(host: host, keySlot: 43).leaf)
         let wrongPin = try session(SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [otherKey]))
         let error = await failure { try await wrongPin.get(server.url(host: host)) }
         let decision = try #require(error?.rejection)
-        #expect(decision.explanation?.contains("decision:  rejected") == true)
+        #expect(decision.explanation.contains("decision:  rejected"))
         #expect(server.statistics.requestsServed == 1)
     }
 }

@@ -1,5 +1,5 @@
 import CertificateParsing
-import ServerTrust
+@testable import ServerTrust
 import Testing
 import TrustEvaluation
 
@@ -27,7 +27,7 @@ struct PinningConfigurationTests {
     @Test("a pin may match any position of the validated chain, the unsent root included")
     func anyPosition() throws {
         for pin in [SPKIPin(certificate: f.validChain[0]), SPKIPin(certificate: f.intermediate), rootPin] {
-            let result = try configuration([pin, f.backupPin]).check(chain: chain, forHost: host, at: now)
+            let result = try configuration([pin, f.backupPin]).check(certificates: chain, forHost: host, at: now)
             #expect(result.outcome == .matched)
         }
     }
@@ -35,15 +35,15 @@ struct PinningConfigurationTests {
     @Test("scopes: a leaf pin only at position 0, a CA pin never at the leaf")
     func scopes() throws {
         let leafAsCA = SPKIPin(certificate: f.validChain[0], scope: .ca)
-        #expect(try configuration([leafAsCA, f.backupPin]).check(chain: chain, forHost: host, at: now).outcome == .noMatchingPin)
+        #expect(try configuration([leafAsCA, f.backupPin]).check(certificates: chain, forHost: host, at: now).outcome == .noMatchingPin)
         let caAsLeaf = SPKIPin(certificate: f.intermediate, scope: .leaf)
-        #expect(try configuration([caAsLeaf, f.backupPin]).check(chain: chain, forHost: host, at: now).outcome == .noMatchingPin)
-        #expect(try configuration([caPin, f.backupPin]).check(chain: chain, forHost: host, at: now).outcome == .matched)
+        #expect(try configuration([caAsLeaf, f.backupPin]).check(certificates: chain, forHost: host, at: now).outcome == .noMatchingPin)
+        #expect(try configuration([caPin, f.backupPin]).check(certificates: chain, forHost: host, at: now).outcome == .matched)
         // An `any` pin counts for the set of the position it matches.
         let anyLeaf = SPKIPin(certificate: f.validChain[0])
-        #expect(try configuration([caAsLeaf, anyLeaf, f.backupPin]).check(chain: chain, forHost: host, at: now).outcome == .matched)
+        #expect(try configuration([caAsLeaf, anyLeaf, f.backupPin]).check(certificates: chain, forHost: host, at: now).outcome == .matched)
         let unmatchedCA = SPKIPin(certificate: f.selfSigned, scope: .ca)
-        let result = try configuration([unmatchedCA, anyLeaf]).check(chain: chain, forHost: host, at: now)
+        let result = try configuration([unmatchedCA, anyLeaf]).check(certificates: chain, forHost: host, at: now)
         #expect(result.outcome == .noMatchingPin)
         #expect(result.unmatchedScopes == [.ca])
     }
@@ -53,9 +53,9 @@ struct PinningConfigurationTests {
         var backupLeaf = f.backupPin
         backupLeaf.scope = .leaf
         let both = try configuration([leafPin, caPin, backupLeaf])
-        #expect(both.check(chain: chain, forHost: host, at: now).outcome == .matched)
+        #expect(both.check(certificates: chain, forHost: host, at: now).outcome == .matched)
         let otherLeaf = f.otherHostChain + [f.root]
-        let result = both.check(chain: otherLeaf, forHost: host, at: now)
+        let result = both.check(certificates: otherLeaf, forHost: host, at: now)
         #expect(result.outcome == .noMatchingPin, "the CA set matches but the leaf set does not")
         #expect(result.unmatchedScopes == [.leaf])
         #expect(result.detail.contains("no leaf pin"))
@@ -68,17 +68,17 @@ struct PinningConfigurationTests {
             PinnedHost(pattern: HostPattern(host), pins: [rootPin, f.backupPin]),
             .excluded(HostPattern("legacy.example.test")),
         ])
-        #expect(configuration.check(chain: chain, forHost: host, at: now).outcome == .matched)
-        #expect(configuration.check(chain: chain, forHost: "www.example.test", at: now).outcome == .noMatchingPin)
-        #expect(configuration.check(chain: chain, forHost: "legacy.example.test", at: now).outcome == .excluded)
-        #expect(configuration.check(chain: chain, forHost: "example.org", at: now).outcome == .notPinned)
+        #expect(configuration.check(certificates: chain, forHost: host, at: now).outcome == .matched)
+        #expect(configuration.check(certificates: chain, forHost: "www.example.test", at: now).outcome == .noMatchingPin)
+        #expect(configuration.check(certificates: chain, forHost: "legacy.example.test", at: now).outcome == .excluded)
+        #expect(configuration.check(certificates: chain, forHost: "example.org", at: now).outcome == .notPinned)
     }
 
     @Test("after the pin set expires the host is unpinned, and that is logged")
     func expiry() throws {
         let pins = try configuration([SPKIPin(certificate: f.selfSigned), f.backupPin], expiration: now - 1)
-        #expect(pins.check(chain: chain, forHost: host, at: now).outcome == .expired)
-        #expect(pins.check(chain: chain, forHost: host, at: now - 1).outcome == .noMatchingPin, "still pinned at the expiration instant")
+        #expect(pins.check(certificates: chain, forHost: host, at: now).outcome == .expired)
+        #expect(pins.check(certificates: chain, forHost: host, at: now - 1).outcome == .noMatchingPin, "still pinned at the expiration instant")
         let log = Collector<String>()
         let evaluator = SPKIPinsTrustEvaluator(configuration: pins, logger: { log.append($0) })
         let decision = evaluator.decide(f.trust(f.validChain), forHost: host)
@@ -94,41 +94,61 @@ struct PinningConfigurationTests {
         var next = f.backupPin
         next.notBefore = now - 10
         let rotating = try configuration([old, next])
-        #expect(rotating.check(chain: chain, forHost: host, at: now - 5).outcome == .matched, "old pin still valid")
-        #expect(rotating.check(chain: chain, forHost: host, at: now).outcome == .noMatchingPin, "old pin retired")
+        #expect(rotating.check(certificates: chain, forHost: host, at: now - 5).outcome == .matched, "old pin still valid")
+        #expect(rotating.check(certificates: chain, forHost: host, at: now).outcome == .noMatchingPin, "old pin retired")
         var future = f.backupPin
         future.notBefore = now + 10
-        let result = try configuration([old, future]).check(chain: chain, forHost: host, at: now)
+        let result = try configuration([old, future]).check(certificates: chain, forHost: host, at: now)
         #expect(result.outcome == .noMatchingPin)
         #expect(result.detail.contains("no pin for **.example.test is valid at"))
     }
 
-    @Test("backup-pin rule: at least two pins when enforcing, one of them not in the chain")
+    @Test("backup-pin rule: at least two distinct pins when enforcing, decided when the configuration is made")
     func backupPins() throws {
         let single = #expect(throws: PolicyFileError.self) { try configuration([rootPin]) }
         #expect(single?.problems.map(\.kind) == [.missingBackupPin])
         #expect(single?.problems.first?.path == "$.hosts[0]")
         #expect(single?.problems.first?.message.contains("RFC 7469") == true)
+        // The same pin twice (or in two windows) is one pin.
+        var windowed = rootPin
+        windowed.notAfter = now + 10
+        let twice = #expect(throws: PolicyFileError.self) { try configuration([rootPin, windowed]) }
+        #expect(twice?.problems.map(\.kind) == [.missingBackupPin])
         #expect(throws: Never.self) { try configuration([rootPin], enforce: false) }
         let none = #expect(throws: PolicyFileError.self) { try configuration([]) }
         #expect(none?.problems.map(\.kind) == [.noPins])
 
-        // Leaf and intermediate are both in what the server sends: no backup.
-        let noBackup = try configuration([SPKIPin(certificate: f.validChain[0]), SPKIPin(certificate: f.intermediate)])
-        let result = noBackup.check(chain: chain, served: f.validChain, forHost: host, at: now)
-        #expect(result.outcome == .missingBackupPin)
-        #expect(!result.allowsConnection)
-        let decision = SPKIPinsTrustEvaluator(configuration: noBackup).decide(f.trust(f.validChain), forHost: host)
-        #expect(decision.failure?.kind == .missingBackupPin)
-        #expect(decision.failure?.detail.contains("none is a backup") == true)
-        #expect(
-            try configuration([SPKIPin(certificate: f.validChain[0]), SPKIPin(certificate: f.intermediate)], enforce: false)
-                .check(chain: chain, served: f.validChain, forHost: host, at: now).outcome == .matched)
-        // The root is not served, so a root pin is a backup (it survives rotating everything the
-        // server sends): root + intermediate enforces.
-        let rootBackup = try configuration([rootPin, SPKIPin(certificate: f.intermediate)])
-        #expect(rootBackup.check(chain: chain, served: f.validChain, forHost: host, at: now).outcome == .matched)
-        #expect(SPKIPinsTrustEvaluator(configuration: rootBackup).decide(f.trust(f.validChain), forHost: host).isTrusted)
+        // Leaf and intermediate are two distinct pins: the configuration is valid, and the
+        // decision never depends on what else the server sends.
+        let current = try configuration([SPKIPin(certificate: f.validChain[0]), SPKIPin(certificate: f.intermediate)])
+        let result = current.check(certificates: chain, forHost: host, at: now)
+        #expect(result.outcome == .matched && result.allowsConnection)
+        // ... but neither is a spare: a warning, not a refusal.
+        #expect(result.spareWarning?.contains("none is a spare") == true)
+        let decision = SPKIPinsTrustEvaluator(configuration: current).decide(f.trust(f.validChain), forHost: host)
+        #expect(decision.isTrusted)
+        #expect(decision.record.notes.contains { $0.contains("none is a spare") })
+        // With a key held in reserve there is no warning.
+        let spared = try configuration([SPKIPin(certificate: f.intermediate), f.backupPin]).check(certificates: chain, forHost: host, at: now)
+        #expect(spared.outcome == .matched && spared.spareWarning == nil)
+    }
+
+    @Test("the same pins decide the same whether the server sends its root, reorders, or adds a stray certificate")
+    func servedVariationsDoNotChangeTheDecision() throws {
+        let pins = try configuration([SPKIPin(certificate: f.validChain[0]), rootPin])
+        let leaf = f.validChain[0]
+        let variations: [(String, [Certificate])] = [
+            ("as usual", [leaf, f.intermediate]),
+            ("with its root", [leaf, f.intermediate, f.root]),
+            ("reordered", [leaf, f.root, f.intermediate]),
+            ("with a stray certificate", [leaf, f.intermediate, f.selfSigned]),
+            ("all of it, shuffled", [leaf, f.selfSigned, f.root, f.interceptionRoot, f.intermediate]),
+        ]
+        for (label, served) in variations {
+            let decision = SPKIPinsTrustEvaluator(configuration: pins).decide(f.trust(served, store: f.publicStore), forHost: host)
+            #expect(decision.isTrusted, "\(label): \(decision)")
+            #expect(decision.verifiedChain == [leaf, f.intermediate, f.root], "\(label)")
+        }
     }
 
     @Test("report-only: a mismatch is allowed, reported and noted")
@@ -170,10 +190,10 @@ struct PinningConfigurationTests {
             #expect(reporter.reports.all.first?.0.validationResult == .failedNegativePinMatched)
         }
         let onlyNegative = try configuration([], negative: [SPKIPin(certificate: f.selfSigned)])
-        #expect(onlyNegative.check(chain: chain, forHost: host, at: now).outcome == .matched)
+        #expect(onlyNegative.check(certificates: chain, forHost: host, at: now).outcome == .matched)
         var expiredNegative = SPKIPin(certificate: f.intermediate)
         expiredNegative.notAfter = now - 1
-        #expect(try configuration([rootPin, f.backupPin], negative: [expiredNegative]).check(chain: chain, forHost: host, at: now).outcome == .matched)
+        #expect(try configuration([rootPin, f.backupPin], negative: [expiredNegative]).check(certificates: chain, forHost: host, at: now).outcome == .matched)
     }
 
     @Test("pins never make an untrusted chain acceptable; the chain failure is reported")

@@ -50,9 +50,10 @@ struct ReportRateLimiterTests {
         let pins = try PinningConfiguration([
             PinnedHost(pattern: HostPattern("**.example.test"), pins: [SPKIPin(certificate: f.selfSigned), f.backupPin], reportURIs: ["https://r.example.test/"])
         ])
-        let evaluator = SPKIPinsTrustEvaluator(configuration: pins, reporter: reporter, clock: clock.clock)
+        let evaluator = SPKIPinsTrustEvaluator(configuration: pins, reporter: reporter)
         var trust = f.trust(f.validChain)
-        trust.verifyTime = nil  // the evaluator's clock decides the instant
+        trust.verifyTime = nil  // the trust's clock decides the instant
+        trust.clock = clock.clock
         for _ in 0..<3 { #expect(!evaluator.decide(trust, forHost: PolicyFixtures.host).isTrusted) }
         #expect(collector.reports.all.count == 1)
         #expect(collector.reports.all.first?.1 == ["https://r.example.test/"])

@@ -1,4 +1,5 @@
 import ServerTrust
+import TrustEvaluation
 import Synchronization
 
 /// Collects what a reporter, observer or logger receives.

@@ -30,8 +30,12 @@ struct TrustEvaluatorsTests {
         // Host validation runs even without default validation.
         let noDefault = PinnedCertificatesTrustEvaluator(certificates: [f.root], performDefaultValidation: false)
         #expect(noDefault.decide(f.trust(f.otherHostChain), forHost: host).failure?.kind == .hostValidationFailed)
+        // Without any validation no path is proven: only the leaf, whose key the handshake
+        // proves, can match, so a pinned CA proves nothing (ProvenChain).
         let nothing = PinnedCertificatesTrustEvaluator(certificates: [f.root], performDefaultValidation: false, validateHost: false)
-        #expect(nothing.decide(f.trust(f.otherHostChain), forHost: host).isTrusted)
+        #expect(nothing.decide(f.trust(f.otherHostChain), forHost: host).failure?.kind == .certificatePinningFailed)
+        let leafOnly = PinnedCertificatesTrustEvaluator(certificates: [f.otherHostChain[0]], performDefaultValidation: false, validateHost: false)
+        #expect(leafOnly.decide(f.trust(f.otherHostChain), forHost: host).isTrusted)
     }
 
     @Test("PublicKeysTrustEvaluator compares keys along the chain")
@@ -52,7 +56,7 @@ struct TrustEvaluatorsTests {
         let pinFails = CompositeTrustEvaluator(evaluators: [DefaultTrustEvaluator(), PublicKeysTrustEvaluator(certificates: [f.selfSigned])])
         let second = pinFails.decide(f.trust(f.validChain), forHost: host)
         #expect(second.failure?.kind == .publicKeyPinningFailed)
-        #expect(second.record.steps.first?.hasPrefix("[DefaultTrustEvaluator]") == true)
+        #expect(second.record.steps.first?.description.hasPrefix("[DefaultTrustEvaluator]") == true)
         #expect(!CompositeTrustEvaluator(evaluators: []).decide(f.trust(f.validChain), forHost: host).isTrusted)
         #expect(throws: TrustEvaluationError.self) { try pinFails.evaluate(f.trust(f.validChain), forHost: host) }
     }

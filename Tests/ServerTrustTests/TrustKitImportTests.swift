@@ -60,6 +60,7 @@ struct TrustKitImportTests {
                 "kTSKBogus": 1,
                 "kTSKPinnedDomains": [
                     "one.example.test": ["kTSKPublicKeyHashes": [rootHash]],
+                    "twice.example.test": ["kTSKPublicKeyHashes": [rootHash, rootHash]],
                     "bad.example.test": ["kTSKPublicKeyHashes": ["sha256/" + rootHash, "AAAA"], "kTSKEnforcePinning": false] as [String: Any],
                     "com": ["kTSKPublicKeyHashes": [rootHash, backupHash]],
                     "orphan.example.org": ["kTSKExcludeSubdomainFromParentPolicy": true],
@@ -77,13 +78,14 @@ struct TrustKitImportTests {
         #expect(problems.contains("invalidPin $.kTSKPinnedDomains[\"bad.example.test\"].kTSKPublicKeyHashes[1]"))
         #expect(problems.contains("invalidHostPattern $.kTSKPinnedDomains.com"))
         #expect(problems.contains("missingBackupPin $.kTSKPinnedDomains[\"one.example.test\"].kTSKPublicKeyHashes"))
+        #expect(problems.contains("missingBackupPin $.kTSKPinnedDomains[\"twice.example.test\"].kTSKPublicKeyHashes"), "the same hash twice is one pin")
         #expect(problems.contains("excludeWithoutParent $.kTSKPinnedDomains[\"orphan.example.org\"]"))
         #expect(problems.contains("conflictingOptions $.kTSKPinnedDomains[\"mixed.example.test\"].kTSKEnforcePinning"))
         #expect(problems.contains("invalidDate $.kTSKPinnedDomains[\"date.example.test\"].kTSKExpirationDate"))
         #expect(problems.contains("noPins $.kTSKPinnedDomains[\"none.example.test\"]"))
         #expect(problems.contains("invalidValue $.kTSKPinnedDomains[\"uri.example.test\"].kTSKReportUris[0]"))
         #expect(problems.contains("wrongType $.kTSKPinnedDomains[\"type.example.test\"].kTSKIncludeSubdomains"))
-        #expect(problems.count == 12, "\(problems)")
+        #expect(problems.count == 13, "\(problems)")
     }
 
     @Test("kTSKPinnedDomains is required and must not be empty")

@@ -40,6 +40,9 @@ CURLcode CServerTrustShims_curl_easy_setopt_header_function(CURL *h, curl_write_
 CURLcode CServerTrustShims_curl_easy_setopt_read_function(CURL *h, curl_read_callback f);
 CURLcode CServerTrustShims_curl_easy_setopt_xferinfo_function(CURL *h, curl_xferinfo_callback f);
 CURLcode CServerTrustShims_curl_easy_setopt_sockopt_function(CURL *h, curl_sockopt_callback f);
+CURLcode CServerTrustShims_curl_easy_setopt_prereq_function(CURL *h, curl_prereq_callback f);
+/// A new SSL ex_data index whose values `free_func` releases when their SSL is freed.
+int CServerTrustShims_SSL_get_ex_new_index(CRYPTO_EX_free *free_func);
 CURLcode CServerTrustShims_curl_easy_setopt_seek_function(CURL *h, curl_seek_callback f);
 CURLcode CServerTrustShims_curl_easy_getinfo_long(CURL *h, CURLINFO i, long *v);
 CURLcode CServerTrustShims_curl_easy_getinfo_off_t(CURL *h, CURLINFO i, curl_off_t *v);

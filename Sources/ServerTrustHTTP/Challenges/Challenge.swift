@@ -1,3 +1,4 @@
+public import ServerTrust
 internal import CertificateParsing
 public import TrustEvaluation
 internal import Foundation
@@ -212,7 +213,7 @@ public struct AuthenticationChallenge: Sendable {
     public let servedChain: ServedChain?
     /// For HTTP authentication: the 401/407 response that carried the challenge.
     public let failureResponse: HTTPResponse?
-    let defaultDecider: (any ServerTrustDecider)?
+    let defaultDecider: ServerTrustDecider?
 
     /// Runs the session's decider on the served chain (what default handling would do),
     /// so a handler can combine it with its own checks.
@@ -257,7 +258,16 @@ final class ChallengeReply: Sendable {
         waiter?.resume(returning: disposition)
     }
 
-    /// Blocks the calling thread until answered or `timeout` seconds pass.
+    /// Ends a wait at once, unanswered (the request's task was cancelled): a blocked
+    /// ``waitBlocking(timeout:)`` returns `nil`, a suspended ``wait(timeout:)`` resumes with
+    /// `nil`, and a later answer is ignored.
+    func cancel() {
+        expire()
+        semaphore.signal()
+    }
+
+    /// Blocks the calling thread until answered, cancelled (``cancel()``) or `timeout`
+    /// seconds pass.
     func waitBlocking(timeout: Double) -> ChallengeDisposition? {
         _ = semaphore.wait(timeout: .now() + timeout)
         return state.withLock { state in

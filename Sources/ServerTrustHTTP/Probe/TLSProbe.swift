@@ -1,3 +1,4 @@
+internal import ServerTrust
 public import CertificateParsing
 internal import Synchronization
 
@@ -113,7 +114,8 @@ public enum TLSProbe {
         let authority = (isIPv6 ? "[\(bare)]" : bare) + ":\(port)"
 
         let recorder = ChainRecorder()
-        var configuration = HTTPSessionConfiguration(serverTrust: RecordingDecider(recorder: recorder, accepts: request == .head))
+        var configuration = HTTPSessionConfiguration(
+            serverTrust: ServerTrustDecider(RecordingEvaluator(recorder: recorder, accepts: request == .head), anchors: .empty))
         if let address {
             guard proxy == nil else { throw .invalidRequest("an address to connect to and a proxy exclude each other (the proxy resolves \(bare))") }
             guard !address.isEmpty, !address.contains("/") else { throw .invalidRequest("'\(address)' is not an address to connect to") }
@@ -151,7 +153,7 @@ public enum TLSProbe {
                                httpStatus: response.statusCode)
         case .failure(let error):
             // The refusal the probe itself made is the expected end of a handshake-only probe.
-            if case .serverTrustRejected(let decision) = error, decision.evaluator == RecordingDecider.name {
+            if case .serverTrustRejected(let decision) = error, decision.evaluator == RecordingEvaluator.name {
                 return ProbeResult(host: bare, port: port, chain: served.certificates, tlsVersion: served.tlsVersion, alpn: served.alpn, cipher: served.cipher)
             }
             return ProbeResult(
@@ -174,15 +176,19 @@ private final class ChainRecorder: Sendable {
 
 /// Records the chain and then accepts (to send the `HEAD`) or refuses (to abort). It trusts
 /// nothing: it is private to this file and lives only in the session ``TLSProbe/fetch`` makes.
-private struct RecordingDecider: ServerTrustDecider {
+private struct RecordingEvaluator: ServerTrustEvaluating {
     static let name = "probe"
     let recorder: ChainRecorder
     let accepts: Bool
 
-    func decide(_ chain: ServedChain) -> TrustDecision {
-        recorder.record(chain)
+    func evaluate(_ trust: PeerTrust, forHost host: String) throws(TrustEvaluationError) {
+        try decide(trust, forHost: host).get()
+    }
+
+    func decide(_ trust: PeerTrust, forHost host: String) -> TrustDecision {
+        recorder.record(trust.served)
         return accepts
-            ? .accept(chain, by: Self.name, "recorded for inspection only; the chain was not evaluated")
-            : .reject(chain, by: Self.name, "recorded for inspection; handshake aborted by the probe")
+            ? .accepted(trust.served, by: Self.name, "recorded for inspection only; the chain was not evaluated")
+            : .rejected(trust.served, by: Self.name, .customEvaluationFailed, "recorded for inspection; handshake aborted by the probe")
     }
 }

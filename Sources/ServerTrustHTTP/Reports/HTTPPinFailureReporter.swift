@@ -6,7 +6,7 @@ internal import Synchronization
 /// dedicated ``HTTPSession`` of its own, asynchronously.
 ///
 /// Report traffic is never subject to the pins it reports on: the reporter's session decides
-/// every connection with the default trust decision (``StandardTrustDecider``: path validation
+/// every connection with the default trust decision (`DefaultTrustEvaluator`: path validation
 /// to the anchors and the host check, no pins), whatever policy produced the report, so a
 /// collector on a pinned domain still receives the report of a failure there (TrustKit
 /// uploads from a separate background session for the same reason). The session is made on
@@ -21,7 +21,7 @@ internal import Synchronization
 /// ```swift
 /// let reporter = HTTPPinFailureReporter()
 /// let pins = SPKIPinsTrustEvaluator(configuration: configuration, reporter: RateLimitedReporter(wrapping: reporter, limiter: limiter))
-/// let session = try HTTPSession(serverTrust: SecurityPolicyDecider(pins, systemAnchors: try .system()))
+/// let session = try HTTPSession(serverTrust: .system(pins))
 /// ```
 public final class HTTPPinFailureReporter: PinFailureReporter {
     /// The outcome of one upload.
@@ -181,13 +181,13 @@ public final class HTTPPinFailureReporter: PinFailureReporter {
     /// no proxy, no credentials.
     private func reportSession() throws(HTTPError) -> HTTPSession {
         if let session = state.withLock({ $0.session }) { return session }
-        let decider: StandardTrustDecider
+        let decider: ServerTrustDecider
         switch anchors {
         case .custom(let store):
-            decider = StandardTrustDecider(anchors: store)
+            decider = ServerTrustDecider(DefaultTrustEvaluator(), anchors: store)
         case .system:
             do {
-                decider = try StandardTrustDecider.system()
+                decider = try ServerTrustDecider.system()
             } catch {
                 throw HTTPError.invalidRequest("report session: system trust store: \(error)")
             }

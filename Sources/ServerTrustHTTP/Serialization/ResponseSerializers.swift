@@ -38,8 +38,16 @@ public struct ResponseValidation: Sendable {
     public func validate(_ response: HTTPResponse) throws(HTTPError) {
         guard acceptableStatusCodes.contains(response.statusCode) else { throw HTTPError.unacceptableStatusCode(response) }
         if let types = acceptableContentTypes, !response.body.isEmpty {
-            guard let type = response.mimeType, types.contains(type) else { throw HTTPError.unacceptableContentType(response) }
+            guard let type = response.mimeType, Self.accepts(type, from: types) else { throw HTTPError.unacceptableContentType(response) }
         }
+    }
+
+    /// `type` is acceptable when listed, or, where `application/json` is, when it is a JSON
+    /// structured syntax suffix type `application/*+json` (RFC 6839 §3.1: `application/problem+json`,
+    /// `application/vnd.api+json`, …).
+    static func accepts(_ type: String, from types: Set<String>) -> Bool {
+        if types.contains(type) { return true }
+        return types.contains("application/json") && type.hasPrefix("application/") && type.hasSuffix("+json") && type.count > 17
     }
 }
 

@@ -1,3 +1,4 @@
+public import ServerTrust
 
 /// An HTTP method.
 public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
@@ -26,6 +27,10 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let patch = HTTPMethod(rawValue: "PATCH")
     /// `DELETE`.
     public static let delete = HTTPMethod(rawValue: "DELETE")
+    /// `OPTIONS`.
+    public static let options = HTTPMethod(rawValue: "OPTIONS")
+    /// `TRACE`.
+    public static let trace = HTTPMethod(rawValue: "TRACE")
 
     /// The token.
     public var description: String { rawValue }
@@ -320,14 +325,23 @@ public struct HTTPRequest: Sendable {
     public var sendsCredentialPreemptively: Bool
     /// Always open a new connection and close it afterwards (no keep-alive for this request).
     public var usesFreshConnection: Bool
-    /// Write the body to this file instead of keeping it in ``HTTPResponse/body``.
+    /// Write the body to this file instead of keeping it in ``HTTPResponse/body``. The body goes
+    /// to a temporary file in the same folder, renamed over this path only when the whole
+    /// request has completed; a failure (a refused certificate or connection, a cut-off body)
+    /// leaves the file as it was (URLSession's download task, without its temporary location).
     public var destinationPath: String?
+    /// The most bytes of body kept in memory, overriding the session's
+    /// ``HTTPSessionConfiguration/maximumResponseBodySize``.
+    public var maximumResponseBodySize: Int?
     /// Upload progress.
     public var uploadProgress: ProgressHandler?
     /// Download progress.
     public var downloadProgress: ProgressHandler?
     /// The task-level challenge handler for this request (overrides the session's).
     public var challengeHandler: TaskChallengeHandler?
+    /// An interceptor for this request alone, adapting before the session's and asked to
+    /// retry before it (Alamofire's per-request interceptor).
+    public var interceptor: (any RequestInterceptor)?
 
     /// Creates a request.
     ///
@@ -347,9 +361,11 @@ public struct HTTPRequest: Sendable {
         self.sendsCredentialPreemptively = false
         self.usesFreshConnection = false
         self.destinationPath = nil
+        self.maximumResponseBodySize = nil
         self.uploadProgress = nil
         self.downloadProgress = nil
         self.challengeHandler = nil
+        self.interceptor = nil
     }
 }
 

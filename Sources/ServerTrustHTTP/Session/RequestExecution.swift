@@ -1,3 +1,5 @@
+internal import ServerTrust
+
 /// One request from start to final response: hops, redirects, 401/407 challenges.
 struct RequestExecution {
     let session: HTTPSession
@@ -16,7 +18,30 @@ struct RequestExecution {
     /// executor of `HTTPSession.send` instead of hopping to the generic executor on entry; each
     /// such hop looked up the task's executor preference under the task's status lock.
     nonisolated(nonsending) func run() async throws(HTTPError) -> HTTPResponse {
+        try await run(streaming: false).response
+    }
+
+    /// The request with its body streamed: the final response's head and its body channel.
+    nonisolated(nonsending) func stream() async throws(HTTPError) -> HTTPStreamedResponse {
+        guard request.destinationPath == nil else {
+            throw HTTPError.invalidRequest("a streamed response has no destinationPath (the caller receives the body)")
+        }
+        let (response, body) = try await run(streaming: true)
+        return HTTPStreamedResponse(head: response, body: body ?? HTTPBodyStream(BodyChannel.ended()))
+    }
+
+    /// The hops of one request. Every hop's body goes to a sink chosen by the request: memory
+    /// (bounded by the body limit), a download's temporary file (committed over the
+    /// destination only for the final response, discarded otherwise and on any failure), or,
+    /// with `streaming`, a channel the caller reads; a hop that is not the final one
+    /// (a redirect followed, a 401 answered) has its streamed body drained within the limit.
+    nonisolated(nonsending) private func run(streaming: Bool) async throws(HTTPError) -> (response: HTTPResponse, body: HTTPBodyStream?) {
+        // Nothing caller-given that is sent as it is may break a line of the request
+        // (the session's own fields were checked when it was made).
+        try RequestValidation.check(request)
         var target = try core.target(for: request.url)
+        let bodyLimit = request.maximumResponseBodySize ?? core.configuration.maximumResponseBodySize
+        guard bodyLimit >= 0 else { throw HTTPError.invalidRequest("maximumResponseBodySize must not be negative") }
         var method = request.method
         var body = request.body
         var streamedBody = request.streamedBody
@@ -36,14 +61,37 @@ struct RequestExecution {
         var redirects: [(statusCode: Int, location: String)] = []
 
         while true {
+            // A new temporary file per hop: only the final hop's body may replace the destination.
+            let download = try request.destinationPath.map { path throws(HTTPError) in try PartialDownload(for: path) }
+            let channel = streaming && download == nil ? BodyChannel() : nil
+            let sink: BodySink = download.map { .file($0) } ?? channel.map { .stream($0) } ?? .memory(limit: bodyLimit)
             let spec = TransferSpec(
                 target: target, method: method, headers: headers, body: body, streamedBody: streamedBody, timeout: request.timeout ?? core.configuration.timeout,
                 httpCredential: httpCredential, proxyCredential: proxyCredential, usesFreshConnection: request.usesFreshConnection,
-                destinationPath: request.destinationPath, uploadProgress: request.uploadProgress,
-                downloadProgress: request.downloadProgress, challengeHandler: handler)
+                sink: sink, uploadProgress: request.uploadProgress,
+                downloadProgress: request.downloadProgress, requestChallengeHandler: request.challengeHandler)
             let transfer = await session.engine.perform(consume spec)
-            let raw = transfer.takeResponse()
-            if let error = transfer.failure {
+            let raw: RawResponse
+            var hopFailure: HTTPError?
+            switch transfer.arrival() {
+            case .head(let head):
+                raw = head
+            case .finished(let failure):
+                raw = transfer.takeResponse()
+                hopFailure = failure
+            }
+            // A streamed body's reader; after a failed hop there is no body to read.
+            let responseStream = hopFailure == nil ? channel.map(HTTPBodyStream.init) : nil
+            let monitors = core.configuration.eventMonitors
+            if !monitors.isEmpty {
+                let decision: TrustDecision?
+                switch hopFailure {
+                case .serverTrustRejected(let rejected)?: decision = rejected
+                default: decision = raw.trustDecisionBox?.decision
+                }
+                if let decision { for monitor in monitors { monitor.request(request, didDecideTrust: decision) } }
+            }
+            if let error = hopFailure {
                 // A proxy that refused the CONNECT with 407: a proxy challenge.
                 if raw.connectCode == 407, let proxy = core.configuration.proxy {
                     let proxyTarget = try RequestTarget(proxy.url)
@@ -65,6 +113,16 @@ struct RequestExecution {
             // The raw response is consumed here (its fields move into the response), so what
             // follows reads the response.
             let response = makeResponse(consume raw, target: target, redirects: redirects)
+            /// This hop's response is not the request's answer: its body goes nowhere.
+            func intermediate() async throws(HTTPError) {
+                download?.discard()
+                if let responseStream { _ = try await responseStream.collect(upTo: bodyLimit) }
+            }
+            /// This hop's response is the answer.
+            func final() throws(HTTPError) -> (response: HTTPResponse, body: HTTPBodyStream?) {
+                try download?.commit()
+                return (response, responseStream)
+            }
 
             if response.statusCode == 401 {
                 let offered = AuthenticateHeader.challenges(response.headers.values("WWW-Authenticate"))
@@ -72,10 +130,11 @@ struct RequestExecution {
                 if !offered.isEmpty, let answer = try await authenticate(
                     offered, host: target.host, port: target.port, scheme: target.scheme, isProxy: false, response: response,
                     proposed: proposed, failures: &failures, handler: handler) {
+                    try await intermediate()
                     httpCredential = answer
                     continue
                 }
-                return response
+                return try final()
             }
 
             if Self.isRedirect(response.statusCode), core.configuration.maximumRedirects > 0,
@@ -85,7 +144,7 @@ struct RequestExecution {
                 do {
                     next = try RequestTarget.resolve(location, against: target.url)
                 } catch {
-                    throw HTTPError.redirectRefused("bad Location '\(location)'")
+                    throw HTTPError.redirectRefused("bad Location '\(RequestValidation.displayed(location))'")
                 }
                 if target.isHTTPS && !next.isHTTPS && !core.configuration.allowsInsecureRedirects {
                     throw HTTPError.redirectRefused("\(target.url) -> \(next.url) leaves HTTPS")
@@ -108,11 +167,15 @@ struct RequestExecution {
                 } else if !next.hasSameOrigin(as: credentialOrigin) {
                     httpCredential = nil
                 }
+                try await intermediate()
+                for monitor in core.configuration.eventMonitors {
+                    monitor.request(request, willRedirectFrom: target.url, to: next.url, statusCode: response.statusCode)
+                }
                 redirects.append((response.statusCode, location))
                 target = next
                 continue
             }
-            return response
+            return try final()
         }
     }
 
@@ -172,6 +235,10 @@ struct RequestExecution {
                 continue
             }
             guard let chosen, case .password(let user, let password) = chosen.kind else { return nil }
+            // Whichever way it came (the request, the handler, the store), before it is sent
+            // or remembered.
+            try RequestValidation.checkCredential(user: user, password: password, origin: "credential for \(space)",
+                                                  isBasic: challengeOffer.method == .httpBasic)
             try session.core.credentials.set(chosen, for: space)
             failures[space] = previous + 1
             return (user, password, challengeOffer.method == .httpDigest ? Curl.authDigest : Curl.authBasic)

@@ -1,3 +1,4 @@
+internal import ServerTrust
 internal import TrustEvaluation
 internal import Synchronization
 
@@ -11,12 +12,6 @@ final class SessionCore: Sendable {
     let usesHTTP2: Bool
     /// Set once a transfer completed with the `resolve` list loaded into the shared DNS cache.
     let resolveLoaded = Atomic<Bool>(false)
-    /// The last accepted decision per `host:port`, reported for requests that reused a
-    /// connection or resumed a TLS session (no certificate was presented to them).
-    private let decisions = Mutex<[Endpoint: TrustDecision]>([:])
-    /// Incremented after every change of `decisions`, so a lane may cache a lookup until
-    /// the next change.
-    let decisionGeneration = Atomic<Int>(0)
 
     /// What decides an `https://` proxy's own certificate; `nil` without one.
     let proxyTrust: ProxyTrust?
@@ -29,18 +24,13 @@ final class SessionCore: Sendable {
     struct ProxyTrust: Sendable {
         var host: String
         var port: Int
-        var decider: any ServerTrustDecider
-    }
-
-    private struct Endpoint: Hashable {
-        var host: String
-        var port: Int
+        var decider: ServerTrustDecider
     }
 
     init(configuration: HTTPSessionConfiguration) throws(HTTPError) {
         _ = Curl.initialized
         self.configuration = configuration
-        self.share = try CurlShare(sharesTLSSessions: configuration.tlsSessionResumption)
+        self.share = try CurlShare(sharesTLSSessions: configuration.tlsSessionResumption, sharesCookies: configuration.storesCookies)
         for entry in configuration.resolve {
             let parts = entry.split(separator: ":", maxSplits: 2)
             guard parts.count == 3, Int(parts[1]) != nil, !parts[0].isEmpty, !parts[2].isEmpty else {
@@ -59,12 +49,12 @@ final class SessionCore: Sendable {
             case "http":
                 proxyTrust = nil
             case "https":
-                let decider: any ServerTrustDecider
+                let decider: ServerTrustDecider
                 if let explicit = proxy.serverTrust {
                     decider = explicit
                 } else {
                     do {
-                        decider = try StandardTrustDecider.system()
+                        decider = try ServerTrustDecider.system()
                     } catch {
                         throw HTTPError.invalidRequest("proxy '\(proxy.url)': no decider given and the system trust store cannot be read: \(error)")
                     }
@@ -77,11 +67,30 @@ final class SessionCore: Sendable {
             proxyTrust = nil
         }
         hasHTTPSProxy = proxyTrust != nil
+        self.currentTrust = Mutex((configuration.serverTrust, 0))
         self.credentials = try CredentialStore(path: configuration.credentialStorePath)
         self.usesHTTP2 = configuration.allowsHTTP2 && Curl.supportsHTTP2
     }
 
-    var decider: any ServerTrustDecider { configuration.serverTrust }
+    /// The decider new connections are decided by, and its generation, one value: replaced
+    /// whole (``HTTPSession/replaceServerTrust(_:)``), so no connection is ever decided by half
+    /// of an old policy and half of a new one.
+    private let currentTrust: Mutex<(decider: ServerTrustDecider, generation: Int)>
+    /// The generation of ``currentTrust``, read per request without the lock: a reused
+    /// connection decided under an older generation is decided again before it serves.
+    let trustGeneration = Atomic<Int>(0)
+
+    /// The decider for a connection being decided now, with its generation.
+    var trust: (decider: ServerTrustDecider, generation: Int) { currentTrust.withLock { $0 } }
+
+    /// Replaces the decider; connections decided by the old one are decided again before they
+    /// serve another request.
+    func replaceTrust(_ decider: ServerTrustDecider) {
+        currentTrust.withLock { current in
+            current = (decider, current.generation + 1)
+            trustGeneration.store(current.generation, ordering: .releasing)
+        }
+    }
 
     /// The last request URL resolved against the base URL, and its target. Parsing is a pure
     /// function of the string (the base URL is fixed per session), and clients tend to send
@@ -102,26 +111,13 @@ final class SessionCore: Sendable {
         return target
     }
 
-    func remember(_ decision: TrustDecision) {
-        guard decision.isAccepted else { return }
-        decisions.withLock { decisions in
-            decisions[Endpoint(host: decision.host, port: decision.port)] = decision
-            // After the change: a reader that sees the new generation finds the new entry.
-            decisionGeneration.add(1, ordering: .releasing)
-        }
-    }
-
     func rememberProxy(_ decision: TrustDecision) {
-        guard decision.isAccepted else { return }
+        guard decision.isTrusted else { return }
         proxyDecision.withLock { $0 = decision }
     }
 
     func lastProxyDecision() -> TrustDecision? {
         proxyDecision.withLock { $0 }
-    }
-
-    func lastDecision(host: String, port: Int) -> TrustDecision? {
-        decisions.withLock { $0[Endpoint(host: host, port: port)] }
     }
 
     /// The identity to present to `host` without asking: preset, or remembered from an

@@ -1,3 +1,4 @@
+internal import ServerTrust
 internal import CCurl
 internal import CServerTrustShims
 internal import Glibc
@@ -33,61 +34,8 @@ final class EasyHandle {
     /// Whether the current response's header block is still open: no blank line has ended
     /// it yet. Read by the lane before ``collectInfo(into:)`` closes it.
     var isHeaderBlockOpen: Bool { blockOpen }
-    /// What the handle is configured for, when the options can be reused as they are.
-    @exclusivity(unchecked) private var configuredFor: ReuseKey?
-
-    /// The inputs of ``configure(for:)`` for a request without body, file or progress: when
-    /// the next request has the same key, every option is already right (a keep-alive loop
-    /// of identical GETs skips `curl_easy_reset` and some forty `curl_easy_setopt` calls).
-    /// The values are kept as given and compared field by field (an identical URL string
-    /// compares by identity), so checking costs no string building.
-    private struct ReuseKey {
-        var url: String
-        var method: String
-        var headers: [(name: String, value: String)]
-        var timeout: Double
-        var credential: (user: String, password: String, schemes: Int)?
-        var proxyCredential: (user: String, password: String)?
-        var fresh: Bool
-        var resolveListSet: Bool
-
-        /// Compares in place (optional chaining and force-unwrapped projections read the
-        /// stored values; binding them to tuples would copy and release every string).
-        func matches(_ spec: TransferSpec, resolveListSet: Bool) -> Bool {
-            guard url == spec.target.url, method == spec.method.rawValue, timeout == spec.timeout,
-                  fresh == spec.usesFreshConnection, self.resolveListSet == resolveListSet,
-                  (credential == nil) == (spec.httpCredential == nil),
-                  (proxyCredential == nil) == (spec.proxyCredential == nil) else { return false }
-            if credential != nil {
-                guard credential!.user == spec.httpCredential!.user, credential!.password == spec.httpCredential!.password,
-                      credential!.schemes == spec.httpCredential!.schemes else { return false }
-            }
-            if proxyCredential != nil {
-                guard proxyCredential!.user == spec.proxyCredential!.user,
-                      proxyCredential!.password == spec.proxyCredential!.password else { return false }
-            }
-            return headers.elementsEqual(spec.headers.fields) { $0.name == $1.name && $0.value == $1.value }
-        }
-    }
-
-    /// Whether the options set for the previous transfer apply to `transfer` as they are.
-    private func optionsStillApply(to transfer: Transfer, resolveListSet: Bool) -> Bool {
-        guard transfer.postBuffer == nil, transfer.spec.streamedBody == nil, transfer.spec.destinationPath == nil,
-              transfer.spec.uploadProgress == nil, transfer.spec.downloadProgress == nil else { return false }
-        return configuredFor?.matches(transfer.spec, resolveListSet: resolveListSet) ?? false
-    }
-
-    /// The key to remember after configuring for `transfer`, when its options can be reused.
-    private func reuseKey(for transfer: Transfer, resolveListSet: Bool) -> ReuseKey? {
-        let spec = transfer.spec
-        guard transfer.postBuffer == nil, spec.streamedBody == nil, spec.destinationPath == nil, spec.uploadProgress == nil,
-              spec.downloadProgress == nil else {
-            return nil
-        }
-        return ReuseKey(url: spec.target.url, method: spec.method.rawValue, headers: spec.headers.fields, timeout: spec.timeout,
-                        credential: spec.httpCredential, proxyCredential: spec.proxyCredential, fresh: spec.usesFreshConnection,
-                        resolveListSet: resolveListSet)
-    }
+    /// The options the handle is set to, when the next transfer may find them still right.
+    @exclusivity(unchecked) private var configuredFor: TransferOptions?
 
     /// TLS handshakes begun on the connection being opened, reset by curl's socket-option
     /// callback for every new socket. Only counted behind an `https://` proxy.
@@ -111,11 +59,6 @@ final class EasyHandle {
     func socketOpened() {
         handshakesOnNewConnection = 0
     }
-
-    /// The decision reported for requests on reused connections, cached per session
-    /// generation of decisions (``SessionCore/decisionGeneration``), so a keep-alive request
-    /// shares its box instead of locking the session's table and hashing the host.
-    @exclusivity(unchecked) private var earlierDecision: (generation: Int, host: String, port: Int, box: DecisionBox?)?
 
     init?(lane: TransferLane, core: SessionCore) {
         guard let handle = curl_easy_init() else { return nil }
@@ -147,13 +90,63 @@ final class EasyHandle {
 
     // MARK: - Configuration
 
+    /// The values a transfer's curl options are set from that can stay on the handle for the
+    /// next transfer, derived from the transfer in this one place (the connection scope
+    /// included): when the next transfer derives equal options, the handle is left as it is.
+    /// `nil` for a transfer with per-transfer state (a body, a file, progress handlers).
+    struct TransferOptions: Equatable {
+        let url: String
+        let method: String
+        let headers: HeaderFields
+        let timeout: Double
+        let credential: Credential?
+        let proxyCredential: ProxyCredential?
+        let scope: ConnectionScope
+        let loadsResolveList: Bool
+
+        struct Credential: Equatable {
+            let user: String
+            let password: String
+            let schemes: Int
+        }
+
+        struct ProxyCredential: Equatable {
+            let user: String
+            let password: String
+        }
+
+        /// Header fields compared in place, name and value, in order (no strings built).
+        struct HeaderFields: Equatable {
+            let fields: [(name: String, value: String)]
+            static func == (lhs: HeaderFields, rhs: HeaderFields) -> Bool {
+                lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
+            }
+        }
+
+        init?(_ transfer: Transfer, loadsResolveList: Bool) {
+            let spec = transfer.spec
+            guard case .memory = spec.sink, transfer.postBuffer == nil, spec.streamedBody == nil, spec.uploadProgress == nil,
+                spec.downloadProgress == nil
+            else { return nil }
+            url = spec.target.url
+            method = spec.method.rawValue
+            headers = HeaderFields(fields: spec.headers.fields)
+            timeout = spec.timeout
+            credential = spec.httpCredential.map { Credential(user: $0.user, password: $0.password, schemes: $0.schemes) }
+            proxyCredential = spec.proxyCredential.map { ProxyCredential(user: $0.user, password: $0.password) }
+            scope = ConnectionScope(spec)
+            self.loadsResolveList = loadsResolveList
+        }
+    }
+
     /// Sets every option for `transfer`; returns the first failure.
     func configure(for transfer: Transfer) -> HTTPError? {
         errorBuffer[0] = 0
-        let resolveListSet = core.resolveList != nil && !core.resolveLoaded.load(ordering: .relaxed)
-        if optionsStillApply(to: transfer, resolveListSet: resolveListSet) { return nil }
+        let options = TransferOptions(transfer, loadsResolveList: core.resolveList != nil && !core.resolveLoaded.load(ordering: .relaxed))
+        // A keep-alive loop of identical requests finds every option already right: no
+        // curl_easy_reset and some forty curl_easy_setopt calls.
+        if let options, options == configuredFor { return nil }
         configuredFor = nil
-        let key = reuseKey(for: transfer, resolveListSet: resolveListSet)
         let spec = transfer.spec
         let configuration = core.configuration
         curl_easy_reset(handle)
@@ -192,6 +185,10 @@ final class EasyHandle {
         setPointer(CURLOPT_WRITEDATA, opaqueSelf)
         check(CURLOPT_HEADERFUNCTION, CServerTrustShims_curl_easy_setopt_header_function(handle, easyHeaderCallback))
         setPointer(CURLOPT_HEADERDATA, opaqueSelf)
+        // Every transfer passes here once its connection is up, before the request is sent:
+        // where a resumed connection is decided (ConnectionTrust).
+        check(CURLOPT_PREREQFUNCTION, CServerTrustShims_curl_easy_setopt_prereq_function(handle, easyPrerequestCallback))
+        setPointer(CURLOPT_PREREQDATA, opaqueSelf)
         if spec.uploadProgress != nil || spec.downloadProgress != nil {
             check(CURLOPT_XFERINFOFUNCTION, CServerTrustShims_curl_easy_setopt_xferinfo_function(handle, easyProgressCallback))
             setPointer(CURLOPT_XFERINFODATA, opaqueSelf)
@@ -208,11 +205,16 @@ final class EasyHandle {
         check(CURLOPT_SSL_CTX_FUNCTION, CServerTrustShims_curl_easy_setopt_ssl_ctx_function(handle, easySSLContextCallback))
         setPointer(CURLOPT_SSL_CTX_DATA, opaqueSelf)
         setLong(CURLOPT_SSLVERSION, Self.curlVersion(configuration.minimumTLSVersion(for: spec.target.host)))
-        setLong(CURLOPT_SSL_SESSIONID_CACHE, configuration.tlsSessionResumption ? 1 : 0)
+        let scope = ConnectionScope(spec)
+        setLong(CURLOPT_SSL_SESSIONID_CACHE, configuration.tlsSessionResumption && scope.usesSessionCache ? 1 : 0)
         setLong(CURLOPT_HTTP_VERSION, core.usesHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1))
         if let age = configuration.maximumConnectionAge { setLong(CURLOPT_MAXLIFETIME_CONN, max(1, Int(age))) }
 
         if configuration.acceptsCompressedResponses { setString(CURLOPT_ACCEPT_ENCODING, "") }
+        // An empty cookie file turns libcurl's cookie engine on without reading anything:
+        // cookies live in the share's jar, matched by RFC 6265 domain and path rules and
+        // libpsl's public-suffix check.
+        if configuration.storesCookies { setString(CURLOPT_COOKIEFILE, "") }
         // RESOLVE entries become permanent entries of the session's shared DNS cache once a
         // transfer has loaded them; curl would otherwise parse the list again per transfer.
         if let list = core.resolveList, !core.resolveLoaded.load(ordering: .relaxed) {
@@ -252,7 +254,7 @@ final class EasyHandle {
         }
         setLong(CURLOPT_TIMEOUT_MS, max(1, Int(spec.timeout * 1000)))
         setLong(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(configuration.connectTimeout * 1000)))
-        if spec.usesFreshConnection {
+        if scope.opensOwnConnection {
             setLong(CURLOPT_FRESH_CONNECT, 1)
             setLong(CURLOPT_FORBID_REUSE, 1)
         }
@@ -316,16 +318,10 @@ final class EasyHandle {
             setLong(CURLOPT_HTTPAUTH, credential.schemes)
         }
 
-        if let path = spec.destinationPath {
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else { return .fileError(path: path, reason: String(cString: strerror(errno))) }
-            transfer.destination = descriptor
-        }
-
         if let (option, code) = failure {
             return .invalidRequest("curl_easy_setopt(\(option.rawValue)) failed: \(Curl.describe(code))")
         }
-        configuredFor = key
+        configuredFor = options
         return nil
     }
 
@@ -342,19 +338,29 @@ final class EasyHandle {
 
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         guard let transfer else { return 0 }
-        if transfer.destination >= 0 {
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(transfer.destination, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    transfer.callbackFailure = .fileError(path: transfer.spec.destinationPath ?? "?", reason: String(cString: strerror(errno)))
-                    return 0
-                }
-                offset += written
+        switch transfer.spec.sink {
+        case .memory(let limit):
+            // Counted once decoded, so a small compressed body cannot inflate past the limit.
+            guard transfer.response.body.count + bytes.count <= limit else {
+                transfer.callbackFailure = .responseBodyTooLarge(limit: limit)
+                return 0
             }
-        } else {
             transfer.response.body.append(contentsOf: bytes)
+        case .file(let download):
+            do {
+                try download.write(bytes)
+            } catch {
+                transfer.callbackFailure = error
+                return 0
+            }
+        case .stream(let channel):
+            // The body begins: the head is final (no header block follows the body but
+            // trailers), and the waiting task gets it now.
+            if transfer.streamHead == nil {
+                captureHead(into: transfer)
+                transfer.deliverHead(transfer.response)
+            }
+            guard channel.offer(bytes) else { return Curl.writePause }
         }
         return bytes.count
     }
@@ -387,10 +393,7 @@ final class EasyHandle {
         while end > 0 && (line[end - 1] == 10 || line[end - 1] == 13) { end -= 1 }
         if end == 0 {
             // End of a header block.
-            if blockOpen, let transfer {
-                closeHeaderBlock(of: transfer)
-                captureTLSDetails(into: transfer)
-            }
+            if blockOpen, let transfer { closeHeaderBlock(of: transfer) }
         } else if end >= 5 && line[0] == UInt8(ascii: "H") && line[1] == UInt8(ascii: "T") && line[2] == UInt8(ascii: "T")
                     && line[3] == UInt8(ascii: "P") && line[4] == UInt8(ascii: "/") {
             blockOpen = true
@@ -424,17 +427,6 @@ final class EasyHandle {
         blockOpen = false
     }
 
-    /// Reads the TLS version and resumption flag from the live connection (only valid while
-    /// the transfer runs).
-    private func captureTLSDetails(into transfer: Transfer) {
-        var raw: UnsafeMutableRawPointer?
-        guard CServerTrustShims_curl_easy_getinfo_pointer(handle, CURLINFO_TLS_SSL_PTR, &raw) == CURLE_OK, let raw else { return }
-        let info = raw.assumingMemoryBound(to: curl_tlssessioninfo.self).pointee
-        guard info.backend == CURLSSLBACKEND_OPENSSL, let internals = info.internals else { return }
-        let ssl = OpaquePointer(internals)
-        TLSHooks.describe(ssl: ssl, into: &transfer.response)
-    }
-
     func reportProgress(downloadTotal: Int64, downloaded: Int64, uploadTotal: Int64, uploaded: Int64) -> Int32 {
         guard let transfer else { return 0 }
         if let handler = transfer.spec.uploadProgress, uploaded != transfer.lastUpload {
@@ -452,6 +444,21 @@ final class EasyHandle {
 
     /// Reads curl's counters into the transfer's response.
     func collectInfo(into transfer: Transfer) {
+        captureHead(into: transfer)
+        func seconds(_ info: CURLINFO) -> Double {
+            var micros: curl_off_t = 0
+            _ = CServerTrustShims_curl_easy_getinfo_off_t(handle, info, &micros)
+            return Double(micros) / 1e6
+        }
+        transfer.response.timing = HTTPTiming(
+            nameLookup: seconds(CURLINFO_NAMELOOKUP_TIME_T), connect: seconds(CURLINFO_CONNECT_TIME_T),
+            tlsHandshake: seconds(CURLINFO_APPCONNECT_TIME_T), firstByte: seconds(CURLINFO_STARTTRANSFER_TIME_T),
+            total: seconds(CURLINFO_TOTAL_TIME_T))
+    }
+
+    /// The response's status, version, connection facts and decisions, as far as they are
+    /// known (at the end of the transfer, or when a streamed body begins).
+    private func captureHead(into transfer: Transfer) {
         var value = 0
         if CServerTrustShims_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &value) == CURLE_OK {
             transfer.response.statusCode = value
@@ -474,20 +481,16 @@ final class EasyHandle {
         if CServerTrustShims_curl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &value) == CURLE_OK {
             transfer.response.usedNewConnection = value > 0
         }
-        func seconds(_ info: CURLINFO) -> Double {
-            var micros: curl_off_t = 0
-            _ = CServerTrustShims_curl_easy_getinfo_off_t(handle, info, &micros)
-            return Double(micros) / 1e6
-        }
-        transfer.response.timing = HTTPTiming(
-            nameLookup: seconds(CURLINFO_NAMELOOKUP_TIME_T), connect: seconds(CURLINFO_CONNECT_TIME_T),
-            tlsHandshake: seconds(CURLINFO_APPCONNECT_TIME_T), firstByte: seconds(CURLINFO_STARTTRANSFER_TIME_T),
-            total: seconds(CURLINFO_TOTAL_TIME_T))
         if blockOpen { closeHeaderBlock(of: transfer) }
         let target = transfer.spec.target
         if target.isHTTPS {
-            transfer.response.trustDecisionBox = transfer.trustDecision.map(DecisionBox.init)
-                ?? decisionFromEarlierHandshake(host: target.host, port: target.port)
+            // This transfer's own decision (its handshake, or its resumed connection's), or
+            // the decision its reused connection was accepted with.
+            if let decision = transfer.trustDecision {
+                transfer.response.trustDecisionBox = transfer.connectionRecord.map(\.decided) ?? DecisionBox(decision)
+            } else {
+                transfer.response.trustDecisionBox = transfer.connectionRecord?.reused
+            }
         }
         if core.hasHTTPSProxy {
             // A full proxy handshake on this transfer's connection decided it; a reused
@@ -495,19 +498,6 @@ final class EasyHandle {
             // proxy decision, as for origins.
             transfer.response.proxyTrustDecisionBox = (transfer.proxyTrustDecision ?? core.lastProxyDecision()?.reused).map(DecisionBox.init)
         }
-    }
-}
-
-extension EasyHandle {
-    /// The session's last accepted decision for `host:port`, marked as reused.
-    fileprivate func decisionFromEarlierHandshake(host: String, port: Int) -> DecisionBox? {
-        let generation = core.decisionGeneration.load(ordering: .acquiring)
-        if let cached = earlierDecision, cached.generation == generation, cached.port == port, cached.host == host {
-            return cached.box
-        }
-        let box = core.lastDecision(host: host, port: port).map { DecisionBox($0.reused) }
-        earlierDecision = (generation, host, port, box)
-        return box
     }
 }
 

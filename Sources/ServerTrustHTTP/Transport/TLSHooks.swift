@@ -1,3 +1,4 @@
+internal import ServerTrust
 internal import CertificateParsing
 internal import TrustEvaluation
 internal import COpenSSL
@@ -117,17 +118,63 @@ extension EasyHandle {
     func verifyServer(_ storeContext: OpaquePointer) -> Bool {
         guard let transfer else { return false }
         let target = transfer.spec.target
+        let (der, ssl) = Self.presented(storeContext)
         let served: ServedChain
-        switch Self.servedChain(storeContext, host: target.host, port: target.port) {
+        switch Self.servedChain(der, ssl: ssl, host: target.host, port: target.port) {
         case .success(let chain): served = chain
         case .failure(let rejection):
             transfer.trustDecision = rejection.decision
             return false
         }
-        let decision = decideServerTrust(served, for: transfer)
+        let (decider, generation) = core.trust
+        let decision = decideServerTrust(served, for: transfer, by: decider)
         transfer.trustDecision = decision
-        if decision.isAccepted { core.remember(decision) }
-        return decision.isAccepted
+        // The decision belongs to this connection from now on (ConnectionTrust).
+        if decision.isTrusted, let ssl { ConnectionTrust.attach(ConnectionTrust.Record(decision, generation: generation), to: ssl) }
+        return decision.isTrusted
+    }
+
+    /// The connection is up and nothing has been sent for this transfer (libcurl's
+    /// pre-request callback): reads the TLS facts, and makes sure the origin connection was
+    /// decided under the session's current decider. A connection decided in its handshake
+    /// (now, or for an earlier request it served) carries its decision. One that carries none
+    /// resumed a TLS session, so no handshake decided it; one decided under a decider since
+    /// replaced (``HTTPSession/replaceServerTrust(_:)``) no longer holds its decision. Either is
+    /// decided now, on the chain its TLS session keeps, at the current time, and refused (the
+    /// request is never sent) unless that decision accepts it.
+    func connectionReady() -> Bool {
+        guard let transfer else { return false }
+        let target = transfer.spec.target
+        guard target.isHTTPS else { return true }
+        guard let ssl = ConnectionTrust.originSSL(of: handle) else {
+            transfer.trustDecision = .rejected(
+                ServedChain(certificates: [], host: target.host, port: target.port), by: "transport", .emptyChain,
+                "no TLS connection to decide for an https URL")
+            return false
+        }
+        TLSHooks.describe(ssl: ssl, into: &transfer.response)
+        if let record = ConnectionTrust.record(of: ssl), record.generation == core.trustGeneration.load(ordering: .acquiring) {
+            transfer.connectionRecord = record
+            return true
+        }
+        let served: ServedChain
+        switch Self.servedChain(TLSHooks.derChain(SSL_get_peer_cert_chain(ssl)), ssl: ssl, host: target.host, port: target.port) {
+        case .success(let chain) where !chain.certificates.isEmpty: served = chain
+        case .success(let chain):
+            transfer.trustDecision = .rejected(chain, by: "transport", .emptyChain, "the TLS session kept no certificate chain to decide")
+            return false
+        case .failure(let rejection):
+            transfer.trustDecision = rejection.decision
+            return false
+        }
+        let (decider, generation) = core.trust
+        let decision = decideServerTrust(served, for: transfer, by: decider)
+        transfer.trustDecision = decision
+        guard decision.isTrusted else { return false }
+        let record = ConnectionTrust.Record(decision, generation: generation)
+        ConnectionTrust.attach(record, to: ssl)
+        transfer.connectionRecord = record
+        return true
     }
 
     /// The same for an `https://` proxy's own chain: ``ProxyConfiguration/serverTrust``
@@ -136,13 +183,14 @@ extension EasyHandle {
     func verifyProxy(_ storeContext: OpaquePointer) -> Bool {
         guard let transfer, let proxy = core.proxyTrust else { return false }
         let decision: TrustDecision
-        switch Self.servedChain(storeContext, host: proxy.host, port: proxy.port) {
+        let (der, ssl) = Self.presented(storeContext)
+        switch Self.servedChain(der, ssl: ssl, host: proxy.host, port: proxy.port) {
         case .success(let served): decision = proxy.decider.decide(served)
         case .failure(let rejection): decision = rejection.decision
         }
         transfer.proxyTrustDecision = decision
-        if decision.isAccepted { core.rememberProxy(decision) }
-        return decision.isAccepted
+        if decision.isTrusted { core.rememberProxy(decision) }
+        return decision.isTrusted
     }
 
     /// A chain that cannot be read, as the decision that rejects it.
@@ -150,18 +198,25 @@ extension EasyHandle {
         var decision: TrustDecision
     }
 
-    /// The chain the peer served, with what the handshake has settled so far (version,
-    /// suite, ALPN). A certificate we cannot parse rejects the chain: it is never trusted.
-    private static func servedChain(_ storeContext: OpaquePointer, host: String, port: Int) -> Result<ServedChain, UnreadableChain> {
+    /// What the verify callback was handed: the served certificates (leaf first) and the
+    /// connection's `SSL`.
+    private static func presented(_ storeContext: OpaquePointer) -> (der: [[UInt8]], ssl: OpaquePointer?) {
+        let ssl = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()).map(OpaquePointer.init)
         var der = TLSHooks.derChain(X509_STORE_CTX_get0_untrusted(storeContext))
         if der.isEmpty, let leaf = X509_STORE_CTX_get0_cert(storeContext), let bytes = TLSHooks.derBytes(leaf) {
             der = [bytes]
         }
+        return (der, ssl)
+    }
+
+    /// The chain the peer served (`der`, leaf first), with what the handshake has settled so
+    /// far (version, suite, ALPN). A certificate we cannot parse rejects the chain: it is never
+    /// trusted.
+    private static func servedChain(_ der: [[UInt8]], ssl: OpaquePointer?, host: String, port: Int) -> Result<ServedChain, UnreadableChain> {
         var version: String?
         var cipher: String?
         var alpn: String?
-        if let sslPointer = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()) {
-            let ssl = OpaquePointer(sslPointer)
+        if let ssl {
             if let text = SSL_get_version(ssl) { version = String(cString: text) }
             // The certificate arrives after ServerHello (and, in TLS 1.3, EncryptedExtensions),
             // so the suite and the ALPN choice are settled; the suite is still "pending" here.
@@ -182,7 +237,7 @@ extension EasyHandle {
                 certificates.append(try Certificate(derEncoded: bytes))
             } catch {
                 let served = ServedChain(certificates: certificates, host: host, port: port, tlsVersion: version, cipher: cipher, alpn: alpn)
-                return .failure(UnreadableChain(decision: .reject(served, by: "parser", "certificate \(index) is malformed: \(error)")))
+                return .failure(UnreadableChain(decision: .rejected(served, by: "parser", .malformedCertificate, "certificate \(index) is malformed: \(error)")))
             }
         }
         return .success(ServedChain(certificates: certificates, host: host, port: port, tlsVersion: version, cipher: cipher, alpn: alpn))
@@ -190,48 +245,51 @@ extension EasyHandle {
 
     /// Server trust with the challenge flow: the session-level handler if set, else the
     /// task-level handler, else the session's decider.
-    private func decideServerTrust(_ served: ServedChain, for transfer: Transfer) -> TrustDecision {
+    private func decideServerTrust(_ served: ServedChain, for transfer: Transfer, by decider: ServerTrustDecider) -> TrustDecision {
         let configuration = core.configuration
-        let space = ProtectionSpace(host: served.host, port: served.port, protocol: "https", authenticationMethod: .serverTrust)
+        let space = ProtectionSpace(host: transfer.spec.target.host, port: served.port, protocol: "https", authenticationMethod: .serverTrust)
         let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: 0, proposedCredential: nil,
-                                                servedChain: served, failureResponse: nil, defaultDecider: core.decider)
+                                                servedChain: served, failureResponse: nil, defaultDecider: decider)
         let disposition: ChallengeDisposition
         if let handler = configuration.sessionChallengeHandler {
             disposition = lane.runningHandler { handler(challenge) }
-        } else if let handler = transfer.spec.challengeHandler ?? configuration.taskChallengeHandler {
-            switch lane.runningHandler({ runTaskHandler(handler, challenge) }) {
+        } else if let handler = transfer.spec.requestChallengeHandler ?? configuration.taskChallengeHandler {
+            switch lane.runningHandler({ runTaskHandler(handler, challenge, for: transfer) }) {
             case .success(let answer):
                 disposition = answer
             case .failure(let error):
                 transfer.challengeFailure = error
-                return .reject(served, by: "challenge handler", "\(error)")
+                return .rejected(served, by: "challenge handler", .customEvaluationFailed, "\(error)")
             }
         } else {
-            return core.decider.decide(served)
+            return decider.decide(served)
         }
         switch disposition {
         case .useCredential(let credential?):
             if case .serverTrust = credential.kind {
-                return .accept(served, by: "challenge handler", "the handler trusted the served chain")
+                return .accepted(served, by: "challenge handler", "the handler trusted the served chain")
             }
-            return core.decider.decide(served)
+            return decider.decide(served)
         case .useCredential(nil), .performDefaultHandling, .rejectProtectionSpace:
-            return core.decider.decide(served)
+            return decider.decide(served)
         case .cancelAuthenticationChallenge:
             transfer.challengeFailure = .challengeCancelled(space)
-            return .reject(served, by: "challenge handler", "the handler cancelled the server-trust challenge")
+            return .rejected(served, by: "challenge handler", .customEvaluationFailed, "the handler cancelled the server-trust challenge")
         }
     }
 
-    /// A task-level handler's four outcomes, waiting (on this thread) for a later answer.
-    private func runTaskHandler(_ handler: TaskChallengeHandler, _ challenge: AuthenticationChallenge) -> Result<ChallengeDisposition, HTTPError> {
+    /// A task-level handler's four outcomes, waiting (on this thread) for a later answer;
+    /// the request's task cancellation ends the wait at once.
+    private func runTaskHandler(_ handler: TaskChallengeHandler, _ challenge: AuthenticationChallenge,
+                                for transfer: Transfer) -> Result<ChallengeDisposition, HTTPError> {
         let reply = ChallengeReply()
         switch handler(challenge, ChallengeCompletion(reply: reply)) {
         case .disposition(let disposition): return .success(disposition)
         case .credential(let credential): return .success(.useCredential(credential))
         case .error(let error): return .failure(.challengeFailed(challenge.protectionSpace, error))
         case .later:
-            guard let answer = reply.waitBlocking(timeout: core.configuration.challengeTimeout) else {
+            guard let answer = transfer.waitBlocking(for: reply, timeout: core.configuration.challengeTimeout) else {
+                if transfer.cancelRequested.load(ordering: .sequentiallyConsistent) { return .failure(.cancelled) }
                 return .failure(.challengeCancelled(challenge.protectionSpace))
             }
             return .success(answer)
@@ -254,8 +312,8 @@ extension EasyHandle {
         let disposition: ChallengeDisposition
         if let handler = configuration.sessionChallengeHandler {
             disposition = lane.runningHandler { handler(challenge) }
-        } else if let handler = transfer.spec.challengeHandler ?? configuration.taskChallengeHandler {
-            switch lane.runningHandler({ runTaskHandler(handler, challenge) }) {
+        } else if let handler = transfer.spec.requestChallengeHandler ?? configuration.taskChallengeHandler {
+            switch lane.runningHandler({ runTaskHandler(handler, challenge, for: transfer) }) {
             case .success(let answer): disposition = answer
             case .failure(let error):
                 transfer.challengeFailure = error

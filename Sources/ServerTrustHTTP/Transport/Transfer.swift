@@ -1,3 +1,4 @@
+internal import ServerTrust
 internal import Synchronization
 internal import Glibc
 
@@ -16,10 +17,13 @@ struct TransferSpec: Sendable {
     /// Proxy user/password (Basic), overriding the configuration's.
     var proxyCredential: (user: String, password: String)?
     var usesFreshConnection: Bool
-    var destinationPath: String?
+    /// Where the response body goes.
+    var sink: BodySink
     var uploadProgress: ProgressHandler?
     var downloadProgress: ProgressHandler?
-    var challengeHandler: TaskChallengeHandler?
+    /// The request's own challenge handler (not the session's `taskChallengeHandler`): it
+    /// puts the request in its own ``ConnectionScope/isolated`` connections.
+    var requestChallengeHandler: TaskChallengeHandler?
 }
 
 /// What a finished hop produced (also on failure, for a proxy's 407 headers).
@@ -71,20 +75,51 @@ final class Transfer: @unchecked Sendable {
 
     // Lane-thread state.
     @exclusivity(unchecked) var response = RawResponse()
-    /// The decision made in this transfer's own handshake.
+    /// The decision made for this transfer's connection: in its handshake, or, for a resumed
+    /// TLS session, before the request was sent (``ConnectionTrust``).
     @exclusivity(unchecked) var trustDecision: TrustDecision?
+    /// The decision the origin connection carries (made now or for an earlier request).
+    @exclusivity(unchecked) var connectionRecord: ConnectionTrust.Record?
     /// The decision on an `https://` proxy's own chain, when this transfer opened a
     /// connection through one.
     @exclusivity(unchecked) var proxyTrustDecision: TrustDecision?
     /// A challenge handler's cancel/error during the handshake (overrides curl's code).
     @exclusivity(unchecked) var challengeFailure: HTTPError?
-    /// A local failure inside a callback (download file).
+    /// A local failure inside a callback (download file, body limit).
     @exclusivity(unchecked) var callbackFailure: HTTPError?
-    @exclusivity(unchecked) var destination: Int32 = -1
+    /// Whether the body is handed to the caller as it arrives.
+    var streamsBody: Bool {
+        if case .stream = spec.sink { return true }
+        return false
+    }
+    /// For a streamed body: the response head, handed to the task when the body begins
+    /// (``deliverHead()``), while the transfer goes on feeding the ``BodyChannel``.
+    @exclusivity(unchecked) var streamHead: RawResponse?
     /// The open ``TransferSpec/streamedBody`` curl reads the body from.
     @exclusivity(unchecked) var bodyReader: StreamedBodyReader?
     @exclusivity(unchecked) var lastUpload: Int64 = -1
     @exclusivity(unchecked) var lastDownload: Int64 = -1
+    /// The answer a connection-level challenge handler gave ``ChallengeOutcome/later`` for,
+    /// while the lane thread waits for it inside the handshake. The lane cannot see the
+    /// task's cancellation then (it is blocked), so ``TransferLane/cancel(_:)`` ends the wait
+    /// from the cancelling thread through this.
+    private let awaitedReply = Mutex<ChallengeReply?>(nil)
+
+    /// Blocks the lane thread for a `.later` answer until it comes, `timeout` seconds pass, or
+    /// the request's task is cancelled (then at once: `nil`, and ``cancelRequested`` is set).
+    func waitBlocking(for reply: ChallengeReply, timeout: Double) -> ChallengeDisposition? {
+        awaitedReply.withLock { $0 = reply }
+        defer { awaitedReply.withLock { $0 = nil } }
+        // A cancellation that came before the reply was registered above.
+        if cancelRequested.load(ordering: .sequentiallyConsistent) { reply.cancel() }
+        return reply.waitBlocking(timeout: timeout)
+    }
+
+    /// Ends a ``waitBlocking(for:timeout:)`` in progress (called after ``cancelRequested`` is set).
+    func interruptChallengeWait() {
+        awaitedReply.withLock { $0 }?.cancel()
+    }
+
     /// The request body, copied once into memory curl may read until the hop ends
     /// (`CURLOPT_POSTFIELDS` is not copied by curl, and lets curl rewind for authentication).
     let postBuffer: UnsafeMutableRawBufferPointer?
@@ -105,14 +140,37 @@ final class Transfer: @unchecked Sendable {
         closeFiles()
     }
 
-    /// Closes the download and upload files, if open (once the hop has ended).
+    /// Closes the upload files, if open (once the hop has ended). A download's file belongs to
+    /// its ``PartialDownload``, which the request commits or discards.
     private func closeFiles() {
-        if destination >= 0 {
-            close(destination)
-            destination = -1
-        }
         bodyReader?.close()
         bodyReader = nil
+    }
+
+    /// Streamed body: hands `head` to the waiting task now; the transfer goes on, and its end
+    /// reaches the reader through the channel. Once only.
+    func deliverHead(_ head: RawResponse) {
+        guard streamHead == nil, !isFinished else { return }
+        streamHead = head
+        handedOver.store(true, ordering: .releasing)
+        if runsInline { return }
+        guard let continuation else { return }
+        self.continuation = nil
+        continuation.resume()
+    }
+
+    /// What the waiting task finds once resumed: a streamed body's head (the transfer goes on;
+    /// its end reaches the reader through the channel), or the finished hop.
+    enum Arrival {
+        case head(RawResponse)
+        case finished(HTTPError?)
+    }
+
+    /// Reads what the task was resumed for (after the hand-over).
+    func arrival() -> Arrival {
+        _ = handedOver.load(ordering: .acquiring)
+        if let streamHead { return .head(streamHead) }
+        return .finished(failure)
     }
 
     /// Moves the response out (the hop has finished; nothing reads it afterwards), so the
@@ -131,6 +189,7 @@ final class Transfer: @unchecked Sendable {
         guard !isFinished else { return }
         isFinished = true
         self.failure = failure
+        if case .stream(let channel) = spec.sink { channel.finish(failure) }
         handedOver.store(true, ordering: .releasing)
         if runsInline {
             runsInline = false

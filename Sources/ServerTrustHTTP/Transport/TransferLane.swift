@@ -1,3 +1,4 @@
+internal import ServerTrust
 internal import CCurl
 internal import CServerTrustShims
 internal import Foundation
@@ -20,6 +21,8 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     private struct Inbox {
         var pending: [Transfer] = []
         var cancellations: [Transfer] = []
+        /// Paused streamed transfers whose reader has made room.
+        var unpauses: [Transfer] = []
         var jobs: [UnownedJob] = []
         var stopping = false
         var closed = false
@@ -128,12 +131,24 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     /// Asks the lane to abort a transfer (it may already be done; then nothing happens).
     func cancel(_ transfer: Transfer) {
         transfer.cancelRequested.store(true, ordering: .sequentiallyConsistent)
+        // The lane may be blocked in the transfer's handshake, waiting for a challenge answer.
+        transfer.interruptChallengeWait()
         let queued = inbox.withLock { inbox -> Bool in
             guard !inbox.closed else { return false }
             inbox.cancellations.append(transfer)
             return true
         }
         if queued { wake() }
+    }
+
+    /// Asks the lane to continue a streamed transfer paused for want of room in its channel.
+    func unpause(_ transfer: Transfer) {
+        let queued = inbox.withLock { inbox -> Bool in
+            guard !inbox.closed else { return false }
+            inbox.unpauses.append(transfer)
+            return true
+        }
+        if queued { wakeUnlessOnLane() }
     }
 
     /// Stops the thread: every transfer still pending or running fails with
@@ -175,17 +190,24 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         var jobs: [UnownedJob] = []
         var pending: [Transfer] = []
         var cancellations: [Transfer] = []
+        var unpauses: [Transfer] = []
         while true {
             let stopping = inbox.withLock { inbox in
                 swap(&jobs, &inbox.jobs)
                 swap(&pending, &inbox.pending)
                 swap(&cancellations, &inbox.cancellations)
+                swap(&unpauses, &inbox.unpauses)
                 return inbox.stopping
             }
             // Transfers first, so that while the batch's last job runs nothing else of this
             // round is waiting (the condition for running a transfer inline, below).
             for transfer in pending { start(transfer) }
             for transfer in cancellations { abort(transfer, with: .cancelled) }
+            for transfer in unpauses {
+                // CURLPAUSE_CONT (0): curl delivers the bytes it held back, from here.
+                if let easy = active.first(where: { $0.transfer === transfer }) { _ = curl_easy_pause(easy.handle, 0) }
+            }
+            unpauses.removeAll(keepingCapacity: true)
             for (index, job) in jobs.enumerated() {
                 runningLastJob = index == jobs.count - 1 && !stopping
                 job.runSynchronously(on: executor)
@@ -200,7 +222,7 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
             collectFinished()
             // Jobs or transfers queued from this thread (by the jobs above or by completions
             // resuming tasks that prefer this executor) are handled before sleeping.
-            let more = inbox.withLock { !$0.jobs.isEmpty || !$0.pending.isEmpty || !$0.cancellations.isEmpty || $0.stopping }
+            let more = inbox.withLock { !$0.jobs.isEmpty || !$0.pending.isEmpty || !$0.cancellations.isEmpty || !$0.unpauses.isEmpty || $0.stopping }
             if !more { _ = curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
         shutDown()
@@ -258,6 +280,9 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
             return
         }
         easy.begin(transfer)
+        if case .stream(let channel) = transfer.spec.sink {
+            channel.attach(resume: { [weak self] in self?.unpause(transfer) }, cancel: { [weak self] in self?.cancel(transfer) })
+        }
         if let failure = easy.configure(for: transfer) {
             release(easy)
             finish(transfer, failing: failure)
@@ -311,10 +336,20 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         }
         if code == CURLE_OK { return nil }
         if let failure = transfer.challengeFailure { return failure }
-        if let decision = transfer.proxyTrustDecision, !decision.isAccepted { return .proxyTrustRejected(decision) }
-        if let decision = transfer.trustDecision, !decision.isAccepted { return .serverTrustRejected(decision) }
+        if let decision = transfer.proxyTrustDecision, !decision.isTrusted { return .proxyTrustRejected(decision) }
+        if let decision = transfer.trustDecision, !decision.isTrusted { return .serverTrustRejected(decision) }
         if let failure = transfer.callbackFailure { return failure }
         let summary = Curl.describe(code)
+        // 27 inside an unfinished header section is no memory shortage: a header field longer
+        // than CURL_MAX_HTTP_HEADER (the curl CLI prints "Out of memory" too). Say what it is.
+        if code == CURLE_OUT_OF_MEMORY && headerSectionUnfinished {
+            let limit = TransportError.maximumResponseHeaderField
+            var error = TransportError(
+                code: Int(code.rawValue), summary: summary,
+                message: "response header field larger than \(limit) bytes (libcurl's CURL_MAX_HTTP_HEADER)")
+            error.responseHeaderLimit = limit
+            return .transport(error)
+        }
         let error = TransportError(code: Int(code.rawValue), summary: summary, message: errorText.isEmpty ? summary : errorText)
         return code == CURLE_OPERATION_TIMEDOUT ? .timedOut(error) : .transport(error)
     }
@@ -441,7 +476,8 @@ final class TransferEngine: Sendable {
             // needs the thread back first, the transfer stays in its multi handle and this
             // task waits for it below like any other (the lane finishes it only after this
             // job has suspended, so the continuation is set in time).
-            if lane.mayRunInline() {
+            // A streamed body is read by this very task after the head: never driven inline.
+            if lane.mayRunInline(), !transfer.streamsBody {
                 if lane.runInline(transfer) { return }
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     transfer.continuation = continuation

@@ -72,12 +72,17 @@ public struct LabHTTPResponse: Sendable {
         /// A body sent with `Transfer-Encoding: chunked`, one chunk per element (empty
         /// elements are skipped, since an empty chunk would end the body early).
         case chunked([[UInt8]])
+        /// `count` copies of `byte`, sent with `Content-Length` and written a megabyte at a
+        /// time, so a server can send a body far larger than its memory (gigabytes, for clients'
+        /// memory bounds).
+        case repeated(UInt8, count: Int)
 
         /// All body bytes, as the client sees them after decoding.
         public var bytes: [UInt8] {
             switch self {
             case .bytes(let bytes): return bytes
             case .chunked(let chunks): return chunks.flatMap { $0 }
+            case .repeated(let byte, let count): return [UInt8](repeating: byte, count: count)
             }
         }
     }
@@ -192,6 +197,7 @@ public struct LabHTTPResponse: Sendable {
             switch body {
             case .bytes(let bytes): fields.append(("Content-Length", String(bytes.count)))
             case .chunked: fields.append(("Transfer-Encoding", "chunked"))
+            case .repeated(_, let count): fields.append(("Content-Length", String(count)))
             }
         }
         if closing && header("Connection") == nil { fields.append(("Connection", "close")) }
@@ -208,6 +214,8 @@ public struct LabHTTPResponse: Sendable {
                 wire += Array((String(chunk.count, radix: 16) + "\r\n").utf8) + chunk + [13, 10]
             }
             wire += Array("0\r\n\r\n".utf8)
+        case .repeated:
+            break  // written after the head by the server, a megabyte at a time
         }
         return wire
     }

@@ -471,6 +471,16 @@ final class LabTLSServerEngine: Sendable {
                 }
                 try connection.writeAll(response.serialized(headRequest: request.method == "HEAD", closing: !keepAlive),
                                         until: .after(configuration.idleTimeout), stop: stopFlag)
+                if case .repeated(let byte, let count) = response.body, request.method != "HEAD" {
+                    let block = [UInt8](repeating: byte, count: 1 << 20)
+                    var left = count
+                    while left > 0 {
+                        let size = min(left, block.count)
+                        try connection.writeAll(size == block.count ? block : Array(block[..<size]),
+                                                until: .after(configuration.idleTimeout), stop: stopFlag)
+                        left -= size
+                    }
+                }
                 if !keepAlive { return }
             }
         }

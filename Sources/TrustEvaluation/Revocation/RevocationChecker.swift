@@ -199,7 +199,7 @@ extension Search {
         policy.minimumRSAKeyBits = verifier.policy.minimumRSAKeyBits
         policy.allowsSHA1Signatures = verifier.policy.allowsSHA1Signatures
         let nestedVerifier = Verifier(anchors: TrustStore([anchor]), policy: policy, signatureVerifier: verifier.signatureVerifier)
-        var nested = Search(verifier: nestedVerifier, intermediates: intermediates, tracing: false)
+        var nested = Search(verifier: nestedVerifier, intermediates: intermediates, time: time, tracing: false)
         nested.signerStack = signerStack + [signer]
         nested.budget = budget
         let result = nested.run(leaf: signer)

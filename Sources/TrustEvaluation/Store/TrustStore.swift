@@ -28,6 +28,17 @@ public final class TrustStore: Sendable {
     /// membership costs a short hash and at most one byte comparison.
     private let members: Set<Certificate>
     let keys: KeyCache
+    /// The last union made with this store on the left (``+``), so that merging the same two
+    /// stores again, as every evaluation with custom anchors beside the system roots does,
+    /// returns the same store with its built keys and shared verifiers instead of a new one.
+    private let lastUnion = Mutex(UnionMemo())
+
+    private struct UnionMemo {
+        /// Weak: a store must not keep the other operand alive (two stores merged in both
+        /// orders would otherwise hold each other).
+        weak var other: TrustStore?
+        var union: TrustStore?
+    }
 
     /// Creates a store from certificates; exact duplicates are dropped.
     public init(_ certificates: [Certificate], sources: [String] = []) {
@@ -87,9 +98,15 @@ public final class TrustStore: Sendable {
         self.init(all, sources: paths)
     }
 
-    /// Merges stores (custom anchors plus system roots, for example).
+    /// Merges stores (custom anchors plus system roots, for example). Merging the same two
+    /// stores again returns the same merged store.
     public static func + (lhs: TrustStore, rhs: TrustStore) -> TrustStore {
-        TrustStore(lhs.certificates + rhs.certificates, sources: lhs.sources + rhs.sources)
+        if rhs.count == 0 { return lhs }
+        if lhs.count == 0 { return rhs }
+        if let hit = lhs.lastUnion.withLock({ memo in memo.other === rhs ? memo.union : nil }) { return hit }
+        let union = TrustStore(lhs.certificates + rhs.certificates, sources: lhs.sources + rhs.sources)
+        lhs.lastUnion.withLock { $0 = UnionMemo(other: rhs, union: union) }
+        return union
     }
 
     static func load(path: String) throws(TrustStoreError) -> [Certificate] {

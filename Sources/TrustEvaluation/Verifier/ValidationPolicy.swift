@@ -26,7 +26,10 @@ public enum PeerName: Hashable, Sendable, CustomStringConvertible {
 
 /// What a validation checks (SecPolicy in spirit): the purpose, the name, the time and the
 /// algorithm rules.
-public struct ValidationPolicy: Sendable {
+///
+/// Equal policies check the same things, so a policy is the key under which verifiers are
+/// shared (``Verifier/shared(anchors:policy:)``).
+public struct ValidationPolicy: Hashable, Sendable {
     /// The three policies SecTrust users know.
     public enum Kind: Hashable, Sendable {
         /// A TLS server's chain: EKU serverAuth and (when a name is given) the name (SecPolicyCreateSSL(true, host)).
@@ -111,6 +114,31 @@ public struct ValidationPolicy: Sendable {
     public static func basicX509(at time: Int64? = nil) -> ValidationPolicy {
         ValidationPolicy(kind: .basicX509, validationTime: time)
     }
+
+    /// Hashes what tells policies apart cheaply: CRLs by count only, since hashing their bytes
+    /// on every lookup would cost more than the verifier it finds (equality still compares
+    /// them in full).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        hasher.combine(peerName)
+        hasher.combine(expectedClientNames)
+        hasher.combine(validationTime)
+        hasher.combine(maximumIntermediates)
+        hasher.combine(requiredExtendedKeyUsages)
+        hasher.combine(requiredKeyUsages)
+        hasher.combine(minimumRSAKeyBits)
+        hasher.combine(allowsSHA1Signatures)
+        hasher.combine(revocationLists?.count)
+        hasher.combine(profile)
+        hasher.combine(policyInputs)
+    }
+
+    /// Whether `algorithm` may sign a certificate in a path under this policy (the rule
+    /// ``permits(_:)`` applies inside the verifier), for code outside the verifier that checks
+    /// a signature link itself.
+    /// - Parameter algorithm: The certificate's signature algorithm.
+    /// - Returns: `true` when the algorithm is acceptable.
+    public func acceptsSignatureAlgorithm(_ algorithm: SignatureAlgorithm) -> Bool { permits(algorithm) }
 
     /// The EKUs in force.
     var effectiveExtendedKeyUsages: [ASN1ObjectIdentifier] {

@@ -25,25 +25,37 @@ public struct Verifier<SignatureCheck: SignatureVerifier>: Sendable {
     public let policy: ValidationPolicy
     /// The crypto backend.
     public let signatureVerifier: SignatureCheck
+    /// "Now", when neither the policy nor the caller fixes the validation instant.
+    public let clock: TrustClock
     /// The certificate rules, built once per verifier rather than per validation.
     let profile: CertificateProfile
     /// The policy's peer name, validated once.
     let reference: ServerIdentity.Reference?
 
     /// Creates a verifier.
-    public init(anchors: TrustStore, policy: ValidationPolicy, signatureVerifier: SignatureCheck) {
+    /// - Parameters:
+    ///   - anchors: The trust anchors.
+    ///   - policy: What to check.
+    ///   - signatureVerifier: The crypto backend.
+    ///   - clock: "Now" when `policy` has no ``ValidationPolicy/validationTime``.
+    public init(anchors: TrustStore, policy: ValidationPolicy, signatureVerifier: SignatureCheck, clock: TrustClock = .system) {
         self.anchors = anchors
         self.policy = policy
         self.signatureVerifier = signatureVerifier
+        self.clock = clock
         self.profile = CertificateProfile(policy)
         self.reference = policy.peerName.map(ServerIdentity.Reference.init)
     }
 
     /// Validates `leaf` using `intermediates` (the rest of what the peer sent).
-    /// - Parameter trace: record every path tried, for explanations.
+    /// - Parameters:
+    ///   - time: The validation instant (seconds since 1970); `nil` means the policy's
+    ///     ``ValidationPolicy/validationTime``, else ``clock``. A verifier shared across
+    ///     evaluations (``shared(anchors:policy:)``) is given the instant here.
+    ///   - trace: Record every path tried, for explanations.
     @_specialize(where SignatureCheck == OpenSSLSignatureVerifier)
-    public func validate(leaf: Certificate, intermediates: [Certificate], trace: Bool = false) -> ValidationOutcome {
-        var search = Search(verifier: self, intermediates: intermediates, tracing: trace)
+    public func validate(leaf: Certificate, intermediates: [Certificate], at time: Int64? = nil, trace: Bool = false) -> ValidationOutcome {
+        var search = Search(verifier: self, intermediates: intermediates, time: time ?? policy.validationTime ?? clock.now(), tracing: trace)
         let result = search.run(leaf: leaf)
         let spent = Budget()
         return ValidationOutcome(
@@ -54,8 +66,56 @@ public struct Verifier<SignatureCheck: SignatureVerifier>: Sendable {
 
 extension Verifier where SignatureCheck == OpenSSLSignatureVerifier {
     /// A verifier using OpenSSL's libcrypto for signatures.
-    public init(anchors: TrustStore, policy: ValidationPolicy) {
-        self.init(anchors: anchors, policy: policy, signatureVerifier: OpenSSLSignatureVerifier())
+    /// - Parameters:
+    ///   - anchors: The trust anchors.
+    ///   - policy: What to check.
+    ///   - clock: "Now" when `policy` has no ``ValidationPolicy/validationTime``.
+    public init(anchors: TrustStore, policy: ValidationPolicy, clock: TrustClock = .system) {
+        self.init(anchors: anchors, policy: policy, signatureVerifier: OpenSSLSignatureVerifier(), clock: clock)
+    }
+
+    /// The verifier for `anchors` and `policy`, built once and then shared by every evaluation
+    /// with the same anchors and the same policy (its validation instant aside: pass that to
+    /// ``validate(leaf:intermediates:at:trace:)``).
+    ///
+    /// A verifier's rule tables and its parsed reference name are built when it is made; a
+    /// client that decides every connection to a host with the same policy pays that once, not
+    /// per handshake. The cache holds its stores strongly, so an entry's store identity is never
+    /// reused by another store while the entry exists; it is bounded and starts over when full.
+    /// - Parameters:
+    ///   - anchors: The trust anchors.
+    ///   - policy: What to check; its ``ValidationPolicy/validationTime`` is ignored.
+    /// - Returns: The verifier, with the system clock.
+    public static func shared(anchors: TrustStore, policy: ValidationPolicy) -> Verifier {
+        VerifierCache.shared.verifier(anchors: anchors, policy: policy)
+    }
+}
+
+/// The verifiers of ``Verifier/shared(anchors:policy:)``.
+final class VerifierCache: Sendable {
+    static let shared = VerifierCache()
+    /// More (store, policy) pairs than a process decides with; reaching it starts over, so the
+    /// memory stays bounded even if every connection brought a new policy.
+    static let capacity = 256
+
+    private struct Key: Hashable {
+        let anchors: ObjectIdentifier
+        let policy: ValidationPolicy
+    }
+
+    private let verifiers = Mutex<[Key: Verifier<OpenSSLSignatureVerifier>]>([:])
+
+    func verifier(anchors: TrustStore, policy: ValidationPolicy) -> Verifier<OpenSSLSignatureVerifier> {
+        var timeless = policy
+        timeless.validationTime = nil
+        let key = Key(anchors: ObjectIdentifier(anchors), policy: timeless)
+        if let cached = verifiers.withLock({ $0[key] }) { return cached }
+        let made = Verifier(anchors: anchors, policy: timeless)
+        verifiers.withLock { cache in
+            if cache.count >= Self.capacity { cache.removeAll() }
+            cache[key] = made
+        }
+        return made
     }
 }
 
@@ -74,13 +134,13 @@ struct Search<SignatureCheck: SignatureVerifier> {
     /// circular case of a CRL issuer whose status is given by the CRL it signs.
     var signerStack: [Certificate] = []
 
-    init(verifier: Verifier<SignatureCheck>, intermediates: [Certificate], tracing: Bool) {
+    init(verifier: Verifier<SignatureCheck>, intermediates: [Certificate], time: Int64, tracing: Bool) {
         self.verifier = verifier
         // Exact duplicates can only waste budget.
         var seen = Set<Certificate>()
         self.intermediates = intermediates.filter { seen.insert($0).inserted }
         self.tracing = tracing
-        self.time = verifier.policy.validationTime ?? currentTime()
+        self.time = time
     }
 
     /// A candidate issuer: an anchor (index into the store) or a peer-sent intermediate.
@@ -325,15 +385,4 @@ final class KeyCache: Sendable {
             return .failure(ValidationFailure(.weakKey, "trust anchor public key is unusable: \(error)"))
         }
     }
-}
-
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// Seconds since 1970, now.
-func currentTime() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return Int64(ts.tv_sec)
 }

@@ -1,0 +1,127 @@
+import CertificateParsing
+import Foundation
+import TrustEvaluation
+
+extension PolicyFile {
+    /// TrustKit's default report URI, added unless `kTSKDisableDefaultReportUri` is set
+    /// (TrustKit `TSKTrustKitConfig.h`).
+    public static let trustKitDefaultReportURI = "https://overmind.datatheorem.com/trustkit/report"
+
+    /// Imports a TrustKit configuration dictionary (`kTSK…` keys), for migration.
+    ///
+    /// Every pinned domain becomes an `spkiPins` entry with chain and host validation (TrustKit
+    /// always re-evaluates with `SecPolicyCreateSSL(YES, hostname)`), and hosts without an
+    /// entry get default validation, as TrustKit leaves them to the system
+    /// (`allHostsMustBeEvaluated` is `false`). TrustKit's own validation rules apply
+    /// (`parse_configuration.m`): `kTSKPinnedDomains` is required and not empty; each
+    /// `kTSKPublicKeyHashes` entry is base64 of 32 bytes; at least 2 pins when enforcing
+    /// (`kTSKEnforcePinning`, default YES) and 1 otherwise; a domain must not be a public
+    /// suffix, nor carry `kTSKIncludeSubdomains` on one; `kTSKExcludeSubdomainFromParentPolicy`
+    /// must be its entry's only key and needs a parent entry; `kTSKExpirationDate` is
+    /// `yyyy-MM-dd`, UTC. `kTSKSwizzleNetworkDelegates`,
+    /// `kTSKIgnorePinningForUserDefinedTrustAnchors` (macOS) and the deprecated
+    /// `kTSKPublicKeyAlgorithms` are accepted and ignored.
+    /// - Parameter configuration: The dictionary (as from a plist or JSON).
+    /// - Returns: The policy.
+    /// - Throws: ``PolicyFileError`` listing every problem, at paths such as
+    ///   `$.kTSKPinnedDomains["example.com"].kTSKPublicKeyHashes[0]`.
+    public static func fromTrustKit(_ configuration: [String: Any]) throws(PolicyFileError) -> PolicyFile {
+        var reader = ConfigReader()
+        reader.allowOnly(configuration, ["kTSKSwizzleNetworkDelegates", "kTSKPinnedDomains", "kTSKIgnorePinningForUserDefinedTrustAnchors"], "$")
+        _ = reader.bool(configuration, "kTSKSwizzleNetworkDelegates", "$")
+        _ = reader.bool(configuration, "kTSKIgnorePinningForUserDefinedTrustAnchors", "$")
+        var hosts: [PolicyFile.Host] = []
+        if let value = configuration["kTSKPinnedDomains"] {
+            if let domains = reader.object(value, "$.kTSKPinnedDomains") {
+                if domains.isEmpty { reader.fail(.invalidValue, "$.kTSKPinnedDomains", "no pinned domains") }
+                for domain in domains.keys.sorted() {
+                    let path = ConfigReader.path("$.kTSKPinnedDomains", domain)
+                    if let host = trustKitDomain(domain, domains[domain] as Any, path: path, all: domains, reader: &reader) { hosts.append(host) }
+                }
+            }
+        } else {
+            reader.fail(.missingKey, "$.kTSKPinnedDomains", "missing: the pinned domains")
+        }
+        guard reader.problems.isEmpty else { throw PolicyFileError(reader.problems) }
+        return PolicyFile(version: 1, semantics: .strict, allHostsMustBeEvaluated: false, hosts: hosts)
+    }
+
+    private static func trustKitDomain(
+        _ domain: String, _ value: Any, path: String, all: [String: Any], reader: inout ConfigReader
+    ) -> PolicyFile.Host? {
+        guard let entry = reader.object(value, path) else { return nil }
+        reader.allowOnly(
+            entry,
+            ["kTSKPublicKeyHashes", "kTSKIncludeSubdomains", "kTSKExcludeSubdomainFromParentPolicy", "kTSKEnforcePinning", "kTSKReportUris",
+             "kTSKDisableDefaultReportUri", "kTSKExpirationDate", "kTSKPublicKeyAlgorithms"], path)
+        let includeSubdomains = reader.bool(entry, "kTSKIncludeSubdomains", path) ?? false
+        let pattern: HostPattern
+        do {
+            pattern = try HostPattern(domain, includeSubdomains: includeSubdomains)
+        } catch {
+            reader.fail(error, at: path)
+            return nil
+        }
+        // TrustKit requires a registrable domain (GetRegistryLength > 0): a bare public
+        // suffix such as "com" cannot be pinned.
+        if pattern.kind == .exact, DNSName(pattern.base) != nil, DNSPattern("*." + pattern.base) == nil, IPAddress(pattern.base) == nil {
+            reader.fail(.invalidHostPattern, path, "\(domain) is a public suffix, not a domain that can be pinned")
+        }
+        if reader.bool(entry, "kTSKExcludeSubdomainFromParentPolicy", path) == true {
+            for key in entry.keys.sorted() where key != "kTSKExcludeSubdomainFromParentPolicy" {
+                reader.fail(.conflictingOptions, ConfigReader.path(path, key), "kTSKExcludeSubdomainFromParentPolicy must be the only key of its entry")
+            }
+            let parent = all.contains { key, value in
+                guard key != domain, let other = value as? [String: Any], other["kTSKIncludeSubdomains"] as? Bool == true,
+                    let parentPattern = try? HostPattern(key, includeSubdomains: true)
+                else { return false }
+                return parentPattern.matches(domain)
+            }
+            if !parent { reader.fail(.excludeWithoutParent, path, "\(domain) is excluded, but no entry with kTSKIncludeSubdomains covers it") }
+            return PolicyFile.Host(
+                pattern: pattern, isExcluded: true, evaluators: [], validateHost: true, performDefaultValidation: true,
+                acceptSelfSignedCertificates: false, certificates: [], securityPolicy: nil, pinnedHost: nil, anchors: [], anchorsOnly: false)
+        }
+        var pins: [SPKIPin] = []
+        var pinCountKnown = true
+        if let hashes = reader.strings(entry, "kTSKPublicKeyHashes", path) {
+            for (text, pinPath) in hashes {
+                guard let digest = Base64.decode(Array(text.utf8)), digest.count == 32, let pin = try? SPKIPin(algorithm: .sha256, digest: digest) else {
+                    reader.fail(.invalidPin, pinPath, "not a valid sha256 pin: TrustKit hashes are base64 of a 32-byte SHA-256 SPKI digest")
+                    pinCountKnown = false
+                    continue
+                }
+                pins.append(pin)
+            }
+        } else {
+            pinCountKnown = entry["kTSKPublicKeyHashes"] == nil
+        }
+        let enforce = reader.bool(entry, "kTSKEnforcePinning", path) ?? true
+        if pinCountKnown {
+            if pins.isEmpty {
+                reader.fail(.noPins, path, "kTSKPublicKeyHashes must hold at least one pin")
+            } else if enforce && PinnedHost(pattern: pattern, pins: pins).distinctPinCount < 2 {
+                // The backup-pin rule of PinningConfiguration, which is TrustKit's own (a set of
+                // at least two hashes when enforcing).
+                reader.fail(
+                    .missingBackupPin, "\(path).kTSKPublicKeyHashes",
+                    "kTSKEnforcePinning needs at least 2 distinct pins, one a backup: with 1 a key change locks every client out (RFC 7469 §4.3)")
+            }
+        }
+        var uris = reader.uris(entry, "kTSKReportUris", path) ?? []
+        if reader.bool(entry, "kTSKDisableDefaultReportUri", path) != true { uris.append(trustKitDefaultReportURI) }
+        var expiration: Int64?
+        if let text = reader.string(entry, "kTSKExpirationDate", path) {
+            // TrustKit parses "yyyy-MM-dd" in UTC; nothing else.
+            if text.count == 10, let time = ASN1TimeText.parse(text) {
+                expiration = time
+            } else {
+                reader.fail(.invalidDate, "\(path).kTSKExpirationDate", "\"\(text)\" is not yyyy-MM-dd")
+            }
+        }
+        let pinnedHost = PinnedHost(pattern: pattern, pins: pins, enforcePinning: enforce, expirationDate: expiration, reportURIs: uris)
+        return PolicyFile.Host(
+            pattern: pattern, isExcluded: false, evaluators: [.spkiPins], validateHost: true, performDefaultValidation: true,
+            acceptSelfSignedCertificates: false, certificates: [], securityPolicy: nil, pinnedHost: pinnedHost, anchors: [], anchorsOnly: false)
+    }
+}

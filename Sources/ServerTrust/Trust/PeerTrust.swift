@@ -1,0 +1,180 @@
+public import CertificateParsing
+public import TrustEvaluation
+
+/// What a server presented and how to judge it: the `SecTrust` analogue.
+///
+/// It holds the served chain (leaf first, then whatever the server sent), the host and port,
+/// the validation policy (`SecTrustSetPolicies`), custom anchors with the anchors-only flag
+/// (`SecTrustSetAnchorCertificates` / `SecTrustSetAnchorCertificatesOnly`), the system anchors,
+/// the evaluation time (`SecTrustSetVerifyDate`) and the clock read when none is set, so
+/// AFNetworking-style code maps one to one. Unlike `SecTrust` it is a value: an evaluator works
+/// on its own copy, so evaluating never changes the caller's trust (AFNetworking's
+/// `SecTrustSetPolicies` and `SecTrustSetAnchorCertificates` mutate the caller's object;
+/// anchors-features.md §(d) "Side effects").
+public struct PeerTrust: Sendable {
+    /// What the server sent, for which host and port.
+    public let served: ServedChain
+    /// What an evaluation checks (`SecTrustSetPolicies`). Defaults to the SSL server policy for
+    /// ``host``.
+    public var policy: ValidationPolicy
+    /// When set, only the custom anchors are trusted; when clear, the custom anchors are added
+    /// to the system anchors (`SecTrustSetAnchorCertificatesOnly`).
+    public var anchorsOnly: Bool
+    /// The system's roots (from `SSL_CERT_FILE` / `SSL_CERT_DIR` with ``TrustStore/system()``,
+    /// or a store supplied by a test).
+    public var systemAnchors: TrustStore
+    /// The instant to evaluate at, in seconds since 1970 (`SecTrustSetVerifyDate`); `nil`
+    /// means the policy's own time, or ``clock``.
+    public var verifyTime: Int64?
+    /// "Now" when neither ``verifyTime`` nor the policy fixes the instant.
+    public var clock: TrustClock
+    /// The path an earlier evaluator of the same decision validated for this served chain
+    /// (``CompositeTrustEvaluator`` hands it on), so that a later pin check that does not
+    /// validate again still compares pins with proven certificates rather than the leaf alone,
+    /// as a later `SecTrustCopyCertificateChain` returns the chain an earlier evaluation built.
+    public internal(set) var validatedPath: VerifiedChain?
+    private var customAnchorStore: TrustStore
+
+    /// Creates a trust for a served chain.
+    /// - Parameters:
+    ///   - served: What the server sent.
+    ///   - systemAnchors: The system roots.
+    ///   - policy: The validation policy; `nil` means the SSL server policy for the served
+    ///     chain's host (what URLSession's server-trust challenge carries).
+    ///   - verifyTime: The evaluation instant; `nil` means now, by `clock`.
+    ///   - clock: "Now".
+    public init(served: ServedChain, systemAnchors: TrustStore, policy: ValidationPolicy? = nil, verifyTime: Int64? = nil,
+                clock: TrustClock = .system) {
+        self.served = served
+        self.policy = policy ?? .sslServer(host: served.host)
+        self.anchorsOnly = false
+        self.systemAnchors = systemAnchors
+        self.verifyTime = verifyTime
+        self.clock = clock
+        self.validatedPath = nil
+        self.customAnchorStore = .empty
+    }
+
+    /// Creates a trust for a chain judged without a connection.
+    /// - Parameters:
+    ///   - certificates: The certificates the server sent, leaf first.
+    ///   - host: The host connected to.
+    ///   - port: The port connected to.
+    ///   - systemAnchors: The system roots.
+    ///   - policy: The validation policy; `nil` means the SSL server policy for `host`.
+    ///   - verifyTime: The evaluation instant; `nil` means now.
+    ///   - clock: "Now".
+    public init(
+        certificates: [Certificate], host: String?, port: Int = 443, systemAnchors: TrustStore, policy: ValidationPolicy? = nil,
+        verifyTime: Int64? = nil, clock: TrustClock = .system
+    ) {
+        self.init(served: ServedChain(certificates: certificates, host: host, port: port), systemAnchors: systemAnchors,
+                  policy: policy, verifyTime: verifyTime, clock: clock)
+    }
+
+    /// The certificates the server sent, leaf first.
+    public var certificates: [Certificate] { served.certificates }
+    /// The host the connection was made to (the URL's host), if known.
+    public var host: String? { served.host }
+    /// The port the connection was made to.
+    public var port: Int { served.port }
+
+    /// Custom trust anchors. Setting them does not change ``anchorsOnly``; use
+    /// ``setAnchorCertificates(_:)`` for `SecTrustSetAnchorCertificates` semantics.
+    public var anchors: [Certificate] {
+        get { customAnchorStore.certificates }
+        set { customAnchorStore = TrustStore(newValue, sources: ["custom anchors"]) }
+    }
+
+    /// `SecTrustSetAnchorCertificates`: `certificates` become the custom anchors and, as on
+    /// Apple platforms, the built-in anchors are no longer trusted.
+    /// - Parameter certificates: The new anchors.
+    public mutating func setAnchorCertificates(_ certificates: [Certificate]) {
+        anchors = certificates
+        anchorsOnly = true
+    }
+
+    /// Custom anchors from a store built once (an evaluator's configured anchors), so that
+    /// evaluations share its keys and verifiers instead of rebuilding them.
+    /// - Parameters:
+    ///   - store: The anchors.
+    ///   - only: Trust only them (`SecTrustSetAnchorCertificatesOnly(true)`).
+    public mutating func setAnchors(_ store: TrustStore, only: Bool) {
+        customAnchorStore = store
+        anchorsOnly = only
+    }
+
+    /// Which anchors an evaluation uses: the system roots until custom anchors are set; then
+    /// the custom ones only, or both when ``anchorsOnly`` is clear.
+    public var anchorMode: AnchorMode {
+        if anchorsOnly { return .customOnly }
+        return customAnchorStore.count == 0 ? .systemOnly : .customAndSystem
+    }
+
+    /// The anchors an evaluation uses.
+    public var effectiveAnchors: TrustStore {
+        switch anchorMode {
+        case .customOnly: return customAnchorStore
+        case .systemOnly: return systemAnchors
+        case .customAndSystem: return customAnchorStore + systemAnchors
+        }
+    }
+
+    /// `SecTrustSetPolicies` with an SSL server or basic X.509 policy: the purpose and the
+    /// name change, what the trust was given besides them stays (its CRLs, algorithm and key
+    /// rules, the evaluation instant). An evaluator choosing its policy must not drop the
+    /// revocation lists the caller supplied.
+    /// - Parameters:
+    ///   - kind: `.sslServer` or `.basicX509`.
+    ///   - host: The name the leaf must be valid for (SSL server only); `nil` for none.
+    public mutating func setPolicy(_ kind: ValidationPolicy.Kind, host: String?) {
+        policy.kind = kind
+        policy.peerName = kind == .sslServer ? host.map(PeerName.host) : nil
+    }
+
+    /// The instant evaluations use: ``verifyTime``, else the policy's, else ``clock``.
+    public func evaluationTime() -> Int64 {
+        verifyTime ?? policy.validationTime ?? clock.now()
+    }
+
+    /// Validates the served chain against ``effectiveAnchors`` with ``policy`` at
+    /// ``evaluationTime()`` (`SecTrustEvaluateWithError`).
+    /// - Parameter trace: Record every path tried, for explanations.
+    /// - Returns: The result.
+    public func evaluate(trace: Bool = false) -> TrustResult {
+        var policy = self.policy
+        policy.validationTime = evaluationTime()
+        let anchors = effectiveAnchors
+        guard let leaf = certificates.first else {
+            return TrustResult(
+                result: .failure(ValidationFailure(.invalidCertificate, "the server sent no certificate")),
+                trace: [], policy: policy, anchorMode: anchorMode, anchors: anchors)
+        }
+        // One verifier per (anchors, policy): its rule tables are built once, not per handshake.
+        let outcome = Verifier.shared(anchors: anchors, policy: policy).validate(
+            leaf: leaf, intermediates: Array(certificates.dropFirst()), at: policy.validationTime, trace: trace)
+        return TrustResult(result: outcome.result, trace: outcome.trace, policy: policy, anchorMode: anchorMode, anchors: anchors)
+    }
+
+    /// The trust's certificate chain (`SecTrustCopyCertificateChain`): the validated path when
+    /// the chain validates, otherwise the chain Apple's chain builder would report for an
+    /// untrusted trust, which is ``ProvenChain/signatureChain(of:)``: the leaf and the issuers
+    /// that actually signed it, never the served list as sent.
+    /// - Parameter evaluation: An evaluation already made of this trust, to avoid repeating it.
+    /// - Returns: Leaf first.
+    public func certificateChain(after evaluation: TrustResult? = nil) -> [Certificate] {
+        let evaluation = evaluation ?? evaluate()
+        if let chain = evaluation.chain { return chain.certificates }
+        return ProvenChain.signatureChain(of: self).certificates
+    }
+
+    /// The certificates a pin may be compared with after `evaluation` (``ProvenChain``, the
+    /// one pin rule of the library).
+    /// - Parameters:
+    ///   - evaluation: The evaluator's own chain evaluation, if it made one.
+    ///   - semantics: `compat` for AFNetworking's reading of an unvalidated trust.
+    /// - Returns: The proven certificates.
+    public func provenChain(after evaluation: TrustResult?, semantics: PolicySemantics = .strict) -> ProvenChain {
+        ProvenChain(trust: self, evaluation: evaluation, semantics: semantics)
+    }
+}

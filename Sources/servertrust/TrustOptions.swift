@@ -1,0 +1,212 @@
+import CertificateParsing
+import ServerTrust
+import TrustEvaluation
+
+/// The trust flags `evaluate` and `get` share, turned into the ServerTrust evaluator and
+/// decider they describe: the one place the CLI makes a trust policy from its flags, so both
+/// commands parse pins alike (``SPKIPin``: `sha256/`, `sha256//`, bare base64, `sha384/`,
+/// `sha512/`) and decide alike.
+///
+/// - `--policy FILE`: the policy file's per-host rules, alone.
+/// - `--mode`, `--pinned-cert` or `--compat` (and always for `evaluate`): an AFNetworking
+///   ``SecurityPolicy`` (strict semantics unless `--compat`), then the `--pin` pins checked on
+///   the path the policy validated (``ProvenChain``).
+/// - Otherwise (`get`): chain validation with the host (`--no-validate-domain` drops the host),
+///   with the `--pin` pins on the validated path; `--allow-invalid` skips validation, so pins
+///   then match the leaf alone (curl's `-k --pinnedpubkey`), and without pins nothing is
+///   checked (curl's `-k`).
+/// - `--anchors` adds roots to the system's, `--anchors-only` trusts only them.
+/// - `--crl FILE` (curl's `--crlfile`): CRLs every chain is checked against, whatever decides
+///   it; hard-fail, so every certificate of the path but the anchor must be covered.
+///
+/// curl's spellings, with curl's meaning (curl(1)):
+/// - `--cacert FILE`: "Tells curl to use the specified certificate file to verify the peer";
+///   the bundle replaces the default one, so it is `--anchors FILE --anchors-only`. Repeated,
+///   the files add up (curl keeps the last one); with `--anchors` too, those are the only roots
+///   as well.
+/// - `--insecure` (`-k` in `get`): curl's "skip the verification step", our `--allow-invalid`.
+/// - `--pinnedpubkey 'sha256//…;sha256//…'` or `--pinnedpubkey FILE` (a PEM or DER public
+///   key): "A public key is extracted from this certificate and if it does not exactly match
+///   the public key provided to this option, curl aborts the connection" — the leaf's key
+///   only, so these pins have ``PinScope/leaf`` (a `--pin` may name any certificate of the
+///   validated path). With `--pin` as well, both must match.
+struct TrustOptions {
+    static let valueNames: Set<String> = ["--anchors", "--cacert", "--pin", "--pinnedpubkey", "--mode", "--pinned-cert", "--policy", "--crl"]
+    static let flagNames: Set<String> = ["--anchors-only", "--no-validate-domain", "--allow-invalid", "--insecure", "--strict", "--compat"]
+
+    let values: [String: [String]]
+    let flags: Set<String>
+
+    private func all(_ name: String) -> [String] { values[name] ?? [] }
+
+    /// Whether chain validation is skipped (`--allow-invalid`, curl's `--insecure`).
+    var allowsInvalid: Bool { flags.contains("--allow-invalid") || flags.contains("--insecure") }
+
+    /// Whether any pin option is given.
+    var hasPins: Bool { values["--pin"] != nil || values["--pinnedpubkey"] != nil }
+
+    /// The `--pin` pins, each parsed by the library's one pin parser, and the `--pinnedpubkey`
+    /// pins, which curl matches against the leaf alone.
+    func pins() throws -> [SPKIPin] {
+        let anywhere = try all("--pin").map { text in
+            do { return try SPKIPin(text) } catch let error as PolicyConfigurationError { throw CLIError("--pin '\(text)': \(error.message)") }
+        }
+        return try anywhere + all("--pinnedpubkey").flatMap(Self.curlPins)
+    }
+
+    /// curl's `--pinnedpubkey` argument: "any number of base64 encoded sha256 hashes preceded
+    /// by 'sha256//' and separated by ';'", or else "the file name of your pinned public key"
+    /// in PEM or DER. Leaf scope: curl compares the key of the certificate the server sent
+    /// for itself, never an issuer's.
+    static func curlPins(_ text: String) throws -> [SPKIPin] {
+        guard text.hasPrefix("sha256//") else {
+            let digest = SHA256.hash(try publicKeyFile(text))
+            do { return [try SPKIPin(algorithm: .sha256, digest: digest, scope: .leaf)] } catch { throw CLIError("--pinnedpubkey \(text): \(error.message)") }
+        }
+        return try text.split(separator: ";", omittingEmptySubsequences: false).map { item in
+            // curl's list is sha256 only (its other digests are not pins it accepts here).
+            guard item.hasPrefix("sha256//") else {
+                throw CLIError("--pinnedpubkey: '\(item)' is not sha256//BASE64 (curl's list is sha256//…;sha256//…)")
+            }
+            do { return try SPKIPin(String(item), scope: .leaf) } catch let error as PolicyConfigurationError {
+                throw CLIError("--pinnedpubkey '\(item)': \(error.message)")
+            }
+        }
+    }
+
+    /// The SubjectPublicKeyInfo DER of a `--pinnedpubkey` file: a PEM `PUBLIC KEY` block (as
+    /// `openssl pkey -pubout` writes it) or DER. A certificate is refused by name: curl wants
+    /// the key, and `servertrust pins FILE` prints the pin of a certificate's key.
+    static func publicKeyFile(_ path: String) throws -> [UInt8] {
+        let bytes = try CLI.readFile(path)
+        if PEMDocument.looksLikePEM(bytes) {
+            let documents: [PEMDocument]
+            do { documents = try PEMDocument.parseAll(String(decoding: bytes, as: UTF8.self)) } catch {
+                throw CLIError("--pinnedpubkey \(path): \(error)")
+            }
+            if let key = documents.first(where: { $0.label == "PUBLIC KEY" }) {
+                do { return Array(try SubjectPublicKeyInfo(derEncoded: key.derBytes).derBytes) } catch {
+                    throw CLIError("--pinnedpubkey \(path): the PUBLIC KEY block is not a public key (\(error))")
+                }
+            }
+            let labels = Set(documents.map(\.label))
+            let what = labels.contains("CERTIFICATE") ? "a certificate (PEM CERTIFICATE)" : FileKind.describe(bytes) ?? "PEM without a PUBLIC KEY block"
+            throw CLIError("--pinnedpubkey \(path): not a public key: looks like \(what); curl wants a PUBLIC KEY ('servertrust pins FILE' prints a certificate's pin)")
+        }
+        if let key = try? SubjectPublicKeyInfo(derEncoded: bytes) { return Array(key.derBytes) }
+        let what = (try? Certificate(derEncoded: bytes)) != nil ? "a certificate (DER)" : FileKind.describe(bytes) ?? "binary data that is not DER"
+        throw CLIError("--pinnedpubkey \(path): not a public key: looks like \(what); curl wants a PUBLIC KEY ('servertrust pins FILE' prints a certificate's pin)")
+    }
+
+    /// `--compat` or the default strict semantics (`--strict` is accepted and changes nothing).
+    func semantics() throws -> PolicySemantics {
+        if flags.contains("--compat") && flags.contains("--strict") { throw CLIError("--compat and --strict exclude each other") }
+        return flags.contains("--compat") ? .compat : .strict
+    }
+
+    /// The `--anchors` and `--cacert` certificates and whether they are the only anchors
+    /// (`--anchors-only`, or any `--cacert`: curl's bundle replaces the system's).
+    func customAnchors() throws -> (certificates: [Certificate], only: Bool) {
+        let cacerts = all("--cacert")
+        let only = flags.contains("--anchors-only") || !cacerts.isEmpty
+        if only && all("--anchors").isEmpty && cacerts.isEmpty { throw CLIError("--anchors-only needs --anchors FILE") }
+        let anchors = try all("--anchors").flatMap { try GetCommand.certificates($0, option: "--anchors") }
+        return (try anchors + cacerts.flatMap { try GetCommand.certificates($0, option: "--cacert") }, only)
+    }
+
+    /// The decider the flags describe: the evaluator below on the system roots (none with
+    /// `--anchors-only`), at `clock`'s time.
+    /// - Parameters:
+    ///   - host: The host the chain is for (`--pin`'s pin set is made for it).
+    ///   - alwaysPolicy: Make a ``SecurityPolicy`` even without `--mode` (`evaluate`).
+    ///   - reporter: Where a policy file's pin failures are reported.
+    ///   - clock: "Now".
+    func decider(host: String, alwaysPolicy: Bool, reporter: (any PinFailureReporter)? = nil, clock: TrustClock = .system) throws
+        -> ServerTrustDecider
+    {
+        let (custom, only) = try customAnchors()
+        let system: TrustStore
+        do {
+            system = only ? .empty : try TrustStore.system()
+        } catch {
+            throw CLIError("system trust store: \(error)")
+        }
+        var evaluator = try self.evaluator(host: host, alwaysPolicy: alwaysPolicy, reporter: reporter)
+        if !custom.isEmpty { evaluator = AnchoredTrustEvaluator(anchors: custom, anchorsOnly: only, evaluator: evaluator) }
+        return ServerTrustDecider(evaluator, anchors: system, revocationLists: try revocationLists(), clock: clock)
+    }
+
+    /// The `--crl` files' CRLs, or `nil` without any.
+    func revocationLists() throws -> [CertificateRevocationList]? {
+        let files = all("--crl")
+        guard !files.isEmpty else { return nil }
+        return try files.flatMap { path throws -> [CertificateRevocationList] in
+            do { return try CertificateRevocationList.load(try CLI.readFile(path)) } catch let error as CLIError { throw error } catch {
+                throw CLIError("--crl \(path): not a CRL (PEM or DER): \(error)")
+            }
+        }
+    }
+
+    /// The evaluator the flags describe, before anchors. With `--pin`, hosts other than `host`
+    /// (a redirect's) are refused: their pins are unknown, and pins that covered only the first
+    /// host would leave the others unpinned.
+    func evaluator(host: String, alwaysPolicy: Bool, reporter: (any PinFailureReporter)?) throws -> any ServerTrustEvaluating {
+        let evaluator = try unscopedEvaluator(host: host, alwaysPolicy: alwaysPolicy, reporter: reporter)
+        guard hasPins else { return evaluator }
+        let pattern: HostPattern
+        do { pattern = try HostPattern(host) } catch { throw CLIError("'\(host)': \(error.message)") }
+        return ServerTrustManager(allHostsMustBeEvaluated: true, rules: [ServerTrustManager.Rule(pattern, evaluator)])
+    }
+
+    private func unscopedEvaluator(host: String, alwaysPolicy: Bool, reporter: (any PinFailureReporter)?) throws -> any ServerTrustEvaluating {
+        if let path = values["--policy"]?.last {
+            let conflicting = ["--mode", "--pinned-cert", "--pin", "--pinnedpubkey"].filter { values[$0] != nil }
+                + ["--allow-invalid", "--insecure", "--no-validate-domain", "--strict", "--compat"].filter { flags.contains($0) }
+            guard conflicting.isEmpty else { throw CLIError("--policy cannot be combined with \(conflicting.joined(separator: ", "))") }
+            let policy: PolicyFile
+            do { policy = try PolicyFile.load(contentsOf: path) } catch {
+                throw CLIError("--policy \(path): " + error.problems.map(\.description).joined(separator: "; "))
+            }
+            return policy.makeManager(reporter: reporter)
+        }
+        let semantics = try semantics()
+        let validatesDomain = !flags.contains("--no-validate-domain")
+        let allowInvalid = allowsInvalid
+        let pinSet = try adHocPinSet(host: host)
+        let usesPolicy = alwaysPolicy || values["--mode"] != nil || values["--pinned-cert"] != nil || flags.contains("--compat")
+        guard usesPolicy else {
+            if let pinSet {
+                return SPKIPinsTrustEvaluator(configuration: pinSet, performDefaultValidation: !allowInvalid, validateHost: validatesDomain && !allowInvalid)
+            }
+            return allowInvalid ? DisabledTrustEvaluator() : DefaultTrustEvaluator(validateHost: validatesDomain)
+        }
+        let mode: PinningMode
+        switch values["--mode"]?.last ?? "none" {
+        case "none": mode = .none
+        case "public-key": mode = .publicKey
+        case "certificate": mode = .certificate
+        case let other: throw CLIError("--mode: '\(other)' is not none, public-key or certificate")
+        }
+        let policy = SecurityPolicy(
+            pinningMode: mode, pinnedCertificates: try all("--pinned-cert").flatMap { try GetCommand.certificates($0, option: "--pinned-cert") },
+            allowInvalidCertificates: allowInvalid, validatesDomainName: validatesDomain, semantics: semantics)
+        guard let pinSet else { return policy }
+        // The pins after the policy, on the path the policy validated (the composite hands it
+        // on); when the policy validated nothing, on the leaf alone.
+        return CompositeTrustEvaluator(evaluators: [policy, SPKIPinsTrustEvaluator(configuration: pinSet, performDefaultValidation: false, validateHost: false)])
+    }
+
+    /// The `--pin` pins as a pin set for `host`: an ad-hoc check, like curl's `--pinnedpubkey`,
+    /// so the backup-pin rule (for deployed configurations) does not apply.
+    private func adHocPinSet(host: String) throws -> PinningConfiguration? {
+        let pins = try pins()
+        guard !pins.isEmpty else { return nil }
+        let pattern: HostPattern
+        do { pattern = try HostPattern(host) } catch { throw CLIError("'\(host)': \(error.message)") }
+        do {
+            return try PinningConfiguration([PinnedHost(pattern: pattern, pins: pins, requiresBackupPin: false)])
+        } catch {
+            throw CLIError("--pin: " + error.problems.map(\.message).joined(separator: "; "))
+        }
+    }
+}

@@ -1,0 +1,203 @@
+import CertificateParsing
+import Foundation
+import ServerTrust
+@testable import ServerTrustHTTP
+import ServerTrustLab
+import Testing
+import TrustEvaluation
+
+/// Where a response body goes: a download that loses nothing, a bounded in-memory body, and a
+/// streamed body with back-pressure.
+@Suite("response bodies: downloads that lose nothing, the in-memory limit, streaming")
+struct ResponseBodyTests {
+    static let host = "www.example.test"
+
+    /// A folder with `destination` holding the old content.
+    static func existingFile() throws -> (folder: String, path: String, old: [UInt8]) {
+        let folder = try Lab.temporaryDirectory()
+        let path = folder + "/report.bin"
+        let old = Array("the old content, kept unless a whole new body arrives\n".utf8)
+        try Data(old).write(to: URL(fileURLWithPath: path))
+        return (folder, path, old)
+    }
+
+    static func contents(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
+
+    static func leftovers(_ folder: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0 != "report.bin" }
+    }
+
+    enum Failure: String, CaseIterable, Sendable {
+        case trustRejected, connectionRefused, bodyCutOff, redirectToFailure, fileFolderGone
+    }
+
+    @Test("a failed download leaves the existing file byte-identical and no temporary file behind", arguments: Failure.allCases)
+    func failedDownloadKeepsTheFile(_ kind: Failure) async throws {
+        let pki = try Lab.pki(host: Self.host)
+        let (folder, path, old) = try Self.existingFile()
+        var server: LabTLSServer?
+        let url: String
+        var trusted = pki
+        switch kind {
+        case .trustRejected:
+            server = try Lab.server(.init(pki: pki))
+            trusted = try Lab.pki(host: Self.host, keySlot: 41, algorithm: .p384)
+            url = server!.url(host: Self.host)
+        case .connectionRefused:
+            let stopped = try Lab.server(.init(pki: pki))
+            url = stopped.url(host: Self.host)
+            stopped.stop()
+            server = stopped
+        case .bodyCutOff:
+            server = try Lab.server(.init(pki: pki)) { $0.behavior = .cutResponse(.midBody, then: .closeWithoutNotify) }
+            url = server!.url(host: Self.host)
+        case .redirectToFailure:
+            let target = try Lab.server(.init(pki: pki)) { $0.behavior = .cutResponse(.midBody, then: .closeNotify) }
+            server = try Lab.server(.init(pki: pki)) { configuration in
+                configuration.handler = { _ in LabHTTPResponse(status: 302, headers: [("Location", target.url(host: Self.host, path: "/moved"))], body: .bytes(Array("moved".utf8))) }
+            }
+            url = server!.url(host: Self.host)
+            defer { target.stop() }
+            let session = try Lab.session(trusting: pki, resolving: [(Self.host, server!), (Self.host, target)])
+            // Both hosts share the name: resolve by port (the session resolves each port on its own).
+            var request = HTTPRequest(.get, url)
+            request.destinationPath = path
+            #expect(await failure { try await session.send(request) } != nil)
+            #expect(try Self.contents(path) == old)
+            #expect(try Self.leftovers(folder).isEmpty)
+            server?.stop()
+            return
+        case .fileFolderGone:
+            server = try Lab.server(.init(pki: pki))
+            url = server!.url(host: Self.host)
+        }
+        defer { server?.stop() }
+        let session = try Lab.session(trusting: trusted, resolving: [(Self.host, server!)])
+        var request = HTTPRequest(.get, url)
+        request.destinationPath = kind == .fileFolderGone ? folder + "/no-such-folder/report.bin" : path
+        let error = await failure { try await session.send(request) }
+        #expect(error != nil, "the download must fail")
+        if kind == .fileFolderGone {
+            guard case .fileError? = error else {
+                Issue.record("expected a file error, got \(String(describing: error))")
+                return
+            }
+        }
+        #expect(try Self.contents(path) == old)
+        let left = try Self.leftovers(folder)
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    @Test("a completed download replaces the file whole, keeps its mode, and only the final hop's body is written")
+    func completedDownloadReplaces() async throws {
+        let pki = try Lab.pki(host: Self.host)
+        let body = [UInt8]((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.handler = { request in
+                request.path == "/start"
+                    ? LabHTTPResponse(status: 302, headers: [("Location", "/final")], body: .bytes(Array("redirect page".utf8)))
+                    : LabHTTPResponse(body: .bytes(body))
+            }
+        }
+        defer { server.stop() }
+        let (folder, path, _) = try Self.existingFile()
+        chmod(path, 0o640)
+        let session = try Lab.session(trusting: pki, resolving: [(Self.host, server)])
+        var request = HTTPRequest(.get, server.url(host: Self.host, path: "/start"))
+        request.destinationPath = path
+        let response = try await session.send(request)
+        #expect(response.statusCode == 200 && response.body.isEmpty && response.redirects.count == 1)
+        #expect(try Self.contents(path) == body)
+        var info = stat()
+        #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o640)
+        #expect(try Self.leftovers(folder).isEmpty)
+        // A new file gets 0644 (less the umask).
+        var fresh = HTTPRequest(.get, server.url(host: Self.host, path: "/final"))
+        fresh.destinationPath = folder + "/new.bin"
+        _ = try await session.send(fresh)
+        #expect(try Self.contents(folder + "/new.bin") == body)
+    }
+
+    @Test("an in-memory body past the limit is a typed error, counted after decoding; streamed and file bodies are not limited")
+    func inMemoryLimit() async throws {
+        let pki = try Lab.pki(host: Self.host)
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.handler = { _ in LabHTTPResponse(body: .repeated(0x41, count: 5 << 20)) }
+        }
+        defer { server.stop() }
+        let session = try Lab.session(trusting: pki, resolving: [(Self.host, server)]) { $0.maximumResponseBodySize = 1 << 20 }
+        let url = server.url(host: Self.host)
+        let error = await failure { try await session.get(url) }
+        guard case .responseBodyTooLarge(let limit)? = error else {
+            Issue.record("expected responseBodyTooLarge, got \(String(describing: error))")
+            return
+        }
+        #expect(limit == 1 << 20)
+        #expect("\(error!)".contains("larger than 1048576 bytes"))
+        // Per request, the limit can be raised.
+        var larger = HTTPRequest(.get, url)
+        larger.maximumResponseBodySize = 8 << 20
+        #expect(try await session.send(larger).body.count == 5 << 20)
+        // Streamed: no limit, every byte arrives, in order.
+        let streamed = try await session.stream(HTTPRequest(.get, url))
+        #expect(streamed.head.statusCode == 200 && streamed.head.trustDecision?.isTrusted == true)
+        var count = 0
+        for try await chunk in streamed.body {
+            #expect(chunk.allSatisfy { $0 == 0x41 })
+            count += chunk.count
+        }
+        #expect(count == 5 << 20)
+    }
+
+    @Test("a streamed body: the head first, back-pressure while unread, cancellation when dropped")
+    func streaming() async throws {
+        let pki = try Lab.pki(host: Self.host)
+        let size = 64 << 20
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.handler = { request in
+                switch request.path {
+                case "/big": return LabHTTPResponse(body: .repeated(0x5A, count: size))
+                case "/huge": return LabHTTPResponse(body: .repeated(0x5A, count: 1 << 30))
+                default: return .text("small")
+                }
+            }
+        }
+        defer { server.stop() }
+        // A paused transfer's time counts toward its timeout (curl's total timeout): generous,
+        // since a reader starved of threads by other tests pauses it too.
+        let session = try Lab.session(trusting: pki, resolving: [(Self.host, server)]) { $0.timeout = 120 }
+        let big = server.url(host: Self.host, path: "/big")
+
+        // The head comes back while most of the body is still at the server: read one chunk and
+        // wait; what the client takes in meanwhile stays within the channel's capacity (the
+        // transfer pauses, and the rest waits at the server and in the socket buffers).
+        let streamed = try await session.stream(HTTPRequest(.get, big))
+        #expect(streamed.head.statusCode == 200 && streamed.head.headers["Content-Length"] == "\(size)")
+        var iterator = streamed.body.makeAsyncIterator()
+        var received = try #require(try await iterator.next()).count
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let buffered = streamed.body.channel.bufferedBytes
+        #expect(buffered <= streamed.body.channel.capacity + (256 << 10), "buffered while unread: \(buffered) bytes")
+        while let chunk = try await iterator.next() { received += chunk.count }
+        #expect(received == size)
+
+        // A stream dropped unread cancels its transfer; the session goes on.
+        do {
+            let dropped = try await session.stream(HTTPRequest(.get, big))
+            #expect(dropped.head.statusCode == 200)
+        }
+        #expect(try await session.get(server.url(host: Self.host)).text == "small")
+        // A cancelled reader ends with .cancelled.
+        let reader = Task { () -> Int in
+            let streamed = try await session.stream(HTTPRequest(.get, server.url(host: Self.host, path: "/huge")))
+            var total = 0
+            for try await chunk in streamed.body { total += chunk.count }
+            return total
+        }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        reader.cancel()
+        let outcome = await reader.result
+        if case .success(let total) = outcome { #expect(total < 1 << 30, "cancelled mid-body") }
+        #expect(try await session.get(server.url(host: Self.host)).text == "small")
+    }
+}
