@@ -141,9 +141,21 @@ struct TrustOptions {
         let files = all("--crl")
         guard !files.isEmpty else { return nil }
         return try files.flatMap { path throws -> [CertificateRevocationList] in
-            do { return try CertificateRevocationList.load(try CLI.readFile(path)) } catch let error as CLIError { throw error } catch {
-                throw CLIError("--crl \(path): not a CRL (PEM or DER): \(error)")
+            let bytes = try CLI.readFile(path)
+            // What the file is instead, in words ("a certificate", "text", "a private key").
+            func kind() -> String? {
+                FileKind.describe(bytes) ?? ((try? Certificate.load(bytes)).map { $0.count == 1 ? "a certificate" : "certificates" })
             }
+            let crls: [CertificateRevocationList]
+            do { crls = try CertificateRevocationList.load(bytes) } catch {
+                throw CLIError("--crl \(path): not a CRL (PEM or DER)\(kind().map { ": looks like \($0)" } ?? ": \(error)")")
+            }
+            // A PEM file with no X509 CRL block (a certificate bundle given by mistake) would
+            // otherwise add no CRL and, hard-fail, refuse every server with "status unknown".
+            guard !crls.isEmpty else {
+                throw CLIError("--crl \(path): not a CRL (PEM or DER)\(kind().map { ": looks like \($0)" } ?? ": no X509 CRL block")")
+            }
+            return crls
         }
     }
 

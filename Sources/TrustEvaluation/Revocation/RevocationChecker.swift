@@ -93,8 +93,15 @@ extension Search {
                 if let usableDelta, let entry = CRLScope.entry(for: certificate, in: usableDelta) { status = entry.reason ?? .unspecified }
                 if status == nil, let entry = CRLScope.entry(for: certificate, in: crl) { status = entry.reason ?? .unspecified }
                 if let status, status != .removeFromCRL {
+                    // Name the CRL as an operator finds it: its issuer, its number and when it
+                    // was issued (a delta entry names the delta).
+                    let delta = usableDelta.flatMap { CRLScope.entry(for: certificate, in: $0) != nil ? $0 : nil }
+                    let source = delta ?? crl
+                    let number = source.number.map { ", cRLNumber \($0)" } ?? ""
                     return ValidationFailure(
-                        .revoked, "serial \(certificate.serialNumber) is revoked (\(status)) by the CRL from \"\(crl.issuer.rfc4514)\"")
+                        .revoked,
+                        "serial \(certificate.serialNumber) is revoked (\(status)) by the \(delta == nil ? "" : "delta ")CRL from "
+                            + "\"\(source.issuer.rfc4514)\" (thisUpdate \(source.thisUpdate.rfc3339)\(number))")
                         .at(index, certificate)
                 }
                 // (l).
