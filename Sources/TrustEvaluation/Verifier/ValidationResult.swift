@@ -146,7 +146,7 @@ public struct PathAttempt: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// The outcome of ``Verifier/validate(leaf:intermediates:)``.
+/// The outcome of ``Verifier/validate(leaf:intermediates:at:trace:)``.
 public struct ValidationOutcome: Sendable {
     /// The verified chain, or the rejection.
     public let result: Result<VerifiedChain, ValidationFailure>
