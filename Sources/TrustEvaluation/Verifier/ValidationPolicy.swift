@@ -15,6 +15,7 @@ public enum PeerName: Hashable, Sendable, CustomStringConvertible {
         IPAddressText.parse(host) != nil ? .ip(host) : .dns(host)
     }
 
+    /// The name as given, without its kind.
     public var description: String {
         switch self {
         case .dns(let s): return s
