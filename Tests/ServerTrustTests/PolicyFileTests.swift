@@ -114,7 +114,50 @@ struct PolicyFileTests {
         Case(kind: .conflictingOptions, path: "$.hosts[0].pins", json: #"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "default", "pins": ["\#(rootPinText)", "\#(backupPinText)"]}]}"#),
         Case(kind: .conflictingOptions, path: "$.hosts[0].host", json: #"{"version": 1, "hosts": [{"host": "*.a.test", "includeSubdomains": true}]}"#),
         Case(kind: .unsupportedVersion, path: "$.version", json: #"{"version": 2, "hosts": [{"host": "a.test"}]}"#),
+        Case(kind: .duplicateKey, path: "$.hosts[0].enforcePinning", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": ["\#(rootPinText)", "\#(backupPinText)"], "enforcePinning": true, "enforcePinning": false}]}"#),
     ]
+
+    /// JSON with repeated keys, and the paths of the repetitions.
+    static let duplicates: [(json: String, paths: [String])] = [
+        // The case of the issue: report-only by the last key, enforced by the first.
+        (#"{"version": 1, "hosts": [{"host": "a.test", "enforcePinning": true, "pins": ["\#(rootPinText)", "\#(backupPinText)"], "enforcePinning": false}]}"#,
+         ["$.hosts[0].enforcePinning"]),
+        (#"{"version": 1, "version": 1, "hosts": [{"host": "a.test"}]}"#, ["$.version"]),
+        (#"{"version": 1, "hosts": [{"host": "a.test"}], "hosts": [{"host": "b.test"}]}"#, ["$.hosts"]),
+        // The same name however it is escaped.
+        (#"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "default", "evalu\u0061tor": "disabled"}]}"#, ["$.hosts[0].evaluator"]),
+        (#"{"version": 1, "hosts": [{"host": "a.test", "pins": [{"pin": "\#(backupPinText)", "pin": "\#(rootPinText)"}, "\#(backupPinText)"]}]}"#,
+         ["$.hosts[0].pins[0].pin"]),
+        // Each repetition, in the second entry.
+        (#"{"version": 1, "hosts": [{"host": "a.test"}, {"host": "b.test", "host": "c.test", "host": "d.test"}]}"#,
+         ["$.hosts[1].host", "$.hosts[1].host"]),
+        // A TrustKit configuration written as JSON: a repeated option, a repeated domain.
+        (#"{"kTSKPinnedDomains": {"a.test": {"kTSKPublicKeyHashes": ["\#(rootHash)", "\#(backupHash)"], "kTSKEnforcePinning": true, "kTSKEnforcePinning": false}}}"#,
+         [#"$.kTSKPinnedDomains["a.test"].kTSKEnforcePinning"#]),
+        (#"{"kTSKPinnedDomains": {"a.test": {"kTSKPublicKeyHashes": ["\#(rootHash)", "\#(backupHash)"]}, "a.test": {"kTSKPublicKeyHashes": ["\#(rootHash)"], "kTSKEnforcePinning": false}}}"#,
+         [#"$.kTSKPinnedDomains["a.test"]"#]),
+    ]
+    static let rootHash = PolicyFixtures.shared.root.spkiSHA256Base64
+    static let backupHash = Base64.encode(PolicyFixtures.shared.backupPin.digest)
+
+    @Test("a key repeated in one object is an error at its JSON path, not last-one-wins", arguments: duplicates)
+    func duplicateKeys(_ json: String, _ paths: [String]) {
+        let error = #expect(throws: PolicyFileError.self) { try parse(json) }
+        let problems = error?.problems ?? []
+        #expect(problems.map(\.kind) == Array(repeating: .duplicateKey, count: paths.count), "\(problems)")
+        #expect(problems.map(\.path) == paths, "\(problems)")
+        #expect(problems.first?.description.contains("appears more than once") == true)
+    }
+
+    @Test("the same key in different objects is no duplicate; a duplicate is reported with the other problems")
+    func duplicateKeysInContext() throws {
+        let file = try parse(#"{"version": 1, "hosts": [{"host": "a.test", "pins": ["\#(Self.rootPinText)", "\#(Self.backupPinText)"]}, {"host": "b.test"}]}"#)
+        #expect(file.hosts.count == 2)
+        let error = #expect(throws: PolicyFileError.self) {
+            try parse(#"{"version": 1, "hosts": [{"host": "a.test", "host": "*.com"}], "colour": 1}"#)
+        }
+        #expect(error?.problems.map(\.kind) == [.duplicateKey, .unknownKey, .invalidHostPattern], "\(String(describing: error))")
+    }
 
     @Test("each kind of configuration error, at its JSON path", arguments: cases)
     func configurationError(_ c: Case) {

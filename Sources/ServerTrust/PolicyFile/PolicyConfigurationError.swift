@@ -41,6 +41,9 @@ public struct PolicyConfigurationError: Error, Hashable, Sendable, CustomStringC
         case conflictingOptions
         /// A `version` this library does not know.
         case unsupportedVersion
+        /// A key that appears twice in one JSON object (a JSON parser would silently keep
+        /// one: `"enforcePinning": true, …, "enforcePinning": false`).
+        case duplicateKey
     }
 
     /// The kind of problem.

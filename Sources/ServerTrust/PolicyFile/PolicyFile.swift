@@ -93,12 +93,19 @@ public struct PolicyFile: Sendable {
         } catch {
             throw PolicyFileError([PolicyConfigurationError(.unreadable, path: "$", "not JSON: \(error.localizedDescription)")])
         }
+        // JSONSerialization keeps the last of two equal keys; the text is checked for them,
+        // and they are reported first, with whatever else is wrong.
+        let duplicates = JSONDuplicateKeys.problems(in: json)
         if let object = root as? [String: Any], object["kTSKPinnedDomains"] != nil {
-            return try fromTrustKit(object)
+            let file: PolicyFile
+            do { file = try fromTrustKit(object) } catch { throw PolicyFileError(duplicates + error.problems) }
+            guard duplicates.isEmpty else { throw PolicyFileError(duplicates) }
+            return file
         }
         var parser = PolicyFileParser(baseDirectory: baseDirectory)
         let file = parser.parse(root)
-        guard parser.reader.problems.isEmpty, let file else { throw PolicyFileError(parser.reader.problems) }
+        let problems = duplicates + parser.reader.problems
+        guard problems.isEmpty, let file else { throw PolicyFileError(problems) }
         return file
     }
 
