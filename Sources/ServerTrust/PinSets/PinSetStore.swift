@@ -83,6 +83,23 @@ public struct PinSetStore: Sendable {
         Self.syncDirectory(of: path)
     }
 
+    /// Writes `bytes` to `path` crash-safely: a temporary file beside it, `fsync`, rename(2),
+    /// `fsync` of the directory. Readers see the old file or the new one, never part of either.
+    /// - Parameters:
+    ///   - bytes: The contents.
+    ///   - path: The file to replace or create (mode 0600).
+    /// - Throws: ``PinSetError`` (`storeWriteFailed`); `path` is then untouched.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(PinSetError) {
+        let temporary = "\(path).tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        try writeSynced(bytes, to: temporary)
+        guard rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw PinSetError(.storeWriteFailed, "cannot rename \(temporary) to \(path): \(reason)")
+        }
+        syncDirectory(of: path)
+    }
+
     /// Writes `bytes` to a new file (mode 0600) and `fsync`s it.
     static func writeSynced(_ bytes: [UInt8], to file: String) throws(PinSetError) {
         let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
