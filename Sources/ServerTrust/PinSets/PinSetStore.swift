@@ -58,6 +58,47 @@ public struct PinSetStore: Sendable {
         return (generations, problems)
     }
 
+    /// What a start finds in the store.
+    public struct Restored: Sendable {
+        /// The chain of the generation that verified to the higher serial (the newer file on a
+        /// tie), or a chain at the baseline.
+        public let chain: PinSetChain
+        /// That generation's entity tag (`nil` without a current document).
+        public let etag: String?
+        /// Every file or stored document that was unusable and ignored.
+        public let problems: [PinSetError]
+        /// Whether the store should be written again from ``chain`` (the newer file was not
+        /// the one used, or something in it was dropped).
+        public let needsRepair: Bool
+    }
+
+    /// Loads both generations and verifies each again from the shipped keys
+    /// (``PinSetChain/restoring(_:rules:)``): a torn, truncated or tampered file is detected and
+    /// ignored in favour of the last good document, or the baseline.
+    /// - Parameter rules: The app's rules.
+    /// - Returns: The chain to use and what was wrong.
+    public func restore(rules: PinSetRules) -> Restored {
+        let (generations, loadProblems) = load()
+        var problems = loadProblems
+        var best: (chain: PinSetChain, etag: String?, index: Int)?
+        var dropped: [[PinSetError]] = []
+        for (index, generation) in generations.enumerated() {
+            let (chain, problems) = PinSetChain.restoring(generation.documents, rules: rules)
+            dropped.append(problems)
+            if chain.serial > best?.chain.serial ?? -1 { best = (chain, generation.etag, index) }
+        }
+        guard let best else { return Restored(chain: PinSetChain(rules: rules), etag: nil, problems: problems, needsRepair: !problems.isEmpty) }
+        problems += dropped[best.index]
+        if best.index != 0 {
+            problems += dropped[0]
+            if dropped[0].isEmpty {
+                problems.append(PinSetError(.storeUnusable, "\(path) holds an older set than \(previousPath); serial \(best.chain.serial) from the older file is in force"))
+            }
+        }
+        return Restored(chain: best.chain, etag: best.chain.current == nil ? nil : best.etag, problems: problems,
+                        needsRepair: best.index != 0 || !problems.isEmpty)
+    }
+
     /// Replaces the store, crash-safely (see the type's documentation).
     /// - Parameters:
     ///   - documents: The envelopes to keep, oldest first.

@@ -140,11 +140,11 @@ public final class PinSetUpdater: Sendable {
         var chain = PinSetChain(rules: configuration.rules)
         var etag: String?
         if let store {
-            let (restored, restoredETag, problems, repair) = Self.restore(store, rules: configuration.rules)
-            chain = restored
-            etag = restoredETag
-            events += problems.map(Event.storeProblem)
-            if repair {
+            let restored = store.restore(rules: configuration.rules)
+            chain = restored.chain
+            etag = restored.etag
+            events += restored.problems.map(Event.storeProblem)
+            if restored.needsRepair {
                 do { try store.save(chain.documents.map(\.envelope), etag: etag) } catch { events.append(.storeProblem(error)) }
             }
         }
@@ -173,28 +173,6 @@ public final class PinSetUpdater: Sendable {
             document: chain.current, baseline: configuration.baseline, expiry: configuration.expiry, rules: configuration.rules,
             reporter: configuration.reporter, observer: configuration.observer)
         return ServerTrustDecider(evaluator, anchors: configuration.anchors, clock: configuration.rules.clock)
-    }
-
-    /// Both store generations verified again; the one reaching the higher serial wins (the
-    /// newer file on a tie). `repair` when the newer file was not the one used.
-    static func restore(_ store: PinSetStore, rules: PinSetRules) -> (PinSetChain, String?, [PinSetError], repair: Bool) {
-        let (generations, loadProblems) = store.load()
-        var problems = loadProblems
-        var best: (chain: PinSetChain, etag: String?, index: Int)?
-        var restoredProblems: [[PinSetError]] = []
-        for (index, generation) in generations.enumerated() {
-            let (chain, dropped) = PinSetChain.restoring(generation.documents, rules: rules)
-            restoredProblems.append(dropped)
-            if chain.serial > best?.chain.serial ?? -1 { best = (chain, generation.etag, index) }
-        }
-        guard let best else { return (PinSetChain(rules: rules), nil, problems, !loadProblems.isEmpty) }
-        problems += restoredProblems[best.index]
-        if best.index != 0 {
-            problems += restoredProblems[0]
-            problems.append(PinSetError(.storeUnusable, "\(store.path) verifies to an older set than \(store.previousPath); the older file's serial \(best.chain.serial) is in force"))
-        }
-        let repair = best.index != 0 || !problems.isEmpty
-        return (best.chain, best.chain.current == nil ? nil : best.etag, problems, repair)
     }
 
     /// Fetches the document now, and applies it if it passes every rule.
