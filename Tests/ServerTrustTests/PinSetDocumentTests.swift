@@ -245,6 +245,24 @@ struct PinSetDocumentTests {
         #expect(throws: PinSetError.self) { _ = try PinSetSigningKey(publicKeyInfoDER: rsa.publicKeyInfoDER) }
     }
 
+    @Test("signing keys are never TLS keys: a set pinning a signing key (trusted or introduced) is refused, and never signed")
+    func signingKeysAreNotPins() throws {
+        let signerPin = "sha256/" + Base64.encode(SHA256.hash(F.publicKey(F.backupSigner).publicKeyInfoDER))
+        let nextPin = "sha256/" + Base64.encode(SHA256.hash(F.publicKey(F.nextSigner).publicKeyInfoDER))
+        for (pins, next) in [([signerPin, F.backupPin], nil), ([F.rootPin, nextPin], [F.publicKey(F.nextSigner), F.publicKey(F.nextBackup)])] {
+            let payload = F.policy(pins: pins)
+            // Signed by hand (the signer refuses, below), so the client's own check is what refuses it.
+            let member = #""pinSet": {"version": 1, "serial": 5, "issuedAt": "2026-01-01", "expiresAt": "2099-01-01""#
+                + (next.map { #", "signingKeys": ["# + $0.map { "\"\($0.base64)\"" }.joined(separator: ", ") + "]" } ?? "") + "}, "
+            let text = Array(("{" + member + String(decoding: payload.dropFirst(), as: UTF8.self)).utf8)
+            let envelope = F.envelope(keyID: F.publicKey(F.signer).keyID, payload: text, signature: try F.signer.signature(over: text))
+            let error = #expect(throws: PinSetError.self) { _ = try PinSetChain(rules: try F.rules()).verify(envelope) }
+            #expect(error?.problems.map(\.kind) == [.notAllowedInPinSet], "\(String(describing: error))")
+        }
+        let signerOwnPin = "sha256/" + Base64.encode(SHA256.hash(F.publicKey(F.signer).publicKeyInfoDER))
+        #expect(throws: PinSetError.self) { _ = try F.sign(serial: 5, policy: F.policy(pins: [signerOwnPin, F.backupPin])) }
+    }
+
     @Test("key ids are computed from the key, and the embedded form round-trips")
     func keyIDs() throws {
         let key = F.publicKey(F.signer)

@@ -65,9 +65,27 @@ public struct PinSetDocument: Sendable {
             throw PinSetError(.badSignature, "the signature does not verify under \(key): \(why)")
         }
         let payload = try parsePayload(envelope.payload)
+        try refuseSigningKeysAsPins(payload, trustedKeys: trustedKeys)
         return PinSetDocument(
             envelope: bytes, payload: envelope.payload, signedBy: key, serial: payload.serial, issuedAt: payload.issuedAt,
             expiresAt: payload.expiresAt, policy: payload.policy, nextSigningKeys: payload.nextSigningKeys)
+    }
+
+    /// The signing keys are never TLS keys: a document that pins one of the keys trusted to
+    /// sign it, or one it introduces, is refused (a key that signs updates offline must not also
+    /// sit on a server, where a server compromise would yield it).
+    static func refuseSigningKeysAsPins(_ payload: Payload, trustedKeys: [PinSetSigningKey]) throws(PinSetError) {
+        var problems: [PolicyConfigurationError] = []
+        let keys = trustedKeys + (payload.nextSigningKeys ?? [])
+        for (index, host) in payload.policy.hosts.enumerated() {
+            guard let pinned = host.pinnedHost else { continue }
+            for pin in pinned.pins + pinned.negativePins {
+                if let key = keys.first(where: { pin.algorithm.digest($0.publicKeyInfoDER[...]) == pin.digest }) {
+                    problems.append(PolicyConfigurationError(.notAllowedInPinSet, path: "$.hosts[\(index)]", "\(pin) is the pin of the signing key \(key): signing keys are never TLS keys"))
+                }
+            }
+        }
+        guard problems.isEmpty else { throw PinSetError(.malformed, "the payload pins a signing key", problems: problems) }
     }
 
     // MARK: - Envelope
@@ -230,6 +248,7 @@ public struct PinSetDocument: Sendable {
         payload += Array(("\n  " + member).utf8)
         payload += policyJSON[(brace + 1)...]
         let parsed = try parsePayload(payload)
+        try refuseSigningKeysAsPins(parsed, trustedKeys: [signer])
         guard parsed.serial == serial, parsed.issuedAt == issuedAt, parsed.expiresAt == expiresAt else {
             throw PinSetError(.malformed, "serial or times out of range")
         }
