@@ -125,7 +125,7 @@ enum PinSetCommand {
             throw CLIError("sign: \(options.positionals[0]): \(error.summary)")
         }
         if let out = options.value("--out") {
-            do { try PinSetStore.writeAtomically(document, to: out) } catch { throw CLIError("sign: \(error.message)") }
+            do { try PinSetStore.writeAtomically(document, to: out, mode: 0o644) } catch { throw CLIError("sign: \(error.message)") }
             CLI.writeStderr("signed pin set \(serial) (expires \(ASN1Time(secondsSince1970: expiresAt).rfc3339)) -> \(out)")
         } else {
             CLI.writeStdout(String(decoding: document, as: UTF8.self))

@@ -128,11 +128,12 @@ public struct PinSetStore: Sendable {
     /// `fsync` of the directory. Readers see the old file or the new one, never part of either.
     /// - Parameters:
     ///   - bytes: The contents.
-    ///   - path: The file to replace or create (mode 0600).
+    ///   - path: The file to replace or create.
+    ///   - mode: Its permissions (0600 for a store; a published document may be 0644).
     /// - Throws: ``PinSetError`` (`storeWriteFailed`); `path` is then untouched.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(PinSetError) {
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: UInt16 = 0o600) throws(PinSetError) {
         let temporary = "\(path).tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-        try writeSynced(bytes, to: temporary)
+        try writeSynced(bytes, to: temporary, mode: mode_t(mode))
         guard rename(temporary, path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
@@ -141,10 +142,11 @@ public struct PinSetStore: Sendable {
         syncDirectory(of: path)
     }
 
-    /// Writes `bytes` to a new file (mode 0600) and `fsync`s it.
-    static func writeSynced(_ bytes: [UInt8], to file: String) throws(PinSetError) {
-        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    /// Writes `bytes` to a new file (mode 0600 unless given) and `fsync`s it.
+    static func writeSynced(_ bytes: [UInt8], to file: String, mode: mode_t = 0o600) throws(PinSetError) {
+        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw PinSetError(.storeWriteFailed, "cannot create \(file): \(String(cString: strerror(errno)))") }
+        fchmod(descriptor, mode)  // the umask may narrow the mode, never widen it; state it exactly
         var written = 0
         while written < bytes.count {
             let n = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
