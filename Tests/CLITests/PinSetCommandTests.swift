@@ -109,6 +109,19 @@ struct PinSetCommandTests {
         }
     }
 
+    @Test("the worked example of docs/pinset-format.md verifies with its published keys, and not after its window")
+    func workedExample() throws {
+        let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("examples/pinsets").path
+        let keys = try String(contentsOfFile: examples + "/signing-keys.txt", encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(keys.count == 2)
+        let arguments = ["pinset", "verify", examples + "/pinset-2.json"] + keys.flatMap { ["--key", $0] }
+        let ok = try CLIRunner.run(arguments + ["--at", "2027-01-01"])
+        #expect(ok.status == 0 && ok.stdout.contains("pin set 2 verifies"), "\(ok.stdout) \(ok.stderr)")
+        let late = try CLIRunner.run(arguments + ["--at", "2027-03-02"])
+        #expect(late.status == 1 && late.stderr.contains("expired"))
+    }
+
     @Test("serve: the document over HTTPS on loopback with an ETag, 304 for If-None-Match, a replaced file served at once")
     func serve() throws {
         let keys = try Keys()

@@ -271,3 +271,46 @@ struct PinSetDocumentTests {
         #expect(throws: PinSetError.self) { _ = try PinSetSigningKey(base64: key.base64 + "\n") }
     }
 }
+
+@Suite("signed pin sets: what decides, before and after expiry")
+struct PinSetExpiryTests {
+    typealias F = PinSetFixture
+
+    /// A document pinning the fixtures' root and spare, expiring at `expiresAt`; a baseline
+    /// that pins two unrelated keys (the set the server has moved away from).
+    static func evaluator(expiresAt: Int64, expiry: PinSetExpiry) throws -> PinSetTrustEvaluator {
+        var chain = PinSetChain(rules: try F.rules(at: expiresAt - 3600))
+        try chain.accept(try F.sign(serial: 1, issuedAt: expiresAt - 7200, expiresAt: expiresAt))
+        let stale = ["sha256/C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M=", "sha256/diGVwiVYbubAI3RW4hB9xU8e/CH2GnkuvVFZE8zmgzI="]
+        let baseline = try PolicyFile.parse(F.policy(pins: stale))
+        return PinSetTrustEvaluator(document: chain.current, baseline: baseline, expiry: expiry, rules: try F.rules(skew: 0))
+    }
+
+    @Test("in force until expiresAt (with the skew), then the baseline decides, noted in the record")
+    func baseline() throws {
+        let fixtures = PolicyFixtures.shared
+        let trust = fixtures.trust(fixtures.validChain)
+        let inForce = try Self.evaluator(expiresAt: PolicyFixtures.now + 1, expiry: .baseline).decide(trust, forHost: PolicyFixtures.host)
+        #expect(inForce.isTrusted && inForce.record.notes.allSatisfy { !$0.contains("expired") })
+        let expired = try Self.evaluator(expiresAt: PolicyFixtures.now, expiry: .baseline).decide(trust, forHost: PolicyFixtures.host)
+        #expect(!expired.isTrusted, "the baseline's stale pins refuse: fail closed")
+        #expect(expired.record.notes.contains { $0.contains("signed pin set 1 expired") && $0.contains("baseline") }, "\(expired.record.notes)")
+    }
+
+    @Test("report-only on expiry, for the listed hosts only: the expired pins still checked, a mismatch allowed and noted")
+    func reportOnly() throws {
+        let fixtures = PolicyFixtures.shared
+        let pattern = try HostPattern(PolicyFixtures.host)
+        let evaluator = try Self.evaluator(expiresAt: PolicyFixtures.now, expiry: .reportOnly([pattern]))
+        // The genuine chain still matches the expired document's pins.
+        #expect(evaluator.decide(fixtures.trust(fixtures.validChain), forHost: PolicyFixtures.host).isTrusted)
+        // Another key for the host (a valid chain from another CA): allowed, reported, noted.
+        let other = fixtures.trust(fixtures.interceptedChain)
+        let decision = evaluator.decide(other, forHost: PolicyFixtures.host)
+        #expect(decision.isTrusted, "\(decision)")
+        #expect(decision.record.notes.contains { $0.contains("report-only") }, "\(decision.record.notes)")
+        // Not listed: the baseline decides.
+        let strict = try Self.evaluator(expiresAt: PolicyFixtures.now, expiry: .reportOnly([try HostPattern("other.test")]))
+        #expect(!strict.decide(fixtures.trust(fixtures.validChain), forHost: PolicyFixtures.host).isTrusted)
+    }
+}
