@@ -37,9 +37,12 @@ enum PinSetCommand {
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        guard let sub = arguments.first, sub != "--help", sub != "-h" else {
+        guard let sub = arguments.first else {
+            throw CLIError("a subcommand is needed: keygen, sign, verify or serve (servertrust pinset --help)")
+        }
+        if sub == "--help" || sub == "-h" {
             print(usage)
-            return arguments.isEmpty ? ExitCode.badInput : ExitCode.success
+            return ExitCode.success
         }
         let rest = Array(arguments.dropFirst())
         if rest.contains("--help") {
@@ -165,7 +168,7 @@ enum PinSetCommand {
         do {
             rules = try PinSetRules(signingKeys: keys, baselineSerial: after, clockSkew: skew, clock: at.map(TrustClock.fixed) ?? .system)
         } catch {
-            throw CLIError("verify: \(error.message) (give each shipped key with --key)")
+            throw CLIError("verify: \(error.message)" + (keys.count < 2 ? " (give each key the app ships with --key)" : ""))
         }
         let path = options.positionals[0]
         let bytes = try CLI.readFile(path)

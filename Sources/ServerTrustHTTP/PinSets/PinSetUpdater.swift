@@ -235,7 +235,10 @@ public final class PinSetUpdater: Sendable {
             var delay = 0.0
             while !Task.isCancelled {
                 guard let wait = self?.nextWake(after: delay) else { return }
-                do { try await Task.sleep(for: .milliseconds(Int64(max(0, wait.seconds) * 1000))) } catch { return }
+                // Any configured interval sleeps: NaN, negative or infinite values are clamped to
+                // [0, one year] rather than trapping in the conversion.
+                let seconds = wait.seconds.isFinite ? min(max(0, wait.seconds), 365 * 86_400) : 365 * 86_400
+                do { try await Task.sleep(for: .milliseconds(Int64(seconds * 1000))) } catch { return }
                 guard let self else { return }
                 if wait.isExpiry {
                     self.noteExpiry()
@@ -267,7 +270,8 @@ public final class PinSetUpdater: Sendable {
         state.withLock { state in
             guard let current = state.chain.current, state.reportedExpiry != current.serial else { return (delay, false) }
             let now = configuration.rules.clock.now()
-            let expiresIn = Double(current.expiresAt.addingReportingOverflow(configuration.rules.clockSkew).partialValue.subtractingReportingOverflow(now).partialValue)
+            // In Double: an injected clock may read anything, and no Int64 may overflow here.
+            let expiresIn = Double(current.expiresAt) + Double(configuration.rules.clockSkew) - Double(now)
             return expiresIn < delay ? (max(0, expiresIn), true) : (delay, false)
         }
     }
