@@ -185,6 +185,31 @@ struct PinSetUpdaterTests {
         #expect(events.all.count == 6 && events.all.first?.hasPrefix("restored") == true, "\(events.all)")
     }
 
+    @Test("a store that cannot be written is reported; the verified set is in force for the process, and the handler may call back")
+    func unwritableStore() async throws {
+        let world = try World()
+        defer { world.stop() }
+        let session = try world.session()
+        defer { session.invalidate() }
+        let serials = Recorder<Int64>()
+        let holder = Shared<PinSetUpdater?>(nil)
+        let events = Recorder<String>()
+        let updater = try PinSetUpdater(
+            PinSetUpdater.Configuration(url: "https://\(Self.pinsHost):\(world.pins.port)/pinset.json", baseline: world.baseline, rules: world.rules,
+                                        anchors: world.anchors, storePath: "/proc/servertrust-no-such-dir/pinset.json"),
+            session: session) { event in
+                events.append(event.description)
+                // Calling back into the updater from its own handler must not deadlock.
+                if let serial = holder.withLock({ $0 })?.chain.serial { serials.append(serial) }
+            }
+        holder.withLock { $0 = updater }
+        world.published.withLock { $0 = (200, try! world.document(serial: 5)) }
+        guard case .updated(serial: 5) = await updater.checkNow() else { Issue.record("not updated"); return }
+        #expect(events.all.contains { $0.hasPrefix("store problem: storeWriteFailed") }, "\(events.all)")
+        #expect(try await session.get(world.apiURL).statusCode == 200)
+        #expect(serials.all.last == 5)
+    }
+
     @Test("the store: a restart restores the set; a tampered store is reported and the baseline decides")
     func restart() async throws {
         let world = try World()

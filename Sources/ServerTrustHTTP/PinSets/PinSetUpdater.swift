@@ -195,30 +195,32 @@ public final class PinSetUpdater: Sendable {
         if response.statusCode == 304 { return .unchanged(serial: serialBefore) }
         guard response.statusCode == 200 else { return .fetchFailed(.unacceptableStatusCode(response)) }
         let newETag = Self.usableETag(response.headers["ETag"])
-        return state.withLock { state -> Event in
+        // The event handler runs after the lock is released, so it may call back into the updater.
+        let (event, storeProblem) = state.withLock { state -> (Event, PinSetError?) in
             let outcome: PinSetChain.Acceptance
-            do throws(PinSetError) { outcome = try state.chain.accept(response.body) } catch { return .refused(error) }
+            do throws(PinSetError) { outcome = try state.chain.accept(response.body) } catch { return (.refused(error), nil) }
+            var storeProblem: PinSetError?
             switch outcome {
             case .unchanged:
-                if state.etag != newETag, let store {
+                if state.etag != newETag {
                     state.etag = newETag
-                    try? store.save(state.chain.documents.map(\.envelope), etag: newETag)
+                    do throws(PinSetError) { try store?.save(state.chain.documents.map(\.envelope), etag: newETag) } catch { storeProblem = error }
                 }
-                return .unchanged(serial: state.chain.serial)
+                return (.unchanged(serial: state.chain.serial), storeProblem)
             case .accepted(let serial):
                 state.etag = newETag
                 state.reportedExpiry = nil
+                // Stored before it is used; a store that cannot be written is reported, and the
+                // verified document is in force until the process ends.
+                do throws(PinSetError) { try store?.save(state.chain.documents.map(\.envelope), etag: newETag) } catch { storeProblem = error }
                 // Swapped under the lock, so two checks finishing together cannot install an
                 // older decider after a newer one.
                 session.replaceServerTrust(Self.decider(for: state.chain, configuration))
-                if let store {
-                    do throws(PinSetError) { try store.save(state.chain.documents.map(\.envelope), etag: newETag) } catch {
-                        onEvent?(.storeProblem(error))
-                    }
-                }
-                return .updated(serial: serial)
+                return (.updated(serial: serial), storeProblem)
             }
         }
+        if let storeProblem { onEvent?(.storeProblem(storeProblem)) }
+        return event
     }
 
     /// An entity tag worth sending back: at most 256 visible ASCII characters (RFC 9110 §8.8.3).
