@@ -129,12 +129,12 @@ enum DemoRotation {
         record("\(apiHost) moved to a new key; the installed pins (old key, spare) refuse it", "refused", await callAPI(client))
         record("a forged set (signed by a key the app does not ship) is served", "refused", outcome(await updates.checkNow()))
         published.withLock { $0 = tampered }
-        record("the operator's set 2 with its payload edited (a pin swapped)", "refused", outcome(await updates.checkNow()))
+        record("a copy of the operator's new set with its payload edited (a pin swapped)", "refused", outcome(await updates.checkNow()))
         published.withLock { $0 = set2 }
         let cafe = try session(pinsPort: relay.port)
         defer { cafe.invalidate() }
-        record("set 2 fetched through a man in the middle with a user-trusted CA", "refused", outcome(await (try updater(cafe, pinsPort: relay.port, store: nil)).checkNow()))
-        record("the operator signs set 2 (new key, spare) and publishes it; the client fetches it", "accepted", outcome(await updates.checkNow()))
+        record("the operator signs set 2 (new key, spare) and publishes it; a client behind a man in the middle with a user-trusted CA fetches it", "refused", outcome(await (try updater(cafe, pinsPort: relay.port, store: nil)).checkNow()))
+        record("set 2 fetched from the operator's endpoint, verified and swapped in", "accepted", outcome(await updates.checkNow()))
         record("\(apiHost) on its new key, under set 2", "accepted", await callAPI(client))
         published.withLock { $0 = set1 }
         record("set 1 replayed (an older, genuinely signed set)", "refused", outcome(await updates.checkNow()))
