@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // ServerTrust: HTTPS server trust for Swift on Linux.
 // Dependencies point strictly downward (see DEVELOPERS.md / README "Layout"):
-// C layer <- CertificateParsing <- TrustEvaluation <- ServerTrust <- ServerTrustHTTP <- servertrust.
+// C layer <- CertificateParsing <- TrustEvaluation <- ServerTrust <- ServerTrustHTTP <- servertrust;
+// ServerTrustHTTP <- ServerTrustURLSession (Foundation's URLSession served through HTTPSession).
 // ServerTrustLab (test PKI, TLS servers) stands beside them on CertificateParsing and OpenSSL only,
 // so test fixtures never come from the code they test.
 import PackageDescription
@@ -13,6 +14,9 @@ let package = Package(
         .library(name: "TrustEvaluation", targets: ["TrustEvaluation"]),
         .library(name: "ServerTrust", targets: ["ServerTrust"]),
         .library(name: "ServerTrustHTTP", targets: ["ServerTrustHTTP"]),
+        .library(name: "ServerTrustURLSession", targets: ["ServerTrustURLSession"]),
+        // The one import for apps: the modules above, re-exported.
+        .library(name: "ServerTrustKit", targets: ["ServerTrustKit"]),
         .library(name: "ServerTrustLab", targets: ["ServerTrustLab"]),
         .executable(name: "servertrust", targets: ["servertrust"]),
     ],
@@ -27,6 +31,11 @@ let package = Package(
             name: "ServerTrustHTTP",
             dependencies: ["ServerTrust", "TrustEvaluation", "CertificateParsing", "CCurl", "COpenSSL", "CServerTrustShims"]
         ),
+        .target(name: "ServerTrustURLSession", dependencies: ["ServerTrustHTTP", "ServerTrust"]),
+        .target(
+            name: "ServerTrustKit",
+            dependencies: ["ServerTrustURLSession", "ServerTrustHTTP", "ServerTrust", "TrustEvaluation", "CertificateParsing"]
+        ),
         .target(name: "ServerTrustLab", dependencies: ["COpenSSL", "CServerTrustShims"]),
         .executableTarget(
             name: "servertrust",
@@ -37,7 +46,7 @@ let package = Package(
         .testTarget(name: "ServerTrustLabTests", dependencies: ["ServerTrustLab"]),
         .testTarget(name: "CLITests", dependencies: ["CertificateParsing", "ServerTrustLab"]),
         .testTarget(name: "ServerTrustTests", dependencies: ["ServerTrust", "TrustEvaluation", "CertificateParsing", "ServerTrustLab"]),
-        .testTarget(name: "ServerTrustHTTPTests", dependencies: ["ServerTrustHTTP", "ServerTrust", "TrustEvaluation", "CertificateParsing", "ServerTrustLab"]),
+        .testTarget(name: "ServerTrustHTTPTests", dependencies: ["ServerTrustHTTP", "ServerTrustURLSession", "ServerTrust", "TrustEvaluation", "CertificateParsing", "ServerTrustLab"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -141,8 +141,10 @@ build_shims() {
 target_modules() {
   case "$1" in
     der | pem | certificate | crl) echo "CertificateParsing" ;;
-    names | chain | chain-accept | pkcs12 | privatekey | limbo) echo "CertificateParsing TrustEvaluation" ;;
+    names | chain | chain-accept | pkcs12 | privatekey) echo "CertificateParsing TrustEvaluation" ;;
     policy | pinset) echo "CertificateParsing TrustEvaluation ServerTrust" ;;
+    # CLI.swift (compiled into the limbo target) prints libcurl's version, from ServerTrustHTTP.
+    limbo) echo "CertificateParsing TrustEvaluation ServerTrust ServerTrustHTTP" ;;
     wwwauth) echo "CertificateParsing TrustEvaluation ServerTrust ServerTrustHTTP" ;;
     *) return 1 ;;
   esac

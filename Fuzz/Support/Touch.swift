@@ -161,6 +161,10 @@ func touch(_ name: DistinguishedName) {
     sink(name.values(of: AttributeTypeAndValue.commonName).count)
     sink(name.rfc4514)
     sink(name.description)
+    // RFC 5280 §7.1 comparison: a name matches itself, lies within itself, and matching names
+    // hash alike (the trust store's index depends on it).
+    invariant(name.matches(name) && name.isWithin(name), "a name does not match itself (RFC 5280 7.1)")
+    sink(name.comparisonHash)
     // The Name's bytes were validated as part of a larger structure; standalone they parse too.
     do {
         let again = try DistinguishedName(derEncoded: Array(name.derBytes))
@@ -297,10 +301,7 @@ func touch(_ extensions: Extensions) {
         touch(access.accessLocation)
     }
     for point in extensions.crlDistributionPoints ?? [] {
-        for name in point.fullName ?? [] { touch(name) }
-        if let relative = point.nameRelativeToCRLIssuer { touch(relative) }
-        if let reasons = point.reasons { touch(reasons) }
-        for name in point.crlIssuer ?? [] { touch(name) }
+        touch(point)
     }
     sink(bytes: extensions.signedCertificateTimestamps ?? [])
 }
@@ -349,6 +350,24 @@ func touch(_ certificate: Certificate) {
     }
 }
 
+func touch(_ point: DistributionPoint) {
+    if let name = point.name { touch(name, relativeTo: nil) }
+    sink(point.reasons?.description ?? "")
+    for name in point.crlIssuer ?? [] { touch(name) }
+}
+
+func touch(_ name: DistributionPointName, relativeTo issuer: DistinguishedName?) {
+    switch name {
+    case .fullName(let names): for general in names { touch(general) }
+    case .nameRelativeToCRLIssuer(let rdn):
+        for attribute in rdn.attributes { sink(attribute.rfc4514) }
+        invariant(rdn.matches(rdn), "an RDN does not match itself")
+        if let issuer {
+            for general in name.names(relativeTo: issuer) { touch(general) }
+        }
+    }
+}
+
 func touch(_ crl: CertificateRevocationList) {
     sink(bytes: crl.derBytes)
     sink(bytes: crl.tbsBytes)
@@ -357,10 +376,30 @@ func touch(_ crl: CertificateRevocationList) {
     touch(crl.issuer)
     touch(crl.thisUpdate)
     if let next = crl.nextUpdate { touch(next) }
-    for entry in crl.revoked {
-        sink(bytes: entry.serial)
-        touch(entry.date)
+    for entry in crl.entries {
+        touch(entry.serialNumber)
+        touch(entry.revocationDate)
+        sink(entry.reason?.description ?? "")
+        if let date = entry.invalidityDate { touch(date) }
+        for name in entry.certificateIssuer ?? [] { touch(name) }
+        if let hold = entry.holdInstruction { touch(hold) }
+        sink(entry.unknownCriticalExtensions.count)
+        invariant(crl.isRevoked(entry.serialNumber), "a listed serial is not reported as revoked")
     }
+    sink(crl.number?.description ?? "")
+    sink(crl.deltaBase?.description ?? "")
+    sink(crl.numberIsCritical)
+    if let idp = crl.issuingDistributionPoint {
+        if let point = idp.distributionPoint { touch(point, relativeTo: crl.issuer) }
+        sink(idp.onlyContainsUserCerts)
+        sink(idp.onlyContainsCACerts)
+        sink(idp.onlySomeReasons?.description ?? "")
+        sink(idp.indirectCRL)
+        sink(idp.onlyContainsAttributeCerts)
+    }
+    for point in crl.freshestCRL ?? [] { touch(point) }
+    sink(crl.unknownCriticalExtensions.count)
+    invariant(crl.issuer.matches(crl.issuer), "a name does not match itself")
     for ext in crl.extensions {
         touch(ext.oid)
         sink(ext.critical)

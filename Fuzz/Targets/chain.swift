@@ -113,8 +113,10 @@ func checkAcceptedPath(_ chain: VerifiedChain, leaf: Certificate, store: TrustSt
         invariant(certificate.notBefore.secondsSince1970 <= validationTime && validationTime <= certificate.notAfter.secondsSince1970,
                   "accepted path holds a certificate outside its validity: \(certificate.subject.rfc4514)")
     }
+    // Names chain as RFC 5280 §7.1 compares them (CertificateParsing's comparison, not the
+    // verifier's): byte-identical, or equal after RFC 4518 preparation.
     for i in 0..<(path.count - 1) {
-        invariant(path[i].issuer == path[i + 1].subject, "accepted path breaks name chaining at \(i)")
+        invariant(path[i].issuer.matches(path[i + 1].subject), "accepted path breaks name chaining at \(i)")
     }
     // Only the policy's name counts.
     switch policy.kind {

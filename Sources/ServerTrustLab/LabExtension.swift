@@ -112,6 +112,11 @@ public enum LabExtension: Sendable, Hashable {
     case authorityInfoAccess(ocsp: [String], caIssuers: [String], critical: Bool = false)
     /// cRLDistributionPoints (2.5.29.31), one DistributionPoint with a fullName URI per entry.
     case crlDistributionPoints([String], critical: Bool = false)
+    /// cRLDistributionPoints (2.5.29.31) with full control of each point: names (full or
+    /// relative to the CRL issuer), reasons and cRLIssuer.
+    case distributionPoints([LabDistributionPoint], critical: Bool = false)
+    /// freshestCRL (2.5.29.46): where delta CRLs are found (RFC 5280 §4.2.1.15).
+    case freshestCRL([LabDistributionPoint], critical: Bool = false)
     /// The embedded SCT list (1.3.6.1.4.1.11129.2.4.2): `sctList` is the TLS-encoded
     /// SignedCertificateTimestampList, wrapped in the OCTET STRING RFC 6962 §3.3 specifies.
     case signedCertificateTimestamps([UInt8], critical: Bool = false)
@@ -136,7 +141,8 @@ public enum LabExtension: Sendable, Hashable {
         case .policyConstraints: return "2.5.29.36"
         case .inhibitAnyPolicy: return "2.5.29.54"
         case .authorityInfoAccess: return "1.3.6.1.5.5.7.1.1"
-        case .crlDistributionPoints: return "2.5.29.31"
+        case .crlDistributionPoints, .distributionPoints: return "2.5.29.31"
+        case .freshestCRL: return "2.5.29.46"
         case .signedCertificateTimestamps: return "1.3.6.1.4.1.11129.2.4.2"
         case .precertificatePoison: return "1.3.6.1.4.1.11129.2.4.3"
         case .raw(let oid, _, _): return oid
@@ -153,6 +159,7 @@ public enum LabExtension: Sendable, Hashable {
              .certificatePolicies(_, let critical), .policyMappings(_, let critical),
              .policyConstraints(_, _, let critical), .inhibitAnyPolicy(_, let critical),
              .authorityInfoAccess(_, _, let critical), .crlDistributionPoints(_, let critical),
+             .distributionPoints(_, let critical), .freshestCRL(_, let critical),
              .signedCertificateTimestamps(_, let critical), .raw(_, let critical, _):
             return critical
         case .precertificatePoison:
@@ -258,6 +265,8 @@ public enum LabExtension: Sendable, Hashable {
                 let fullName = LabDER.contextSpecific(0, constructed: true, try LabGeneralName.uri(uri).derEncoded())
                 return LabDER.sequence([LabDER.explicit(0, fullName)])
             })
+        case .distributionPoints(let points, _), .freshestCRL(let points, _):
+            return LabDER.sequence(try points.map { try $0.derEncoded() })
         case .signedCertificateTimestamps(let list, _):
             return LabDER.octetString(list)
         case .precertificatePoison:

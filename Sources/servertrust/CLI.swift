@@ -1,4 +1,6 @@
 import CertificateParsing
+import ServerTrustHTTP
+import TrustEvaluation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,6 +40,7 @@ enum CLI {
           stress load|faults [--json]  load and fault checks against local servers: memory, descriptors, typed errors
           limbo-serve                  x509-limbo conformance server (limbo-jsonl/1 on stdin/stdout)
           help                         this text
+          --version, -V                servertrust's version, and the libcurl and OpenSSL it runs on
 
         every command takes --help.
         exit codes: 0 success, 1 trust rejected, 2 bad input (more per command: see its --help)
@@ -63,16 +66,47 @@ enum CLI {
             case "help", "--help", "-h":
                 print(usage)
                 return ExitCode.success
+            case "--version", "-V":
+                print(versionText)
+                return ExitCode.success
             default:
                 throw CLIError("unknown command '\(command)' (try 'servertrust help')")
             }
         } catch let error as CLIError {
-            writeStderr("servertrust: \(command): \(error.message)")
+            writeStderr("servertrust: \(oneLine(command)): \(oneLine(error.message))")
             return error.code
         } catch {
-            writeStderr("servertrust: \(command): \(error)")
+            writeStderr("servertrust: \(oneLine(command)): \(oneLine("\(error)"))")
             return ExitCode.badInput
         }
+    }
+
+    /// The command's version.
+    static let version = "0.1"
+
+    /// What `--version` prints, after curl's `--version`: the first line names the program and
+    /// the libraries under it (libcurl's own version line: the libcurl and TLS library that
+    /// carry the requests), the second the libcrypto that makes the trust decisions.
+    static var versionText: String {
+        "servertrust \(version) \(HTTPSession.libcurlVersion)\nTrust decisions: ServerTrust on \(OpenSSLVersion.text)"
+    }
+
+    /// `text` with control characters escaped (`\r`, `\n`, `\0`, `\t`, `\u{1B}`), so that an
+    /// error message quoting what the user gave (a header, a URL, a method) stays the one
+    /// line the exit-2 contract promises, and cannot write a forged line into a log.
+    static func oneLine(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0D: out += "\\r"
+            case 0x0A: out += "\\n"
+            case 0x00: out += "\\0"
+            case 0x09: out += "\\t"
+            case 0x01..<0x20, 0x7F, 0x85, 0x2028, 0x2029: out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     static func writeStderr(_ text: String) {

@@ -19,7 +19,7 @@ enum EvaluateCommand {
           --at RFC3339              evaluate at this instant (default: now)
           --mode none|public-key|certificate
                                     AFNetworking pinning mode (default none)
-          --allow-invalid           allowInvalidCertificates = YES
+          --allow-invalid           allowInvalidCertificates = YES (curl's spelling: --insecure)
           --no-validate-domain      validatesDomainName = NO
           --pinned-cert FILE        a pinned certificate, PEM or DER (repeatable)
           --pin sha256/BASE64       an SPKI pin checked after the policy on the path it validated, any position
@@ -27,6 +27,11 @@ enum EvaluateCommand {
                                     validated path (--allow-invalid) only the leaf can match
           --anchors FILE            extra trust anchors, added to the system roots (repeatable)
           --anchors-only            trust only the --anchors certificates
+          --cacert FILE             curl's spelling: trust only these roots (--anchors FILE --anchors-only)
+          --pinnedpubkey 'sha256//BASE64[;…]' | FILE
+                                    curl's pin: the leaf's public key must be one of these (FILE: a PEM or DER
+                                    public key)
+          --crl FILE                CRLs (PEM or DER) the path must be covered by and not revoked in (repeatable)
           --compat                  AFNetworking's exact semantics, quirks included (default: strict, the
                                     quirks fixed; --strict is accepted)
           --policy FILE             a JSON policy file (docs/policy-schema.md) instead of the options above
@@ -85,6 +90,7 @@ enum EvaluateCommand {
         do {
             return try Certificate.load(bytes)
         } catch {
+            if let kind = FileKind.describe(bytes) { throw CLIError("\(path): not a certificate: looks like \(kind)") }
             throw CLIError("\(path): \(error)")
         }
     }

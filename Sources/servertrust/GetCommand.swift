@@ -13,10 +13,19 @@ enum GetCommand {
 
         One HTTP(S) request, like curl, through HTTPSession: the server's chain is judged by the trust
         options below inside the TLS handshake, before any request byte is sent. The body goes to stdout.
+        curl's spellings mean what they mean to curl (--cacert, -k, --pinnedpubkey, --cert FILE:PASS,
+        --cert-type, -m, --connect-timeout, --version); see README "get URL: one request, in curl's spellings".
 
         trust (default: the system roots, host checked):
-          --anchors FILE            extra trust anchors, PEM or DER (repeatable)
+          --cacert FILE             trust only these roots, PEM or DER (curl's bundle; repeatable, the files
+                                    add up)
+          --anchors FILE            extra trust anchors, added to the system roots (repeatable)
           --anchors-only            trust only --anchors, not the system roots
+          --crl FILE                CRLs (PEM or DER) every certificate of the path but the anchor must be
+                                    covered by and not revoked in (curl's --crlfile; repeatable)
+          --pinnedpubkey 'sha256//BASE64[;sha256//BASE64…]' | --pinnedpubkey FILE
+                                    the leaf's public key must be one of these (curl's; FILE: a PEM or DER
+                                    public key); with -k only the leaf's key is checked, as by curl
           --pin sha256/BASE64       an SPKI pin a certificate of the validated path must carry (repeatable;
                                     also sha256//…, sha384/…, sha512/…, bare base64); other hosts are refused
           --mode none|public-key|certificate
@@ -25,10 +34,11 @@ enum GetCommand {
           --compat                  SecurityPolicy with AFNetworking's exact semantics (default: strict;
                                     --strict is accepted)
           --no-validate-domain      do not check the host name
-          --allow-invalid           skip chain validation: with --pin the pins match the leaf alone, without
-                                    any pin nothing is checked
+          -k, --insecure, --allow-invalid
+                                    skip chain validation: with pins they match the leaf alone, without any
+                                    pin nothing is checked (--json's decision says "checked": "nothing")
           --policy FILE             a JSON policy file (docs/policy-schema.md) instead of --mode, --pinned-cert,
-                                    --pin, --strict, --no-validate-domain, --allow-invalid (--anchors add roots);
+                                    --pin, --strict, --no-validate-domain, -k (--anchors and --cacert add roots);
                                     pin failures are posted to its reportUris (system roots, never its pins)
         request:
           -X, --request METHOD      the method (default GET, or POST with -d)
@@ -37,19 +47,30 @@ enum GetCommand {
           -F, --form NAME=VALUE     a multipart/form-data field (POST unless -X; repeatable); NAME=@FILE
                                     adds FILE as a file part, streamed as it is sent (NAME=@FILE;type=MIME)
           -H, --header 'Name: value'  a header (repeatable)
-          -u, --user USER:PASS      Basic credentials, sent preemptively (Digest answered on 401)
-          --cert FILE [--key FILE] [--pass PASS]
-                                    a client certificate: PKCS#12, or PEM certificate (and key)
+          -u, --user USER[:PASS]    Basic credentials, sent preemptively (Digest answered on 401)
+          --user-password SOURCE    -u's password from env:NAME, file:PATH (its first line) or pass:TEXT,
+                                    so that it is not in argv (then -u USER)
+          -E, --cert FILE[:PASS]    a client certificate: PKCS#12, or PEM certificate (and key); a colon in
+                                    FILE is written \\:
+          --cert-type PEM|DER|P12   the --cert file's type (default: what the file is)
+          --key FILE                the private key of a PEM or DER --cert
+          --pass PASS               the --cert password; env:NAME, file:PATH or pass:TEXT read it from the
+                                    environment or a file instead of argv
           \(ProxyOptions.usage)
           --resolve HOST:PORT:ADDR  connect to ADDR for HOST:PORT (as curl; repeatable)
-          --timeout SECONDS         for the whole request (default 60)
+          -m, --max-time SECONDS    for the whole request (default 60; also --timeout; fractions allowed)
+          --connect-timeout SECONDS for the connection and TLS handshake (default 30)
           --max-redirs N            redirects to follow (default 10; 0 returns the 3xx)
         output:
           -o, --output FILE         write the body to FILE (a progress bar on a terminal)
           --json                    print status, headers, timing, TLS version and the decision (and an https
                                     proxy's, proxyDecision) as JSON
+          -V, --version             print the versions of servertrust, libcurl and OpenSSL
+          -s, -S, -f, -L            accepted for curl's sake (-fsSL): no progress bar; the rest is what get
+                                    always does (errors shown, exit 3 for HTTP >= 400, redirects followed)
 
         exit codes: 0 2xx/3xx, 1 trust rejected, 2 bad input, 3 HTTP status >= 400, 4 other network or TLS failure
+        (curl's 60 and 90 are our 1; its 58 and 77, a bad --cert or --cacert, our 2; its 7, 28, 35, 56 our 4)
         """
 
     static let httpError: Int32 = 3
@@ -59,20 +80,48 @@ enum GetCommand {
         var url: String?
         var values: [String: [String]] = [:]
         var flags: Set<String> = []
+        /// How the user spelled each option, by its canonical name (`-m` for `--timeout`), for
+        /// messages.
+        var spellings: [String: String] = [:]
 
         func value(_ name: String) -> String? { values[name]?.last }
         func all(_ name: String) -> [String] { values[name] ?? [] }
+        func spelling(_ name: String) -> String { spellings[name] ?? name }
     }
 
+    /// Every value option by its spellings: curl's short and long forms map to one name.
     static let valueOptions: [String: String] = [
         "-X": "--request", "--request": "--request", "-d": "--data", "--data": "--data", "-T": "--upload-file", "--upload-file": "--upload-file",
         "-F": "--form", "--form": "--form", "-H": "--header", "--header": "--header",
-        "-u": "--user", "--user": "--user", "-o": "--output", "--output": "--output", "--cert": "--cert", "--key": "--key",
-        "--pass": "--pass", "--proxy": "--proxy", "--proxy-user": "--proxy-user", "--proxy-cacert": "--proxy-cacert",
-        "--resolve": "--resolve",
-        "--timeout": "--timeout", "--max-redirs": "--max-redirs",
-    ].merging(TrustOptions.valueNames.map { ($0, $0) }) { first, _ in first }
-    static let flagOptions: Set<String> = TrustOptions.flagNames.union(["--json", "--help"])
+        "-u": "--user", "--user": "--user", "--user-password": "--user-password", "-o": "--output", "--output": "--output",
+        "-E": "--cert", "--cert": "--cert", "--cert-type": "--cert-type", "--key": "--key",
+        "--pass": "--pass", "--resolve": "--resolve",
+        // curl's -m/--max-time is our --timeout: "Maximum time in seconds that you allow each
+        // transfer to take" (fractions allowed, as curl allows them).
+        "--timeout": "--timeout", "-m": "--timeout", "--max-time": "--timeout",
+        "--connect-timeout": "--connect-timeout", "--max-redirs": "--max-redirs",
+    ].merging(TrustOptions.valueNames.union(ProxyOptions.names).map { ($0, $0) }) { first, _ in first }
+    /// Every flag by its spellings (curl's `-k` is `--insecure`, `-V` is `--version`).
+    ///
+    /// curl's `-s`, `-S`, `-f` and `-L` (as in `curl -fsSL`) are accepted because what they ask
+    /// for is what `get` does anyway: `--silent` hides the progress bar (the only meter here),
+    /// errors are always shown (`--show-error`), an HTTP status >= 400 always exits non-zero
+    /// (`--fail`; 3 where curl's is 22), and redirects are always followed up to
+    /// `--max-redirs` (`--location`).
+    static let flagOptions: [String: String] = [
+        "--json": "--json", "--help": "--help", "-k": "--insecure", "--version": "--version", "-V": "--version",
+        "-s": "--silent", "--silent": "--silent", "-S": "--show-error", "--show-error": "--show-error",
+        "-f": "--fail", "--fail": "--fail", "-L": "--location", "--location": "--location",
+    ].merging(TrustOptions.flagNames.map { ($0, $0) }) { first, _ in first }
+
+    /// curl's bundled one-letter flags (`-fsSL`, `-sk`), split into their letters: only
+    /// flags bundle, so a value option inside a bundle is an unknown option, as are letters
+    /// that are no flag.
+    static func unbundled(_ argument: String) -> [String]? {
+        guard argument.count > 2, argument.hasPrefix("-"), !argument.hasPrefix("--") else { return nil }
+        let letters = argument.dropFirst().map { "-\($0)" }
+        return letters.allSatisfy { flagOptions[$0] != nil } ? letters : nil
+    }
 
     static func parse(_ arguments: [String]) throws -> Arguments {
         var parsed = Arguments()
@@ -94,8 +143,15 @@ enum GetCommand {
                     value = arguments[index]
                 }
                 parsed.values[name, default: []].append(value)
-            } else if flagOptions.contains(argument), inline == nil {
-                parsed.flags.insert(argument)
+                parsed.spellings[name] = argument
+            } else if let name = flagOptions[argument], inline == nil {
+                parsed.flags.insert(name)
+                parsed.spellings[name] = argument
+            } else if let letters = unbundled(argument) {
+                for letter in letters {
+                    parsed.flags.insert(flagOptions[letter] ?? letter)
+                    parsed.spellings[flagOptions[letter] ?? letter] = letter
+                }
             } else if argument.hasPrefix("-") && argument.count > 1 {
                 throw CLIError("unknown option \(argument)")
             } else {
@@ -111,6 +167,10 @@ enum GetCommand {
         let parsed = try parse(arguments)
         if parsed.flags.contains("--help") {
             print(usage)
+            return ExitCode.success
+        }
+        if parsed.flags.contains("--version") {
+            print(CLI.versionText)
             return ExitCode.success
         }
         guard let url = parsed.url else { throw CLIError("a URL is required (try 'servertrust get --help')") }
@@ -149,7 +209,7 @@ enum GetCommand {
         }
         switch result {
         case .success(let response):
-            if parsed.value("--output") != nil && isatty(2) != 0 { CLI.writeStderr("") }
+            if parsed.value("--output") != nil && isatty(2) != 0 && !parsed.flags.contains("--silent") { CLI.writeStderr("") }
             if json {
                 CLI.writeStdout(responseJSON(response, includeBody: parsed.value("--output") == nil, outputPath: parsed.value("--output")).rendered + "\n")
             }
@@ -160,7 +220,7 @@ enum GetCommand {
             return ExitCode.success
         case .failure(let error):
             if json { CLI.writeStdout(errorJSON(error).rendered + "\n") }
-            CLI.writeStderr("servertrust: get: \(error)")
+            CLI.writeStderr("servertrust: get: \(CLI.oneLine(UserMessages.describe(error)))")
             if case .serverTrustRejected(let decision) = error {
                 CLI.writeStderr(decision.explanation)
             }
@@ -188,22 +248,20 @@ enum GetCommand {
             let parts = entry.split(separator: ":", maxSplits: 2)
             guard parts.count == 3, Int(parts[1]) != nil else { throw CLIError("--resolve '\(entry)' is not HOST:PORT:ADDRESS") }
         }
-        if let timeout = parsed.value("--timeout") {
-            guard let seconds = Double(timeout), seconds > 0 else { throw CLIError("--timeout must be a positive number of seconds") }
-            configuration.timeout = seconds
-        }
+        if let timeout = try seconds(parsed, "--timeout") { configuration.timeout = timeout }
+        // curl's --connect-timeout: "Maximum time in seconds that you allow curl's connection
+        // to take. This only limits the connection phase", the TLS handshake included.
+        if let timeout = try seconds(parsed, "--connect-timeout") { configuration.connectTimeout = timeout }
         if let redirects = parsed.value("--max-redirs") {
             guard let count = Int(redirects), count >= 0 else { throw CLIError("--max-redirs must be a non-negative integer") }
             configuration.maximumRedirects = count
         }
         configuration.proxy = try ProxyOptions.configuration(url: parsed.value("--proxy"), user: parsed.value("--proxy-user"),
+                                                             userPassword: parsed.value("--proxy-user-password"),
                                                              caCertificates: parsed.all("--proxy-cacert"))
-        if let certificatePath = parsed.value("--cert") {
-            configuration.clientIdentities[host.lowercased()] = try identity(certificatePath, key: parsed.value("--key"),
-                                                                              password: parsed.value("--pass"))
-        } else if parsed.value("--key") != nil {
-            throw CLIError("--key needs --cert")
-        }
+        let client = ClientCertificateOptions(certificate: parsed.value("--cert"), type: parsed.value("--cert-type"),
+                                              key: parsed.value("--key"), pass: parsed.value("--pass"))
+        if let identity = try client.identity() { configuration.clientIdentities[host.lowercased()] = identity }
 
         var request = HTTPRequest(.get, url)
         let data = parsed.all("--data")
@@ -241,13 +299,16 @@ enum GetCommand {
             request.headers[name] = String(value)
         }
         if let user = parsed.value("--user") {
-            let (name, password) = try splitUser(user, option: "-u")
+            let (name, password) = try credentials(user, option: parsed.spelling("--user"), passwordSource: parsed.value("--user-password"),
+                                                   sourceOption: "--user-password")
             request.credential = .user(name, password: password, persistence: .none)
             request.sendsCredentialPreemptively = true
+        } else if parsed.value("--user-password") != nil {
+            throw CLIError("--user-password needs -u USER")
         }
         if let output = parsed.value("--output") {
             request.destinationPath = output
-            if isatty(2) != 0 {
+            if isatty(2) != 0 && !parsed.flags.contains("--silent") {
                 request.downloadProgress = { progress in
                     guard let total = progress.total, total > 1_000_000 else { return }
                     let fraction = Double(progress.completed) / Double(total)
@@ -260,34 +321,39 @@ enum GetCommand {
         return (configuration, request)
     }
 
-    static func splitUser(_ text: String, option: String) throws -> (String, String) {
-        guard let colon = text.firstIndex(of: ":") else { throw CLIError("\(option) must be USER:PASS") }
+    /// A positive number of seconds (curl takes fractions: `-m 0.5`), or `nil` when absent.
+    static func seconds(_ parsed: Arguments, _ name: String) throws -> Double? {
+        guard let text = parsed.value(name) else { return nil }
+        guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+            throw CLIError("\(parsed.spelling(name)) must be a positive number of seconds, got '\(text)'")
+        }
+        return seconds
+    }
+
+    /// `USER:PASS`, or `USER` with the password from `passwordSource` (``PasswordSource``).
+    /// curl would prompt for a missing password; a script cannot answer, so it is an error
+    /// that says how to give it without putting it in argv.
+    static func credentials(_ text: String, option: String, passwordSource: String?, sourceOption: String) throws -> (String, String) {
+        if let passwordSource {
+            guard !text.contains(":") else { throw CLIError("\(option) USER:PASS and \(sourceOption) both give the password: give it once") }
+            return (text, try PasswordSource.resolve(passwordSource, option: sourceOption, literalOtherwise: false))
+        }
+        guard let colon = text.firstIndex(of: ":") else {
+            throw CLIError("\(option) \(text) has no password: write \(option) USER:PASS, or keep it out of argv with \(sourceOption) env:NAME or file:PATH")
+        }
         return (String(text[..<colon]), String(text[text.index(after: colon)...]))
     }
 
-    static func certificates(_ path: String) throws -> [Certificate] {
+    /// The certificates of a PEM or DER file given to `option`. A file that is something else
+    /// says what it looks like ("not a certificate: looks like text"), not which DER element
+    /// the parser stumbled on.
+    static func certificates(_ path: String, option: String) throws -> [Certificate] {
+        let bytes = try ClientCertificateOptions.read(path, option: option)
         do {
-            return try Certificate.load(try CLI.readFile(path))
-        } catch let error as CLIError {
-            throw error
+            return try Certificate.load(bytes)
         } catch {
-            throw CLIError("\(path): \(error)")
-        }
-    }
-
-    static func identity(_ path: String, key keyPath: String?, password: String?) throws -> Identity {
-        let bytes = try CLI.readFile(path)
-        do {
-            if !PEMDocument.looksLikePEM(bytes) {
-                return try Identity(pkcs12: bytes, password: password ?? "")
-            }
-            let certificatePEM = String(decoding: bytes, as: UTF8.self)
-            let keyPEM = try keyPath.map { String(decoding: try CLI.readFile($0), as: UTF8.self) } ?? certificatePEM
-            return try Identity(certificatePEM: certificatePEM, keyPEM: keyPEM, password: password)
-        } catch let error as CLIError {
-            throw error
-        } catch {
-            throw CLIError("--cert \(path): \(error)")
+            if let kind = FileKind.describe(bytes) { throw CLIError("\(option) \(path): not a certificate: looks like \(kind)") }
+            throw CLIError("\(option) \(path): \(error)")
         }
     }
 
@@ -351,9 +417,25 @@ enum GetCommand {
                          ("spkiSHA256", .string(certificate.spkiSHA256Base64))])
             })),
         ]
+        if decision.isTrusted { pairs.append(("checked", .string(checked(decision)))) }
+        if !decision.record.notes.isEmpty { pairs.append(("notes", .array(decision.record.notes.map(JSON.string)))) }
         if let failure = decision.validationFailure { pairs.append(("failureKind", .string(failure.kind.rawValue))) }
         if let verified = decision.verifiedChain { pairs.append(("verifiedChain", .array(verified.map { .string($0.subject.rfc4514) }))) }
         return .object(pairs)
+    }
+
+    /// What an accepting decision rested on: `"chain"` (a path to a trusted root was
+    /// validated), `"chain and pinned key"`, `"pinned key only"` (no path was validated, a
+    /// pinned key of the leaf matched: `-k` with pins, curl's `-k --pinnedpubkey`), or
+    /// `"nothing"` (`-k` alone: curl's "skip the verification step", so the decision says
+    /// that nothing was checked).
+    static func checked(_ decision: TrustDecision) -> String {
+        switch (decision.verifiedChain != nil, decision.record.pinMatch != nil) {
+        case (true, false): return "chain"
+        case (true, true): return "chain and pinned key"
+        case (false, true): return "pinned key only"
+        case (false, false): return "nothing"
+        }
     }
 
     /// - Parameter outputPath: with `-o`, the body went to this file, so its size is reported.

@@ -13,6 +13,8 @@ enum LimboServeCommand {
                 usage: servertrust limbo-serve
 
                 The x509-limbo conformance server: speaks limbo-jsonl/1 (../shared/conformance/README.md).
+                validation_kind SERVER and CLIENT use the Web PKI profile; BASIC (NIST PKITS) is RFC 5280
+                path validation with the request's pkits_inputs (RFC 5280 6.1.1 policy inputs).
                 Reads one JSON request per line on stdin (id, peer_certificate, untrusted_intermediates,
                 trusted_certs, validation_time, expected_peer_name, …) and answers each, in order, with one
                 line on stdout: {"id": …, "result": "SUCCESS"|"FAILURE"|"SKIP", "reason": …}. A line that is
@@ -79,6 +81,12 @@ enum LimboServeCommand {
             for name in request["expected_peer_names"] as? [[String: Any]] ?? [] {
                 policy.expectedClientNames.append(try peerName(name))
             }
+        } else if kind == "BASIC" {
+            // RFC 5280 path validation without a TLS profile (NIST PKITS): no name, no EKU, the
+            // RFC 5280 certificate rules, and the §6.1.1 policy inputs of the request.
+            policy = .basicX509(at: time.secondsSince1970)
+            policy.profile = .rfc5280
+            policy.policyInputs = try policyInputs(request["pkits_inputs"])
         } else {
             policy = ValidationPolicy(kind: .sslServer, validationTime: time.secondsSince1970)
             if let name = request["expected_peer_name"] as? [String: Any] {
@@ -124,9 +132,42 @@ enum LimboServeCommand {
         let verifier = Verifier(anchors: TrustStore(trusted), policy: policy)
         let outcome = verifier.validate(leaf: leaf, intermediates: intermediates)
         switch outcome.result {
-        case .success(let chain): return ("SUCCESS", "chain of \(chain.certificates.count)")
+        case .success(let chain):
+            var reason = "chain of \(chain.certificates.count)"
+            if kind == "BASIC" {
+                // The §6.1.6 output, for comparison with PKITS's expected user-constrained set.
+                let set = chain.policies.userConstrained.map(\.identifier.dotted)
+                reason += "; user-constrained-policy-set {\(set.joined(separator: ", "))}"
+            }
+            return ("SUCCESS", reason)
         case .failure(let failure): return ("FAILURE", failure.description)
         }
+    }
+
+    /// The RFC 5280 §6.1.1 inputs of a BASIC request (`pkits_inputs`); absent fields keep the
+    /// RFC defaults.
+    static func policyInputs(_ value: Any?) throws -> CertificatePolicyInputs {
+        var inputs = CertificatePolicyInputs()
+        guard let value else { return inputs }
+        guard let object = value as? [String: Any] else { throw LimboError(result: "FAILURE", reason: "pkits_inputs is not an object") }
+        if let set = object["user_initial_policy_set"] {
+            guard let texts = set as? [String] else { throw LimboError(result: "FAILURE", reason: "user_initial_policy_set is not a list of OIDs") }
+            var oids = Set<ASN1ObjectIdentifier>()
+            for text in texts {
+                guard let oid = ASN1ObjectIdentifier(text) else { throw LimboError(result: "FAILURE", reason: "bad policy OID \(text)") }
+                oids.insert(oid)
+            }
+            inputs.initialPolicySet = oids
+        }
+        func flag(_ key: String) throws -> Bool {
+            guard let raw = object[key] else { return false }
+            guard let bool = raw as? Bool else { throw LimboError(result: "FAILURE", reason: "\(key) is not a boolean") }
+            return bool
+        }
+        inputs.initialExplicitPolicy = try flag("initial_explicit_policy")
+        inputs.initialPolicyMappingInhibit = try flag("initial_policy_mapping_inhibit")
+        inputs.initialAnyPolicyInhibit = try flag("initial_any_policy_inhibit")
+        return inputs
     }
 
     static func peerName(_ object: [String: Any]) throws -> PeerName {

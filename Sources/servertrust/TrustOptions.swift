@@ -16,20 +16,86 @@ import TrustEvaluation
 ///   then match the leaf alone (curl's `-k --pinnedpubkey`), and without pins nothing is
 ///   checked (curl's `-k`).
 /// - `--anchors` adds roots to the system's, `--anchors-only` trusts only them.
+/// - `--crl FILE` (curl's `--crlfile`): CRLs every chain is checked against, whatever decides
+///   it; hard-fail, so every certificate of the path but the anchor must be covered.
+///
+/// curl's spellings, with curl's meaning (curl(1)):
+/// - `--cacert FILE`: "Tells curl to use the specified certificate file to verify the peer";
+///   the bundle replaces the default one, so it is `--anchors FILE --anchors-only`. Repeated,
+///   the files add up (curl keeps the last one); with `--anchors` too, those are the only roots
+///   as well.
+/// - `--insecure` (`-k` in `get`): curl's "skip the verification step", our `--allow-invalid`.
+/// - `--pinnedpubkey 'sha256//…;sha256//…'` or `--pinnedpubkey FILE` (a PEM or DER public
+///   key): "A public key is extracted from this certificate and if it does not exactly match
+///   the public key provided to this option, curl aborts the connection" — the leaf's key
+///   only, so these pins have ``PinScope/leaf`` (a `--pin` may name any certificate of the
+///   validated path). With `--pin` as well, both must match.
 struct TrustOptions {
-    static let valueNames: Set<String> = ["--anchors", "--pin", "--mode", "--pinned-cert", "--policy"]
-    static let flagNames: Set<String> = ["--anchors-only", "--no-validate-domain", "--allow-invalid", "--strict", "--compat"]
+    static let valueNames: Set<String> = ["--anchors", "--cacert", "--pin", "--pinnedpubkey", "--mode", "--pinned-cert", "--policy", "--crl"]
+    static let flagNames: Set<String> = ["--anchors-only", "--no-validate-domain", "--allow-invalid", "--insecure", "--strict", "--compat"]
 
     let values: [String: [String]]
     let flags: Set<String>
 
     private func all(_ name: String) -> [String] { values[name] ?? [] }
 
-    /// The `--pin` pins, each parsed by the library's one pin parser.
+    /// Whether chain validation is skipped (`--allow-invalid`, curl's `--insecure`).
+    var allowsInvalid: Bool { flags.contains("--allow-invalid") || flags.contains("--insecure") }
+
+    /// Whether any pin option is given.
+    var hasPins: Bool { values["--pin"] != nil || values["--pinnedpubkey"] != nil }
+
+    /// The `--pin` pins, each parsed by the library's one pin parser, and the `--pinnedpubkey`
+    /// pins, which curl matches against the leaf alone.
     func pins() throws -> [SPKIPin] {
-        try all("--pin").map { text in
+        let anywhere = try all("--pin").map { text in
             do { return try SPKIPin(text) } catch let error as PolicyConfigurationError { throw CLIError("--pin '\(text)': \(error.message)") }
         }
+        return try anywhere + all("--pinnedpubkey").flatMap(Self.curlPins)
+    }
+
+    /// curl's `--pinnedpubkey` argument: "any number of base64 encoded sha256 hashes preceded
+    /// by 'sha256//' and separated by ';'", or else "the file name of your pinned public key"
+    /// in PEM or DER. Leaf scope: curl compares the key of the certificate the server sent
+    /// for itself, never an issuer's.
+    static func curlPins(_ text: String) throws -> [SPKIPin] {
+        guard text.hasPrefix("sha256//") else {
+            let digest = SHA256.hash(try publicKeyFile(text))
+            do { return [try SPKIPin(algorithm: .sha256, digest: digest, scope: .leaf)] } catch { throw CLIError("--pinnedpubkey \(text): \(error.message)") }
+        }
+        return try text.split(separator: ";", omittingEmptySubsequences: false).map { item in
+            // curl's list is sha256 only (its other digests are not pins it accepts here).
+            guard item.hasPrefix("sha256//") else {
+                throw CLIError("--pinnedpubkey: '\(item)' is not sha256//BASE64 (curl's list is sha256//…;sha256//…)")
+            }
+            do { return try SPKIPin(String(item), scope: .leaf) } catch let error as PolicyConfigurationError {
+                throw CLIError("--pinnedpubkey '\(item)': \(error.message)")
+            }
+        }
+    }
+
+    /// The SubjectPublicKeyInfo DER of a `--pinnedpubkey` file: a PEM `PUBLIC KEY` block (as
+    /// `openssl pkey -pubout` writes it) or DER. A certificate is refused by name: curl wants
+    /// the key, and `servertrust pins FILE` prints the pin of a certificate's key.
+    static func publicKeyFile(_ path: String) throws -> [UInt8] {
+        let bytes = try CLI.readFile(path)
+        if PEMDocument.looksLikePEM(bytes) {
+            let documents: [PEMDocument]
+            do { documents = try PEMDocument.parseAll(String(decoding: bytes, as: UTF8.self)) } catch {
+                throw CLIError("--pinnedpubkey \(path): \(error)")
+            }
+            if let key = documents.first(where: { $0.label == "PUBLIC KEY" }) {
+                do { return Array(try SubjectPublicKeyInfo(derEncoded: key.derBytes).derBytes) } catch {
+                    throw CLIError("--pinnedpubkey \(path): the PUBLIC KEY block is not a public key (\(error))")
+                }
+            }
+            let labels = Set(documents.map(\.label))
+            let what = labels.contains("CERTIFICATE") ? "a certificate (PEM CERTIFICATE)" : FileKind.describe(bytes) ?? "PEM without a PUBLIC KEY block"
+            throw CLIError("--pinnedpubkey \(path): not a public key: looks like \(what); curl wants a PUBLIC KEY ('servertrust pins FILE' prints a certificate's pin)")
+        }
+        if let key = try? SubjectPublicKeyInfo(derEncoded: bytes) { return Array(key.derBytes) }
+        let what = (try? Certificate(derEncoded: bytes)) != nil ? "a certificate (DER)" : FileKind.describe(bytes) ?? "binary data that is not DER"
+        throw CLIError("--pinnedpubkey \(path): not a public key: looks like \(what); curl wants a PUBLIC KEY ('servertrust pins FILE' prints a certificate's pin)")
     }
 
     /// `--compat` or the default strict semantics (`--strict` is accepted and changes nothing).
@@ -38,12 +104,14 @@ struct TrustOptions {
         return flags.contains("--compat") ? .compat : .strict
     }
 
-    /// The `--anchors` certificates and whether they are the only anchors.
+    /// The `--anchors` and `--cacert` certificates and whether they are the only anchors
+    /// (`--anchors-only`, or any `--cacert`: curl's bundle replaces the system's).
     func customAnchors() throws -> (certificates: [Certificate], only: Bool) {
-        let files = all("--anchors")
-        let only = flags.contains("--anchors-only")
-        if only && files.isEmpty { throw CLIError("--anchors-only needs --anchors FILE") }
-        return (try files.flatMap(GetCommand.certificates), only)
+        let cacerts = all("--cacert")
+        let only = flags.contains("--anchors-only") || !cacerts.isEmpty
+        if only && all("--anchors").isEmpty && cacerts.isEmpty { throw CLIError("--anchors-only needs --anchors FILE") }
+        let anchors = try all("--anchors").flatMap { try GetCommand.certificates($0, option: "--anchors") }
+        return (try anchors + cacerts.flatMap { try GetCommand.certificates($0, option: "--cacert") }, only)
     }
 
     /// The decider the flags describe: the evaluator below on the system roots (none with
@@ -65,7 +133,30 @@ struct TrustOptions {
         }
         var evaluator = try self.evaluator(host: host, alwaysPolicy: alwaysPolicy, reporter: reporter)
         if !custom.isEmpty { evaluator = AnchoredTrustEvaluator(anchors: custom, anchorsOnly: only, evaluator: evaluator) }
-        return ServerTrustDecider(evaluator, anchors: system, clock: clock)
+        return ServerTrustDecider(evaluator, anchors: system, revocationLists: try revocationLists(), clock: clock)
+    }
+
+    /// The `--crl` files' CRLs, or `nil` without any.
+    func revocationLists() throws -> [CertificateRevocationList]? {
+        let files = all("--crl")
+        guard !files.isEmpty else { return nil }
+        return try files.flatMap { path throws -> [CertificateRevocationList] in
+            let bytes = try CLI.readFile(path)
+            // What the file is instead, in words ("a certificate", "text", "a private key").
+            func kind() -> String? {
+                FileKind.describe(bytes) ?? ((try? Certificate.load(bytes)).map { $0.count == 1 ? "a certificate" : "certificates" })
+            }
+            let crls: [CertificateRevocationList]
+            do { crls = try CertificateRevocationList.load(bytes) } catch {
+                throw CLIError("--crl \(path): not a CRL (PEM or DER)\(kind().map { ": looks like \($0)" } ?? ": \(error)")")
+            }
+            // A PEM file with no X509 CRL block (a certificate bundle given by mistake) would
+            // otherwise add no CRL and, hard-fail, refuse every server with "status unknown".
+            guard !crls.isEmpty else {
+                throw CLIError("--crl \(path): not a CRL (PEM or DER)\(kind().map { ": looks like \($0)" } ?? ": no X509 CRL block")")
+            }
+            return crls
+        }
     }
 
     /// The evaluator the flags describe, before anchors. With `--pin`, hosts other than `host`
@@ -73,7 +164,7 @@ struct TrustOptions {
     /// host would leave the others unpinned.
     func evaluator(host: String, alwaysPolicy: Bool, reporter: (any PinFailureReporter)?) throws -> any ServerTrustEvaluating {
         let evaluator = try unscopedEvaluator(host: host, alwaysPolicy: alwaysPolicy, reporter: reporter)
-        guard values["--pin"] != nil else { return evaluator }
+        guard hasPins else { return evaluator }
         let pattern: HostPattern
         do { pattern = try HostPattern(host) } catch { throw CLIError("'\(host)': \(error.message)") }
         return ServerTrustManager(allHostsMustBeEvaluated: true, rules: [ServerTrustManager.Rule(pattern, evaluator)])
@@ -81,8 +172,8 @@ struct TrustOptions {
 
     private func unscopedEvaluator(host: String, alwaysPolicy: Bool, reporter: (any PinFailureReporter)?) throws -> any ServerTrustEvaluating {
         if let path = values["--policy"]?.last {
-            let conflicting = ["--mode", "--pinned-cert", "--pin"].filter { values[$0] != nil }
-                + ["--allow-invalid", "--no-validate-domain", "--strict", "--compat"].filter { flags.contains($0) }
+            let conflicting = ["--mode", "--pinned-cert", "--pin", "--pinnedpubkey"].filter { values[$0] != nil }
+                + ["--allow-invalid", "--insecure", "--no-validate-domain", "--strict", "--compat"].filter { flags.contains($0) }
             guard conflicting.isEmpty else { throw CLIError("--policy cannot be combined with \(conflicting.joined(separator: ", "))") }
             let policy: PolicyFile
             do { policy = try PolicyFile.load(contentsOf: path) } catch {
@@ -92,7 +183,7 @@ struct TrustOptions {
         }
         let semantics = try semantics()
         let validatesDomain = !flags.contains("--no-validate-domain")
-        let allowInvalid = flags.contains("--allow-invalid")
+        let allowInvalid = allowsInvalid
         let pinSet = try adHocPinSet(host: host)
         let usesPolicy = alwaysPolicy || values["--mode"] != nil || values["--pinned-cert"] != nil || flags.contains("--compat")
         guard usesPolicy else {
@@ -109,7 +200,7 @@ struct TrustOptions {
         case let other: throw CLIError("--mode: '\(other)' is not none, public-key or certificate")
         }
         let policy = SecurityPolicy(
-            pinningMode: mode, pinnedCertificates: try all("--pinned-cert").flatMap(GetCommand.certificates),
+            pinningMode: mode, pinnedCertificates: try all("--pinned-cert").flatMap { try GetCommand.certificates($0, option: "--pinned-cert") },
             allowInvalidCertificates: allowInvalid, validatesDomainName: validatesDomain, semantics: semantics)
         guard let pinSet else { return policy }
         // The pins after the policy, on the path the policy validated (the composite hands it

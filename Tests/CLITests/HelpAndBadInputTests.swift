@@ -75,6 +75,17 @@ struct HelpAndBadInputTests {
         ("evaluate", ["evaluate", "/etc/ssl/certs/ca-certificates.crt", "--host", "exa mple..com"]),
         ("get", ["get"]),
         ("get", ["get", "https://example.test/", "--timeout", "soon"]),
+        // curl's spellings (CurlSpellingsTests, PlainMessagesTests, PasswordSourceTests).
+        ("get", ["get", "https://example.test/", "-m", "soon"]),
+        ("get", ["get", "https://example.test/", "--connect-timeout"]),
+        ("get", ["get", "https://example.test/", "--pinnedpubkey", "sha256//notbase64"]),
+        ("get", ["get", "https://example.test/", "--pinnedpubkey", "/nonexistent/key.pem"]),
+        ("get", ["get", "https://example.test/", "--cacert", "/nonexistent/bundle.pem"]),
+        ("get", ["get", "https://example.test/", "--cert-type", "P12"]),
+        ("get", ["get", "https://example.test/", "--cert", "/etc/hostname", "--cert-type", "XYZ"]),
+        ("get", ["get", "https://example.test/", "-u", "alice"]),
+        ("get", ["get", "https://example.test/", "-kX"]),
+        ("evaluate", ["evaluate", "/etc/ssl/certs/ca-certificates.crt", "--host", "example.test", "--pinnedpubkey", "sha256//x;md5//y"]),
         ("demo", ["demo", "--bogus"]),
         ("demo", ["demo", "extra"]),
         ("bench", ["bench"]),
@@ -130,6 +141,43 @@ struct HelpAndBadInputTests {
             "extended_key_usage": ["serverAuth"],
         ]
         return String(decoding: try JSONSerialization.data(withJSONObject: request, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    /// A BASIC (RFC 5280, NIST PKITS) request for the same chain, with `inputs` as pkits_inputs.
+    static func basicRequest(id: String, inputs: [String: Any]?) throws -> String {
+        var request = try #require(try JSONSerialization.jsonObject(with: Data(try limboRequest(id: id, host: "limbo.cli.test").utf8)) as? [String: Any])
+        request["validation_kind"] = "BASIC"
+        request["expected_peer_name"] = NSNull()
+        request["extended_key_usage"] = [String]()
+        if let inputs { request["pkits_inputs"] = inputs }
+        return String(decoding: try JSONSerialization.data(withJSONObject: request, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    @Test("limbo-serve BASIC: RFC 5280 validation with the pkits_inputs policy inputs; the policy set is in the reason")
+    func limboServeBasic() throws {
+        let input = [
+            try Self.basicRequest(id: "defaults", inputs: nil),
+            // The chain asserts no certificate policy, so an explicit policy cannot be met.
+            try Self.basicRequest(
+                id: "explicit", inputs: ["user_initial_policy_set": ["2.5.29.32.0"], "initial_explicit_policy": true,
+                    "initial_policy_mapping_inhibit": false, "initial_any_policy_inhibit": false]),
+            try Self.basicRequest(id: "bad-inputs", inputs: ["initial_explicit_policy": "yes"]),
+            try Self.basicRequest(id: "bad-oid", inputs: ["user_initial_policy_set": ["not.an.oid"]]),
+        ].joined(separator: "\n") + "\n"
+        let result = try Self.run(["limbo-serve"], stdin: input)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try Self.responses(result.stdout)
+        guard lines.count == 4 else {
+            Issue.record("expected 4 answers: \(result.stdout)")
+            return
+        }
+        #expect(lines[0]["result"] as? String == "SUCCESS", "\(lines[0])")
+        #expect((lines[0]["reason"] as? String)?.contains("user-constrained-policy-set {}") == true, "\(lines[0])")
+        #expect(lines[1]["result"] as? String == "FAILURE")
+        #expect((lines[1]["reason"] as? String)?.hasPrefix("policyViolation") == true, "\(lines[1])")
+        #expect(lines[2]["result"] as? String == "FAILURE")
+        #expect((lines[2]["reason"] as? String)?.contains("initial_explicit_policy is not a boolean") == true, "\(lines[2])")
+        #expect((lines[3]["reason"] as? String)?.contains("bad policy OID not.an.oid") == true, "\(lines[3])")
     }
 
     static func responses(_ stdout: String) throws -> [[String: Any]] {

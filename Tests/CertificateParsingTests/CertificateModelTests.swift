@@ -314,7 +314,7 @@ struct CertificateModelTests {
 
         let distributionPoints = try #require(extensions.crlDistributionPoints)
         #expect(distributionPoints.count == 1)
-        #expect(distributionPoints.first?.fullName == [.uri("http://crl.test.example/ca.crl")])
+        #expect(distributionPoints.first?.name == .fullName([.uri("http://crl.test.example/ca.crl")]))
         #expect(distributionPoints.first?.reasons == nil)
         #expect(distributionPoints.first?.crlIssuer == nil)
 

@@ -515,6 +515,26 @@ struct MalformedInputTests {
         #expect(error.offset == start.lowerBound)
     }
 
+    @Test("duplicates are found in long lists too: the 40th extension repeating the 1st, a policy repeated after 5,000 others")
+    func duplicatesInLongLists() throws {
+        // Beyond a handful of elements the check uses a set instead of scanning earlier
+        // elements, so that a crafted list of tens of thousands costs linear time.
+        let private40 = (1...39).map { B.ext("1.3.6.1.4.1.99999.3.\($0)", B.null) }
+        let repeated = private40 + [private40[0]]
+        let error = try #require(throws: DERError.self) {
+            try Certificate(derEncoded: MalformedCase.base.with { $0.extensions = CertificateTemplate.defaultExtensions + repeated }.der)
+        }
+        let start = try #require(MalformedCase.base.with { $0.extensions = CertificateTemplate.defaultExtensions + repeated }.der.lastRange(of: private40[0]))
+        #expect(error.offset == start.lowerBound)
+        #expect(try Certificate(derEncoded: MalformedCase.base.with { $0.extensions = CertificateTemplate.defaultExtensions + private40 }.der).extensions.all.count > 40)
+
+        let policies = (1...5_000).map { B.seq(B.oid("1.3.6.1.4.1.99999.4.\($0)")) }
+        let unique = B.ext("2.5.29.32", B.seq(list: policies))
+        #expect(try Certificate(derEncoded: MalformedCase.base.with { $0.extensions = [unique] }.der).extensions.certificatePolicies?.count == 5_000)
+        let twice = B.ext("2.5.29.32", B.seq(list: policies + [policies[2_500]]))
+        #expect(throws: DERError.self) { try Certificate(derEncoded: MalformedCase.base.with { $0.extensions = [twice] }.der) }
+    }
+
     @Test("errors inside extension values report offsets in the certificate")
     func extensionErrorOffsets() throws {
         let badSAN = B.ext("2.5.29.17", B.seq(B.implicit(2, Array("ok.example".utf8)), B.implicit(2, [0xC3, 0xBC])))

@@ -244,6 +244,32 @@ struct AuthenticationTests {
         #expect(server.statistics.connections.filter(\.handshakeCompleted).map(\.clientCertificates) == [[clientLeaf, clientPKI.intermediate]])
     }
 
+    @Test("clientIdentities host keys match case-insensitively; keys differing only in case are refused", arguments: [
+        "WWW.EXAMPLE.TEST", "Www.Example.Test",
+    ])
+    func clientIdentityKeyCase(_ key: String) async throws {
+        let pki = try Lab.pki(host: host)
+        let (clientPKI, clientLeaf, identity) = try Self.clientPKI()
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.clientAuthentication = .init(trustedCertificates: [clientPKI.root], mode: .required)
+        }
+        defer { server.stop() }
+        let session = try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.clientIdentities = [key: identity] }
+        #expect(try await session.get(server.url(host: host)).statusCode == 200)
+        #expect(server.statistics.connections.filter(\.handshakeCompleted).map(\.clientCertificates) == [[clientLeaf, clientPKI.intermediate]])
+        // The session's configuration is kept as given.
+        #expect(session.configuration.clientIdentities.keys.sorted() == [key])
+
+        let conflicting = #expect(throws: HTTPError.self) {
+            try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.clientIdentities = [key: identity, host: identity] }
+        }
+        guard case .invalidRequest(let reason)? = conflicting else {
+            Issue.record("expected invalidRequest, got \(String(describing: conflicting))")
+            return
+        }
+        #expect(reason.contains("clientIdentities") && reason.contains("differ only in case"), "\(reason)")
+    }
+
     @Test("a client-certificate challenge carries the acceptable CA names; a PKCS#12 identity answers it")
     func clientCertificateChallenge() async throws {
         let pki = try Lab.pki(host: host)

@@ -79,6 +79,46 @@ enum Lab {
     }
 }
 
+/// The first instant a condition holds, polled every 0.2 ms on a thread of its own rather
+/// than from a task: a loaded test run can keep the cooperative pool from running a task for
+/// seconds, which would be read as the time the condition took.
+final class Watch: Sendable {
+    private let seen = Mutex<ContinuousClock.Instant?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Starts watching `condition` for at most `seconds`.
+    init(for seconds: Double, _ condition: @escaping @Sendable () -> Bool) {
+        let thread = Thread { [self] in
+            let clock = ContinuousClock()
+            let end = clock.now + .milliseconds(Int(seconds * 1000))
+            while clock.now < end {
+                if condition() {
+                    let now = clock.now
+                    self.seen.withLock { $0 = now }
+                    break
+                }
+                usleep(200)
+            }
+            self.done.signal()
+        }
+        thread.start()
+    }
+
+    /// When the condition first held, waiting up to `seconds` for the watch to end; `nil`
+    /// if it never held.
+    func instant(within seconds: Double) async -> ContinuousClock.Instant? {
+        let done = self.done
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                _ = done.wait(timeout: .now() + seconds)
+                done.signal()
+                continuation.resume()
+            }
+        }
+        return seen.withLock { $0 }
+    }
+}
+
 /// A thread-safe list for recording what callbacks saw.
 final class Recorder<Element: Sendable>: Sendable {
     private let items = Mutex<[Element]>([])

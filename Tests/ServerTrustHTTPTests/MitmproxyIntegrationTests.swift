@@ -149,7 +149,9 @@ struct MitmproxyIntegrationTests {
         // The CLI's pins and AFNetworking modes, through the same proxy.
         let pinPath = try LabFiles.write(lab.pki.leaf.pem, to: lab.directory + "/genuine-leaf.pem")
         let cliPin = try await fixture.cli("/?pinned-cli", ["--pin", "sha256/" + leaf.spkiSHA256Base64])
-        #expect(cliPin.status == 1 && cliPin.stderr.contains("server trust rejected") && cliPin.stderr.contains("by SPKIPinsTrustEvaluator"), "\(cliPin)")
+        // The CLI's first line is in words (UserMessages); the decision record after it names the evaluator.
+        #expect(cliPin.status == 1 && cliPin.stderr.contains("server trust rejected: ") && cliPin.stderr.contains("public key does not match the pinned public key")
+                && cliPin.stderr.contains("evaluator: SPKIPinsTrustEvaluator"), "\(cliPin)")
         let cliMode = try await fixture.cli("/?pinned-cli-mode", ["--mode", "public-key", "--pinned-cert", pinPath, "--strict"])
         #expect(cliMode.status == 1 && cliMode.stderr.contains("server trust rejected"), "\(cliMode)")
         let cliDefault = try await fixture.cli("/?open-cli", [])

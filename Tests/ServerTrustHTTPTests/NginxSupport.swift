@@ -39,6 +39,9 @@ enum IntegrationTools {
         return executable(environment["SERVERTRUST_MITMDUMP"], candidates: [home + "/.cache/servertrust-venv/bin/mitmdump"], name: "mitmdump")
     }
 
+    /// `SERVERTRUST_SWIFT`, else `swift` on `PATH`: the toolchain that builds the example package.
+    static var swift: String? { executable(environment["SERVERTRUST_SWIFT"], candidates: [], name: "swift") }
+
     /// `openssl`, for the htpasswd hash.
     static var openssl: String? { executable(nil, candidates: ["/usr/bin/openssl"], name: "openssl") }
 

@@ -163,6 +163,69 @@ struct TransportTests {
         #expect(server.statistics.requestsServed == 0)
     }
 
+    enum LaterChallenge: String, CaseIterable, Sendable {
+        case serverTrust, clientCertificate
+    }
+
+    /// The wait is timed from `cancel()` to the moment the server sees the handshake fail
+    /// (the client gives up as soon as the wait ends), watched from a thread of its own: the
+    /// whole test run keeps the two-thread cooperative pool busy for seconds at a time (sync
+    /// CLI tests wait for child processes on it), so neither the test's nor the request's task
+    /// can time it. For the same reason the timeouts are long: the request may take long to
+    /// reach its handshake, and a wait that timed out first would prove nothing.
+    @Test("cancelling the task ends a connection-level challenge's .later wait within 100 ms",
+          arguments: LaterChallenge.allCases, [false, true])
+    func laterChallengeCancellation(_ kind: LaterChallenge, onTransferExecutor: Bool) async throws {
+        let pki = try Lab.pki(host: host)
+        let clientRoot = try LabPKI.webChain(host: "client.example.test", keySlot: 44).root
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.handshakeTimeout = 300
+            if kind == .clientCertificate { configuration.clientAuthentication = .init(trustedCertificates: [clientRoot], mode: .required) }
+        }
+        defer { server.stop() }
+        let session = try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.challengeTimeout = 120 }
+        defer { session.invalidate() }
+        let asked = Recorder<ProtectionSpace.AuthenticationMethod>()
+        let awaited: ProtectionSpace.AuthenticationMethod = kind == .serverTrust ? .serverTrust : .clientCertificate
+        var request = HTTPRequest(.get, server.url(host: host))
+        request.challengeHandler = { challenge, _ in
+            asked.append(challenge.protectionSpace.authenticationMethod)
+            // Never answered: the transfer thread waits inside the handshake.
+            return challenge.protectionSpace.authenticationMethod == awaited ? .later : .disposition(.performDefaultHandling)
+        }
+        let task = Task(executorPreference: onTransferExecutor ? session.transferExecutor : nil) {
+            await failure { try await session.send(request) }
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(120)
+        while !asked.all.contains(awaited) && clock.now < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
+        try #require(asked.all.contains(awaited))
+        // The handler has returned `.later`; give the lane a moment to be inside the wait.
+        try await Task.sleep(nanoseconds: 20_000_000)
+        #expect(server.statistics.handshakesFailed == 0)
+        let handshakeFailed = Watch(for: 10) { server.statistics.handshakesFailed > 0 }
+        let cancelled = clock.now
+        task.cancel()
+        let error = await task.value
+        guard case .cancelled? = error else {
+            Issue.record("expected cancellation, got \(String(describing: error))")
+            return
+        }
+        let ended = try #require(await handshakeFailed.instant(within: 10))
+        #expect(ended - cancelled < .milliseconds(100), "the wait ended \(ended - cancelled) after the cancellation")
+        #expect(server.statistics.requestsServed == 0)
+        // The transfer thread is free again: the next request goes through (without a client
+        // certificate, the server that requires one refuses the handshake).
+        if kind == .serverTrust {
+            #expect(try await session.get(server.url(host: host, path: "/next")).statusCode == 200)
+        } else {
+            guard case .transport? = await failure({ try await session.get(server.url(host: host, path: "/next")) }) else {
+                Issue.record("expected the handshake to be refused")
+                return
+            }
+        }
+    }
+
     @Test("requests from a task on the transfer executor: keep-alive alongside other tasks, cancellation, timeout")
     func transferExecutorRequests() async throws {
         let pki = try Lab.pki(host: host)
@@ -287,12 +350,23 @@ struct TransportTests {
         defer { server.stop() }
         let relaxed = try Lab.session(trusting: pki, resolving: [(host, server)])
         #expect(try await relaxed.get(server.url(host: host)).tlsVersion == "TLSv1.2")
-        let strict = try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.minimumTLSVersionByHost = [host: .tls1_3] }
-        let error = await failure { try await strict.get(server.url(host: host)) }
-        guard case .transport? = error else {
-            Issue.record("expected a handshake failure, got \(String(describing: error))")
+        // Host keys match in any case (RFC 4343), as the host they name does.
+        for key in [host, host.uppercased(), "Www.Example.Test"] {
+            let strict = try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.minimumTLSVersionByHost = [key: .tls1_3] }
+            let error = await failure { try await strict.get(server.url(host: host)) }
+            guard case .transport? = error else {
+                Issue.record("\(key): expected a handshake failure, got \(String(describing: error))")
+                continue
+            }
+        }
+        let conflicting = #expect(throws: HTTPError.self) {
+            try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.minimumTLSVersionByHost = [host: .tls1_3, host.uppercased(): .tls1_2] }
+        }
+        guard case .invalidRequest(let reason)? = conflicting else {
+            Issue.record("expected invalidRequest, got \(String(describing: conflicting))")
             return
         }
+        #expect(reason.contains("minimumTLSVersionByHost") && reason.contains("differ only in case"), "\(reason)")
     }
 
     @Test("the session is invalidated: running and later requests fail")

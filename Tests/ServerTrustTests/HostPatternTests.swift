@@ -49,6 +49,8 @@ struct HostPatternTests {
     @Test("invalid patterns are configuration errors", arguments: [
         ("*.com", PolicyConfigurationError.Kind.invalidHostPattern),
         ("**.co.uk", .invalidHostPattern),
+        ("*.xn--55qx5d.cn", .invalidHostPattern),
+        ("**.xn--55qx5d.hk", .invalidHostPattern),
         ("a.*.example.com", .invalidHostPattern),
         ("f*o.example.com", .invalidHostPattern),
         ("exa mple.com", .invalidHostPattern),
@@ -64,6 +66,7 @@ struct HostPatternTests {
     func includeSubdomainsRules() {
         #expect((#expect(throws: PolicyConfigurationError.self) { try HostPattern("*.example.com", includeSubdomains: true) })?.kind == .conflictingOptions)
         #expect((#expect(throws: PolicyConfigurationError.self) { try HostPattern("com", includeSubdomains: true) })?.kind == .invalidHostPattern)
+        #expect((#expect(throws: PolicyConfigurationError.self) { try HostPattern("xn--55qx5d.cn", includeSubdomains: true) })?.kind == .invalidHostPattern)
         #expect((#expect(throws: PolicyConfigurationError.self) { try HostPattern("192.0.2.1", includeSubdomains: true) })?.kind == .invalidHostPattern)
     }
 

@@ -97,7 +97,7 @@ struct GeneratedCorpusTests {
         #expect(e.policyConstraints?.inhibitPolicyMapping == 1)
         #expect(e.inhibitAnyPolicy == 0)
         #expect(e.authorityInformationAccess?.map(\.accessMethod) == [OID.ocsp, OID.caIssuers])
-        #expect(e.crlDistributionPoints?.first?.fullName?.map(\.description) == ["URI:http://crl.example.test/ca.crl"])
+        #expect(e.crlDistributionPoints?.first?.name == .fullName([.uri("http://crl.example.test/ca.crl")]))
         #expect(e.signedCertificateTimestamps != nil)
         let unknown = try #require(e["1.3.6.1.4.1.99999.42"])
         #expect(!unknown.critical)

@@ -62,6 +62,11 @@ struct HostnameVerificationTests {
         Case([.dns("*.com")], "example.com", false),
         Case([.dns("*.co.uk")], "example.co.uk", false),
         Case([.dns("*.example.co.uk")], "www.example.co.uk", true),
+        // Nor over an internationalised one: the list's U-label rules (公司.cn, 公司.hk) are
+        // compared as A-labels.
+        Case([.dns("*.xn--55qx5d.cn")], "example.xn--55qx5d.cn", false),
+        Case([.dns("*.xn--55qx5d.hk")], "example.xn--55qx5d.hk", false),
+        Case([.dns("*.example.xn--55qx5d.cn")], "www.example.xn--55qx5d.cn", true),
         // IDNA A-labels are compared as given, never converted.
         Case([.dns("xn--bcher-kva.example")], "xn--bcher-kva.example", true),
         Case([.dns("XN--BCHER-KVA.example")], "xn--bcher-kva.example", true),

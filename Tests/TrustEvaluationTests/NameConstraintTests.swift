@@ -73,6 +73,10 @@ struct NameConstraintTests {
         Case(
             "DNS permitted and excluded: outside the exclusion", permitted: [.dns("example.com")],
             excluded: [.dns("evil.example.com")], sans: [.dns("good.example.com")], true),
+        // IDNA: A-labels are ordinary labels (RFC 5890); a U-label cannot be a dNSName at all.
+        Case("DNS permitted: A-label subtree", permitted: [.dns("xn--bcher-kva.example")], sans: [.dns("www.xn--bcher-kva.example")], true),
+        Case("DNS permitted: A-label is not its ASCII look-alike", permitted: [.dns("xn--bcher-kva.example")], sans: [.dns("www.bucher.example")], false),
+        Case("DNS excluded: A-label subtree", excluded: [.dns("xn--bcher-kva.example")], sans: [.dns("XN--BCHER-KVA.example")], false),
         // iPAddress: address and mask.
         Case("IP permitted: inside IPv4 range", permitted: [.ipSubnet("10.0.0.0/8")], sans: [.ipAddress("10.1.2.3")], true),
         Case("IP permitted: outside IPv4 range", permitted: [.ipSubnet("10.0.0.0/8")], sans: [.ipAddress("192.168.0.1")], false),
@@ -110,24 +114,34 @@ struct NameConstraintTests {
         Case("URI permitted: host outside", permitted: [.uri(".example.com")], sans: [.dns("www.example.com"), .uri("https://www.evil.test/")], false),
     ]
 
-    @Test("subtrees on the issuing intermediate", arguments: table)
-    func constraints(_ c: Case) throws {
-        let root = try TrustPKI.root()
+    /// Which CA of root → intermediate → leaf carries the constraints.
+    enum ConstrainedAt: Int, CaseIterable, Sendable, CustomTestStringConvertible {
+        case intermediate = 1, anchor = 2
+        var testDescription: String { "\(self)" }
+    }
+
+    @Test("subtrees on the issuing intermediate or on the trust anchor", arguments: table, ConstrainedAt.allCases)
+    func constraints(_ c: Case, at position: ConstrainedAt) throws {
+        let constraint = LabExtension.nameConstraints(permitted: c.permitted, excluded: c.excluded)
+        let root = try TrustPKI.root(extensions: TrustPKI.caExtensions(selfSigned: true) + (position == .anchor ? [constraint] : []))
         let intermediate = try root.issueCA(
             TrustPKI.caSpec(
                 "Trust Test Constrained CA",
-                extensions: TrustPKI.caExtensions(pathLength: 0) + [.nameConstraints(permitted: c.permitted, excluded: c.excluded)]),
+                extensions: TrustPKI.caExtensions(pathLength: 0) + (position == .intermediate ? [constraint] : [])),
             key: TrustPKI.key(TrustSlot.intermediate))
         var spec = TrustPKI.leafSpec(extensions: TrustPKI.leafExtensions(sans: c.sans))
         spec.subject = c.subject
         let leaf = try intermediate.issue(spec, key: TrustPKI.key(TrustSlot.leaf))
         let outcome = try TrustPKI.validate(
             leaf, [intermediate.certificate], anchors: [root.certificate], policy: TrustPKI.serverPolicy(host: nil))
-        if c.allowed {
+        // An anchor's constraints also bind the intermediate's subject, which the directoryName
+        // rows do not expect ("Trust Test Constrained CA" is outside them).
+        let intermediateOutside = position == .anchor && !c.permitted.filter({ if case .directoryName = $0 { return true }; return false }).isEmpty
+        if c.allowed && !intermediateOutside {
             try expectTrusted(outcome, chain: [leaf, intermediate.certificate, root.certificate])
         } else {
             // The constraining CA is the certificate named.
-            expectRejected(outcome, .nameConstraintViolation, at: 1)
+            expectRejected(outcome, .nameConstraintViolation, at: position.rawValue)
         }
     }
 

@@ -27,6 +27,8 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
         let issuerUniqueID: ASN1BitString?
         let subjectUniqueID: ASN1BitString?
         let extensions: Extensions
+        /// Issuer and subject match (RFC 5280 §7.1), decided once at parse time.
+        let isSelfIssued: Bool
 
         init(
             derBytes: [UInt8],
@@ -60,6 +62,7 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
             self.issuerUniqueID = issuerUniqueID
             self.subjectUniqueID = subjectUniqueID
             self.extensions = extensions
+            self.isSelfIssued = issuer.matches(subject)
         }
     }
 
@@ -242,8 +245,9 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     /// The subjectAltName entries, or an empty list.
     public var subjectAlternativeNames: [GeneralName] { extensions.subjectAlternativeNames ?? [] }
 
-    /// Whether issuer and subject are the same name (RFC 5280 §6.1 "self-issued").
-    public var isSelfIssued: Bool { issuer == subject }
+    /// Whether issuer and subject are the same name (RFC 5280 §6.1 "self-issued"), compared as
+    /// RFC 5280 §7.1 compares names.
+    public var isSelfIssued: Bool { storage.isSelfIssued }
 
     /// Whether basicConstraints says this is a CA.
     public var isCertificateAuthority: Bool { extensions.basicConstraints?.isCertificateAuthority ?? false }

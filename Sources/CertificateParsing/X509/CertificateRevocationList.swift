@@ -14,10 +14,39 @@ public struct CertificateRevocationList: Hashable, Sendable {
     public let thisUpdate: ASN1Time
     /// nextUpdate, if present.
     public let nextUpdate: ASN1Time?
-    /// Revoked serial numbers (INTEGER content bytes) with their revocation dates.
-    public let revoked: [(serial: ArraySlice<UInt8>, date: ASN1Time)]
-    /// crlExtensions, raw (OID, critical, value).
+    /// The revoked certificates, in order, with their entry extensions (RFC 5280 §5.1.2.6, §5.3).
+    public let entries: [RevokedCertificate]
+    /// crlExtensions, raw (OID, critical, value), in order.
     public let extensions: [Extension]
+    /// cRLNumber (§5.2.3), when present.
+    public let number: CRLNumber?
+    /// Whether cRLNumber is present but marked critical (§5.2.3 says it MUST NOT be).
+    public let numberIsCritical: Bool
+    /// deltaCRLIndicator's BaseCRLNumber (§5.2.4): present exactly when this is a delta CRL.
+    public let deltaBase: CRLNumber?
+    /// issuingDistributionPoint (§5.2.5): the CRL's scope, when it is not the issuer's whole
+    /// population.
+    public let issuingDistributionPoint: IssuingDistributionPoint?
+    /// authorityKeyIdentifier (§5.2.1): which of the issuer's keys signed the CRL.
+    public let authorityKeyIdentifier: AuthorityKeyIdentifier?
+    /// freshestCRL (§5.2.6): where delta CRLs for this CRL are published.
+    public let freshestCRL: [DistributionPoint]?
+
+    /// The CRL extensions this model decodes. A critical extension of any other type makes the
+    /// CRL unusable: "If a CRL contains a critical extension that the application cannot
+    /// process, then the application MUST NOT use that CRL" (§5.2).
+    public static let decodedOIDs: Set<ASN1ObjectIdentifier> = [
+        OID.authorityKeyIdentifier, OID.issuerAltName, OID.crlNumber, OID.deltaCRLIndicator, OID.issuingDistributionPoint,
+        OID.freshestCRL, OID.authorityInfoAccess,
+    ]
+
+    /// CRL extensions marked critical that this model does not decode.
+    public var unknownCriticalExtensions: [Extension] {
+        extensions.filter { $0.critical && !CertificateRevocationList.decodedOIDs.contains($0.oid) }
+    }
+
+    /// Whether this is a delta CRL (it carries deltaCRLIndicator).
+    public var isDelta: Bool { deltaBase != nil }
 
     /// Parses a DER CRL.
     public init(derEncoded bytes: [UInt8]) throws(DERError) {
@@ -53,21 +82,11 @@ public struct CertificateRevocationList: Hashable, Sendable {
         } else {
             nextUpdate = nil
         }
-        var revoked: [(ArraySlice<UInt8>, ASN1Time)] = []
+        var entries: [RevokedCertificate] = []
         if let list = try fields.optional(.sequence) {
-            revoked = try input.sequence(list, .sequence, "revokedCertificates") { entries throws(DERError) in
-                var out: [(ArraySlice<UInt8>, ASN1Time)] = []
-                while let entry = try entries.next() {
-                    out.append(try input.sequence(entry, .sequence, "revoked certificate") { f throws(DERError) in
-                        let serial = input.slice(try input.integerRange(f.next(.integer, "userCertificate"), "userCertificate"))
-                        guard let dateNode = try f.next() else {
-                            throw DERError(.missingField, at: entry.start, "revoked entry has no revocationDate")
-                        }
-                        let date = try input.time(dateNode, "revocationDate")
-                        _ = try f.optional(.sequence)  // crlEntryExtensions
-                        return (serial, date)
-                    })
-                }
+            entries = try input.sequence(list, .sequence, "revokedCertificates") { items throws(DERError) in
+                var out: [RevokedCertificate] = []
+                while let entry = try items.next() { out.append(try RevokedCertificate(entry, input)) }
                 return out
             }
         }
@@ -75,16 +94,41 @@ public struct CertificateRevocationList: Hashable, Sendable {
         if let node = try fields.optional(.context(0)) {
             guard version == 1 else { throw DERError(.invalidValue, at: node.start, "crlExtensions in a v1 CRL") }
             extensions = try input.sequence(node, .context(0), "crlExtensions") { outer throws(DERError) in
-                try input.sequence(outer.next(.sequence, "Extensions"), .sequence, "Extensions") { n throws(DERError) in
-                    var list: [Extension] = []
-                    while let child = try n.next() { list.append(try Extension(child, input)) }
-                    return list
-                }
+                try Extension.list(outer.next(.sequence, "Extensions"), input, "crlExtensions")
             }
         }
+        // §5.1.2.6 / §5.3: entry extensions only in v2 CRLs.
+        if version == 0, let entry = entries.first(where: { !$0.extensions.isEmpty }) {
+            throw DERError(.invalidValue, at: entry.extensions[0].derBytes.startIndex, "crlEntryExtensions in a v1 CRL")
+        }
         try fields.finish("tbsCertList")
-        self.revoked = revoked
+        var number: CRLNumber?
+        var numberIsCritical = false
+        var deltaBase: CRLNumber?
+        var idp: IssuingDistributionPoint?
+        var aki: AuthorityKeyIdentifier?
+        var freshest: [DistributionPoint]?
+        for ext in extensions {
+            let value = try input.single(ext.valueRange)
+            switch ext.oid {
+            case OID.crlNumber:
+                number = try CRLNumber(value, input, "cRLNumber")
+                numberIsCritical = ext.critical
+            case OID.deltaCRLIndicator: deltaBase = try CRLNumber(value, input, "BaseCRLNumber")
+            case OID.issuingDistributionPoint: idp = try IssuingDistributionPoint(value, input)
+            case OID.authorityKeyIdentifier: aki = try AuthorityKeyIdentifier(value, input)
+            case OID.freshestCRL: freshest = try DistributionPoint.list(value, input)
+            default: break
+            }
+        }
+        self.entries = entries
         self.extensions = extensions
+        self.number = number
+        self.numberIsCritical = numberIsCritical
+        self.deltaBase = deltaBase
+        self.issuingDistributionPoint = idp
+        self.authorityKeyIdentifier = aki
+        self.freshestCRL = freshest
     }
 
     /// Parses every `X509 CRL` block of a PEM text, or one DER CRL.
@@ -103,9 +147,10 @@ public struct CertificateRevocationList: Hashable, Sendable {
         return result
     }
 
-    /// Whether `serial` is listed as revoked.
+    /// Whether `serial` is listed (for any certificate issuer: an indirect CRL's entries name
+    /// their issuer with certificateIssuer, which a verifier must match as well).
     public func isRevoked(_ serial: SerialNumber) -> Bool {
-        revoked.contains { $0.serial.bytesEqual(serial.bytes) }
+        entries.contains { $0.serialNumber.bytes.bytesEqual(serial.bytes) }
     }
 
     public static func == (lhs: CertificateRevocationList, rhs: CertificateRevocationList) -> Bool { lhs.derBytes == rhs.derBytes }

@@ -91,8 +91,8 @@ public struct RelativeDistinguishedName: Hashable, Sendable {
     /// The attributes (usually one).
     public let attributes: [AttributeTypeAndValue]
 
-    init(_ node: ASN1Node, _ name: @autoclosure () -> String) throws(DERError) {
-        attributes = try node.sequence(.set, "\(name()) RDN") { nodes throws(DERError) in
+    init(_ node: ASN1Node, _ name: @autoclosure () -> String, identifier: ASN1Identifier = .set) throws(DERError) {
+        attributes = try node.sequence(identifier, "\(name()) RDN") { nodes throws(DERError) in
             var attributes: [AttributeTypeAndValue] = []
             while let atv = try nodes.next() {
                 attributes.append(try AttributeTypeAndValue(atv, name()))

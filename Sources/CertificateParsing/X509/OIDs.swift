@@ -49,7 +49,16 @@ public enum OID {
     public static let inhibitAnyPolicy: ASN1ObjectIdentifier = "2.5.29.54"
     public static let authorityInfoAccess: ASN1ObjectIdentifier = "1.3.6.1.5.5.7.1.1"
     public static let signedCertificateTimestampList: ASN1ObjectIdentifier = "1.3.6.1.4.1.11129.2.4.2"
+    public static let freshestCRL: ASN1ObjectIdentifier = "2.5.29.46"
+
+    // CRL and CRL entry extensions (RFC 5280 §5.2, §5.3).
     public static let crlNumber: ASN1ObjectIdentifier = "2.5.29.20"
+    public static let reasonCode: ASN1ObjectIdentifier = "2.5.29.21"
+    public static let holdInstructionCode: ASN1ObjectIdentifier = "2.5.29.23"
+    public static let invalidityDate: ASN1ObjectIdentifier = "2.5.29.24"
+    public static let deltaCRLIndicator: ASN1ObjectIdentifier = "2.5.29.27"
+    public static let issuingDistributionPoint: ASN1ObjectIdentifier = "2.5.29.28"
+    public static let certificateIssuer: ASN1ObjectIdentifier = "2.5.29.29"
     public static let anyPolicy: ASN1ObjectIdentifier = "2.5.29.32.0"
 
     // Extended key usages (RFC 5280 §4.2.1.12).

@@ -82,6 +82,15 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
     public internal(set) var steps: [DecisionStep] = []
     /// The anchors of the last chain evaluation.
     public var anchors: String { lastEvaluation?.anchorsDescription ?? "none (no chain evaluation)" }
+    /// The CRLs the last chain evaluation checked the path against, in one line (RFC 5280 §6.3;
+    /// hard-fail: every certificate but the anchor covered and not revoked).
+    public var revocation: String {
+        guard let policy = lastEvaluation?.policy else { return "not checked (no chain evaluation)" }
+        guard let crls = policy.revocationLists else { return "not checked (no CRLs given)" }
+        let issuers = crls.prefix(3).map { crl in "\"\(crl.issuer.rfc4514)\"" + (crl.number.map { " #\($0)" } ?? "") }
+        return "\(crls.count) CRL\(crls.count == 1 ? "" : "s") (\(issuers.joined(separator: ", "))\(crls.count > 3 ? ", …" : "")), "
+            + "every certificate but the anchor covered and not revoked"
+    }
     /// Subjects of the chain built by the last successful evaluation (leaf first), or of the
     /// served chain when none was built.
     public var chain: [String] { (validatedPath?.certificates ?? served).map(\.subject.rfc4514) }
@@ -149,6 +158,7 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
         lines.append("host:      \(host ?? "(none)"):\(port)")
         lines.append("time:      \(ASN1TimeText.rfc3339(evaluationTime))")
         lines.append("anchors:   \(anchors)")
+        if lastEvaluation?.policy.revocationLists != nil { lines.append("crls:      \(revocation)") }
         lines.append("chain:     \(chain.isEmpty ? "(none built)" : chain.joined(separator: " ← "))")
         lines.append("hostname:  \(hostname)")
         lines.append("pin:       \(matchedPin ?? "(none matched)")")

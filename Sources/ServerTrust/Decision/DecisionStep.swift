@@ -58,6 +58,8 @@ public indirect enum DecisionStep: Hashable, Sendable, CustomStringConvertible {
     case evaluationSkipped
     /// Anchors replaced or added.
     case anchors(AnchorChoice)
+    /// CRLs in force: every certificate but the anchor must be covered and not revoked.
+    case revocation(crls: Int)
     /// A chain evaluation and its outcome (`nil` failure: it validated).
     case evaluation(EvaluationKind, failure: ValidationFailure?)
     /// Which certificates the pins were compared with, and why those (``ProvenChain``).
@@ -100,6 +102,7 @@ public indirect enum DecisionStep: Hashable, Sendable, CustomStringConvertible {
             case .configured(let count, let only):
                 return "anchors: \(count) configured anchor(s) added\(only ? ", system roots not trusted" : "")"
             }
+        case .revocation(let count): return "revocation: \(count) CRL\(count == 1 ? "" : "s") in force (RFC 5280 6.3, hard-fail)"
         case .evaluation(let kind, let failure):
             let label: String
             switch kind {

@@ -81,7 +81,7 @@ public final class SPKIPinsTrustEvaluator: ServerTrustEvaluating {
         // else without it when default validation is asked.
         var evaluation: TrustResult?
         if performDefaultValidation || validateHost {
-            trust.policy = .sslServer(host: validateHost ? host : nil, at: time)
+            trust.setPolicy(.sslServer, host: validateHost ? host : nil)
             let result = trust.evaluate()
             recorder.evaluation(result, of: trust, .defaultValidation(host: validateHost ? host : nil))
             if let failure = result.failure {

@@ -114,7 +114,7 @@ struct DefaultValidation {
     func run(_ trust: inout PeerTrust, host: String, recorder: inout DecisionRecorder) -> Result<TrustResult?, TrustEvaluationError> {
         var last: TrustResult?
         for withHost in [false, true] where withHost ? validateHost : performDefaultValidation {
-            trust.policy = .sslServer(host: withHost ? host : nil, at: trust.policy.validationTime)
+            trust.setPolicy(.sslServer, host: withHost ? host : nil)
             let result = trust.evaluate()
             recorder.evaluation(result, of: trust, .defaultValidation(host: withHost ? host : nil))
             if let failure = result.failure { return .failure(.validation(failure, host: host)) }

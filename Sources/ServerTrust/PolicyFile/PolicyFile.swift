@@ -49,6 +49,9 @@ public struct PolicyFile: Sendable {
         public let anchors: [Certificate]
         /// Whether only ``anchors`` are trusted.
         public let anchorsOnly: Bool
+        /// CRLs the host's chains are checked against (file-level and host-level; RFC 5280
+        /// §6.3, hard-fail): empty for no revocation checking.
+        public internal(set) var revocationLists: [CertificateRevocationList] = []
     }
 
     /// The schema version (1).
@@ -154,6 +157,9 @@ public struct PolicyFile: Sendable {
                 }
             }
             var evaluator: any ServerTrustEvaluating = built.count == 1 ? built[0] : CompositeTrustEvaluator(evaluators: built)
+            if !host.revocationLists.isEmpty {
+                evaluator = RevocationCheckingEvaluator(revocationLists: host.revocationLists, evaluator: evaluator)
+            }
             if !host.anchors.isEmpty || host.anchorsOnly {
                 evaluator = AnchoredTrustEvaluator(anchors: host.anchors, anchorsOnly: host.anchorsOnly, evaluator: evaluator)
             }

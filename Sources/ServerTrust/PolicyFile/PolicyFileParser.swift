@@ -1,5 +1,6 @@
 import CertificateParsing
 import Foundation
+import TrustEvaluation
 
 /// Parses the JSON policy schema (docs/policy-schema.md), collecting every problem.
 struct PolicyFileParser {
@@ -14,7 +15,7 @@ struct PolicyFileParser {
     let profile: Profile
     var reader = ConfigReader()
 
-    static let topLevelKeys: Set<String> = ["version", "semantics", "allHostsMustBeEvaluated", "anchors", "anchorsOnly", "reportUris", "hosts"]
+    static let topLevelKeys: Set<String> = ["version", "semantics", "allHostsMustBeEvaluated", "anchors", "anchorsOnly", "crls", "reportUris", "hosts"]
 
     /// Which evaluators use each host key (a key for an evaluator not in use is an error: it
     /// would otherwise be silently ignored, the failure mode of Alamofire #3363).
@@ -35,7 +36,7 @@ struct PolicyFileParser {
         "reportUris": [.spkiPins],
     ]
 
-    static let hostKeys: Set<String> = Set(hostKeyUsers.keys).union(["host", "includeSubdomains", "excludeFromParentPolicy", "evaluator", "anchors", "anchorsOnly"])
+    static let hostKeys: Set<String> = Set(hostKeyUsers.keys).union(["host", "includeSubdomains", "excludeFromParentPolicy", "evaluator", "anchors", "anchorsOnly", "crls"])
 
     init(baseDirectory: String, profile: Profile = .file) {
         self.baseDirectory = baseDirectory
@@ -55,12 +56,13 @@ struct PolicyFileParser {
         let allHosts = reader.bool(object, "allHostsMustBeEvaluated", "$") ?? true
         let anchors = certificates(object, "anchors", "$") ?? []
         let anchorsOnly = reader.bool(object, "anchorsOnly", "$") ?? false
+        let crls = revocationLists(object, "crls", "$") ?? []
         let reportURIs = reader.uris(object, "reportUris", "$") ?? []
         var hosts: [PolicyFile.Host] = []
         if let list = reader.array(object, "hosts", "$") {
             if list.isEmpty { reader.fail(.invalidValue, "$.hosts", "no hosts configured") }
             for (index, element) in list.enumerated() {
-                let context = HostContext(semantics: semantics, anchors: anchors, anchorsOnly: anchorsOnly, reportURIs: reportURIs)
+                let context = HostContext(semantics: semantics, anchors: anchors, anchorsOnly: anchorsOnly, crls: crls, reportURIs: reportURIs)
                 if let host = parseHost(element, "$.hosts[\(index)]", context) { hosts.append(host) }
             }
         } else if object["hosts"] == nil {
@@ -79,6 +81,7 @@ struct PolicyFileParser {
         let semantics: PolicySemantics
         let anchors: [Certificate]
         let anchorsOnly: Bool
+        let crls: [CertificateRevocationList]
         let reportURIs: [String]
     }
 
@@ -115,7 +118,7 @@ struct PolicyFileParser {
             return PolicyFile.Host(
                 pattern: pattern, isExcluded: true, evaluators: [], validateHost: true, performDefaultValidation: true,
                 acceptSelfSignedCertificates: false, certificates: [], securityPolicy: nil, pinnedHost: nil, anchors: context.anchors,
-                anchorsOnly: context.anchorsOnly)
+                anchorsOnly: context.anchorsOnly, revocationLists: context.crls)
         }
         let evaluators = parseEvaluators(object, path)
         for key in object.keys.sorted() {
@@ -139,11 +142,33 @@ struct PolicyFileParser {
         let pinnedHost = evaluators.contains(.spkiPins) ? parsePinnedHost(object, path, pattern, context) : nil
         let hostAnchors = self.certificates(object, "anchors", path) ?? []
         let anchorsOnly = reader.bool(object, "anchorsOnly", path) ?? context.anchorsOnly
+        let hostCRLs = revocationLists(object, "crls", path) ?? []
         hostPaths.append(path)
         return PolicyFile.Host(
             pattern: pattern, isExcluded: false, evaluators: evaluators, validateHost: validateHost,
             performDefaultValidation: performDefaultValidation, acceptSelfSignedCertificates: acceptSelfSigned, certificates: certificates,
-            securityPolicy: securityPolicy, pinnedHost: pinnedHost, anchors: context.anchors + hostAnchors, anchorsOnly: anchorsOnly)
+            securityPolicy: securityPolicy, pinnedHost: pinnedHost, anchors: context.anchors + hostAnchors, anchorsOnly: anchorsOnly,
+            revocationLists: context.crls + hostCRLs)
+    }
+
+    /// CRL files (PEM or DER, several per file allowed), relative to the policy file.
+    mutating func revocationLists(_ object: [String: Any], _ key: String, _ path: String) -> [CertificateRevocationList]? {
+        guard let entries = reader.strings(object, key, path) else { return nil }
+        var result: [CertificateRevocationList] = []
+        for (file, filePath) in entries {
+            let resolved = file.hasPrefix("/") ? file : baseDirectory + "/" + file
+            let bytes: [UInt8]
+            do { bytes = try TrustStore.readFile(resolved) } catch {
+                reader.fail(.unreadable, filePath, "\(resolved): cannot read the CRL file: \(error.reason)")
+                continue
+            }
+            do {
+                result += try CertificateRevocationList.load(bytes)
+            } catch {
+                reader.fail(.invalidValue, filePath, "\(resolved): not a CRL (PEM or DER): \(error)")
+            }
+        }
+        return result
     }
 
     /// `evaluator` is a name or a list of names; absent, it is inferred: `spkiPins` when pins

@@ -140,18 +140,17 @@ public struct SecurityPolicy: Sendable {
         }
 
         // Step 2: SecPolicyCreateSSL(true, domain) or SecPolicyCreateBasicX509(). Like
-        // SecTrustSetPolicies it replaces the policy; the evaluation instant is kept (it is
-        // SecTrustSetVerifyDate's, not the policy's).
-        let instant = trust.policy.validationTime
+        // SecTrustSetPolicies it replaces the purpose and the name; the evaluation instant
+        // (SecTrustSetVerifyDate's) and the caller's revocation lists are kept.
         if validatesDomainName {
-            trust.policy = .sslServer(host: domain, at: instant)
+            trust.setPolicy(.sslServer, host: domain)
             recorder.step(.validationPolicy(domain.map { .sslServer(host: $0) } ?? .sslServerNilDomain))
         } else if strict {
             // Strict fix 5: keep the TLS server profile (serverAuth EKU) without a name.
-            trust.policy = .sslServer(host: nil, at: instant)
+            trust.setPolicy(.sslServer, host: nil)
             recorder.step(.validationPolicy(.sslServerWithoutName))
         } else {
-            trust.policy = .basicX509(at: instant)
+            trust.setPolicy(.basicX509, host: nil)
             recorder.step(.validationPolicy(.basicX509))
         }
 

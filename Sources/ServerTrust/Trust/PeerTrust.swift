@@ -120,6 +120,18 @@ public struct PeerTrust: Sendable {
         }
     }
 
+    /// `SecTrustSetPolicies` with an SSL server or basic X.509 policy: the purpose and the
+    /// name change, what the trust was given besides them stays (its CRLs, algorithm and key
+    /// rules, the evaluation instant). An evaluator choosing its policy must not drop the
+    /// revocation lists the caller supplied.
+    /// - Parameters:
+    ///   - kind: `.sslServer` or `.basicX509`.
+    ///   - host: The name the leaf must be valid for (SSL server only); `nil` for none.
+    public mutating func setPolicy(_ kind: ValidationPolicy.Kind, host: String?) {
+        policy.kind = kind
+        policy.peerName = kind == .sslServer ? host.map(PeerName.host) : nil
+    }
+
     /// The instant evaluations use: ``verifyTime``, else the policy's, else ``clock``.
     public func evaluationTime() -> Int64 {
         verifyTime ?? policy.validationTime ?? clock.now()

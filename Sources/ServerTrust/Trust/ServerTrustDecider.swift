@@ -1,3 +1,4 @@
+public import CertificateParsing
 public import TrustEvaluation
 
 /// What decides a served chain: an evaluator (a ``SecurityPolicy``, an Alamofire-style
@@ -20,16 +21,25 @@ public struct ServerTrustDecider: Sendable {
     public let anchors: TrustStore
     /// "Now" for every decision.
     public let clock: TrustClock
+    /// CRLs every chain is checked against (RFC 5280 §6.3; curl's `--crlfile`), whatever
+    /// evaluator decides: `nil` checks no revocation. Supplying CRLs makes revocation checking
+    /// required, hard-fail (``TrustEvaluation/ValidationPolicy/revocationLists``).
+    public let revocationLists: [CertificateRevocationList]?
 
     /// Creates a decider.
     /// - Parameters:
     ///   - evaluator: Decides each chain.
     ///   - anchors: The roots a trust starts with: the system store, or your private CA
     ///     (add them with `+`).
+    ///   - revocationLists: CRLs to check every chain against; `nil` for none.
     ///   - clock: "Now" (tests inject a fixed or stepped clock).
-    public init(_ evaluator: any ServerTrustEvaluating, anchors: TrustStore, clock: TrustClock = .system) {
+    public init(
+        _ evaluator: any ServerTrustEvaluating, anchors: TrustStore, revocationLists: [CertificateRevocationList]? = nil,
+        clock: TrustClock = .system
+    ) {
         self.evaluator = evaluator
         self.anchors = anchors
+        self.revocationLists = revocationLists
         self.clock = clock
     }
 
@@ -49,7 +59,9 @@ public struct ServerTrustDecider: Sendable {
     /// - Parameter served: What the server sent.
     /// - Returns: The trust, with this decider's anchors and clock.
     public func trust(for served: ServedChain) -> PeerTrust {
-        PeerTrust(served: served, systemAnchors: anchors, clock: clock)
+        var policy = ValidationPolicy.sslServer(host: served.host)
+        policy.revocationLists = revocationLists
+        return PeerTrust(served: served, systemAnchors: anchors, policy: policy, clock: clock)
     }
 
     /// Decides one served chain.

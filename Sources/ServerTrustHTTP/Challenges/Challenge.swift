@@ -258,7 +258,16 @@ final class ChallengeReply: Sendable {
         waiter?.resume(returning: disposition)
     }
 
-    /// Blocks the calling thread until answered or `timeout` seconds pass.
+    /// Ends a wait at once, unanswered (the request's task was cancelled): a blocked
+    /// ``waitBlocking(timeout:)`` returns `nil`, a suspended ``wait(timeout:)`` resumes with
+    /// `nil`, and a later answer is ignored.
+    func cancel() {
+        expire()
+        semaphore.signal()
+    }
+
+    /// Blocks the calling thread until answered, cancelled (``cancel()``) or `timeout`
+    /// seconds pass.
     func waitBlocking(timeout: Double) -> ChallengeDisposition? {
         _ = semaphore.wait(timeout: .now() + timeout)
         return state.withLock { state in

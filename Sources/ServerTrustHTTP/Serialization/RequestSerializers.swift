@@ -141,8 +141,11 @@ public struct MultipartRequestSerializer: RequestSerializer {
     ///   - request: The request.
     ///   - parameters: The form.
     /// - Returns: The request.
-    /// - Throws: Never.
+    /// - Throws: ``HTTPError/invalidRequest(_:)`` for a part header that would break a line:
+    ///   a control character in a field name, a file name or a content type, or a boundary
+    ///   that RFC 2046 §5.1.1 does not allow (the part is named by its position and field name).
     public func serialize(_ request: HTTPRequest, with parameters: MultipartFormData) throws(HTTPError) -> HTTPRequest {
+        try parameters.validate()
         var request = request
         let body = parameters.streamedBody
         // Without file parts the pieces are one run of bytes (they split only around files).
@@ -182,7 +185,8 @@ public struct MultipartFormData: Sendable {
 
     /// Creates an empty form.
     ///
-    /// - Parameter boundary: The boundary, or `nil` for a random one.
+    /// - Parameter boundary: The boundary, or `nil` for a random one. A given boundary must be
+    ///   1 to 70 of RFC 2046 §5.1.1's characters; it is checked when the form is serialized.
     public init(boundary: String? = nil) {
         self.boundary = boundary ?? "ServerTrust-" + UUID().uuidString
     }
@@ -225,24 +229,59 @@ public struct MultipartFormData: Sendable {
         parts.append(Part(name: name, filename: shownName, contentType: contentType, data: [], filePath: path))
     }
 
-    /// `multipart/form-data; boundary=…`.
-    public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+    /// `multipart/form-data; boundary=…` (the boundary quoted when it is not a token,
+    /// RFC 2045 §5.1).
+    public var contentType: String {
+        let isToken = !boundary.isEmpty && boundary.utf8.allSatisfy(RequestValidation.isTokenCharacter)
+        return "multipart/form-data; boundary=" + (isToken ? boundary : "\"\(boundary)\"")
+    }
+
+    /// Refuses what would break a line of the body's part headers or of `Content-Type`: a
+    /// part header is a header too (RFC 7578 §4.2, §4.4), so a CR or LF in a name, a file
+    /// name or a content type would start another header or end the part's headers early.
+    /// (Names and file names are also written with `"`, CR and LF percent-encoded, as
+    /// browsers do, so ``streamedBody`` used on its own never writes a raw line break.)
+    ///
+    /// - Throws: ``HTTPError/invalidRequest(_:)`` naming the part (1-based) and the field.
+    func validate() throws(HTTPError) {
+        // RFC 2046 §5.1.1: 1 to 70 of DIGIT / ALPHA / '()+_,-./:=? and space, not ending in a space.
+        let allowed = Set("'()+_,-./:=? ".utf8)
+        let bytes = Array(boundary.utf8)
+        if bytes.isEmpty || bytes.count > 70 || bytes.last == UInt8(ascii: " ")
+            || !bytes.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || allowed.contains($0) }) {
+            throw HTTPError.invalidRequest(
+                "multipart boundary \"\(RequestValidation.displayed(boundary))\" is not 1 to 70 of DIGIT, ALPHA, '()+_,-./:=? and space (RFC 2046 §5.1.1)")
+        }
+        for (index, part) in parts.enumerated() {
+            let label = "multipart part \(index + 1) (\"\(RequestValidation.displayed(part.name))\")"
+            try RequestValidation.checkParameter(part.name, field: "\(label) name")
+            if let filename = part.filename { try RequestValidation.checkParameter(filename, field: "\(label) filename") }
+            if let contentType = part.contentType {
+                try RequestValidation.checkField(name: "Content-Type", value: contentType, origin: "\(label) header")
+            }
+        }
+    }
 
     /// The body as pieces: the encoded boundaries, part headers and in-memory contents, and
     /// each file part's file.
     public var streamedBody: StreamedBody {
         var pieces: [StreamedBody.Piece] = []
         var pending: [UInt8] = []
+        func withoutLineBreaks(_ text: String) -> String {
+            text.replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
+        }
         func quoted(_ text: String) -> String {
-            // RFC 7578 §4.2: quote, escaping `"` and line breaks as browsers do.
-            "\"" + text.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D")
-                .replacingOccurrences(of: "\n", with: "%0A") + "\""
+            // RFC 7578 §4.2: quote, escaping `"` and line breaks as browsers do (the HTML
+            // standard's multipart/form-data encoding).
+            "\"" + withoutLineBreaks(text.replacingOccurrences(of: "\"", with: "%22")) + "\""
         }
         for part in parts {
             var head = "--\(boundary)\r\nContent-Disposition: form-data; name=\(quoted(part.name))"
             if let filename = part.filename { head += "; filename=\(quoted(filename))" }
             head += "\r\n"
-            if let contentType = part.contentType { head += "Content-Type: \(contentType)\r\n" }
+            // validate() refuses a content type with a line break; escaped here too, so that
+            // this property never writes one.
+            if let contentType = part.contentType { head += "Content-Type: \(withoutLineBreaks(contentType))\r\n" }
             head += "\r\n"
             pending += Array(head.utf8)
             if let path = part.filePath {
@@ -264,8 +303,11 @@ public struct MultipartFormData: Sendable {
     /// instead).
     ///
     /// - Returns: The encoded form.
-    /// - Throws: ``HTTPError/fileError(path:reason:)`` if a file part cannot be read.
+    /// - Throws: ``HTTPError/fileError(path:reason:)`` if a file part cannot be read,
+    ///   ``HTTPError/invalidRequest(_:)`` for a part header that would break a line (see
+    ///   ``MultipartRequestSerializer/serialize(_:with:)``).
     public func encoded() throws(HTTPError) -> [UInt8] {
+        try validate()
         var out: [UInt8] = []
         for piece in streamedBody.pieces {
             switch piece {

@@ -38,8 +38,32 @@ public struct ResponseValidation: Sendable {
     public func validate(_ response: HTTPResponse) throws(HTTPError) {
         guard acceptableStatusCodes.contains(response.statusCode) else { throw HTTPError.unacceptableStatusCode(response) }
         if let types = acceptableContentTypes, !response.body.isEmpty {
-            guard let type = response.mimeType, types.contains(type) else { throw HTTPError.unacceptableContentType(response) }
+            guard let type = response.mimeType, Self.accepts(type, from: types) else { throw HTTPError.unacceptableContentType(response) }
         }
+    }
+
+    /// `type` is acceptable when listed, or, where `application/json` is, when it is a JSON
+    /// structured syntax suffix type `application/*+json` (RFC 6839 §3.1: `application/problem+json`,
+    /// `application/vnd.api+json`, …).
+    static func accepts(_ type: String, from types: Set<String>) -> Bool {
+        if types.contains(type) { return true }
+        return types.contains("application/json") && type.hasPrefix("application/") && type.hasSuffix("+json") && type.count > 17
+    }
+}
+
+extension HTTPResponse {
+    /// This response, if its status (and, when given, its media type) is acceptable:
+    /// Alamofire's `validate()`, for a chain such as `try await session.get(url).validate().text`.
+    ///
+    /// - Parameters:
+    ///   - statusCodes: The acceptable codes (default 200–299).
+    ///   - contentTypes: The acceptable media types, or `nil` for any.
+    /// - Returns: `self`.
+    /// - Throws: ``HTTPError/unacceptableStatusCode(_:)`` or ``HTTPError/unacceptableContentType(_:)``.
+    @discardableResult
+    public func validate(statusCodes: Set<Int> = Set(200..<300), contentTypes: Set<String>? = nil) throws(HTTPError) -> HTTPResponse {
+        try ResponseValidation(acceptableStatusCodes: statusCodes, acceptableContentTypes: contentTypes).validate(self)
+        return self
     }
 }
 

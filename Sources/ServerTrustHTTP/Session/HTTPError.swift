@@ -25,6 +25,16 @@ public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible
     /// `CURLE_OPERATION_TIMEDOUT`.
     public var isTimeout: Bool { code == 28 }
 
+    /// Set when libcurl refused a response header field for its size: the limit in bytes
+    /// (``maximumResponseHeaderField``). The command line says so in words; the code stays
+    /// curl's.
+    package internal(set) var responseHeaderLimit: Int?
+
+    /// libcurl's `CURL_MAX_HTTP_HEADER` (lib/urldata.h, 100 KiB): the longest response header
+    /// field it buffers. libcurl 7.88 answers a longer one with `CURLE_OUT_OF_MEMORY` (27),
+    /// "Out of memory", because its header buffer refuses to grow past it.
+    package static let maximumResponseHeaderField = 100 * 1024
+
     /// `curl 28 (Timeout was reached): Operation timed out after 200 milliseconds …`, one line.
     public var description: String { "curl \(code) (\(summary)): \(message)" }
 }
@@ -34,7 +44,11 @@ public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible
 public enum HTTPError: Error, Sendable, CustomStringConvertible {
     /// The URL could not be parsed or uses a scheme other than `http`/`https`.
     case invalidURL(String)
-    /// The request or the session configuration is unusable (the reason says why).
+    /// The request or the session configuration is unusable (the reason says why). This is
+    /// also the answer, before anything is sent, to a field that would break a line of the
+    /// request (``HTTPSession/send(_:)``): a method or header name that is not an RFC 9110
+    /// token, a control character in a header value, a credential, a multipart part header or
+    /// the URL; the reason names the field (`header "X-A" value: LF (0x0A) at byte 3`).
     case invalidRequest(String)
     /// The server's certificate chain was rejected; no request byte was sent. Carries the
     /// decision record and the served chain (AFNetworking's -1202 with the peer trust).
@@ -90,7 +104,7 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
     /// One line naming the kind first (`server trust rejected: …`, `timed out: …`).
     public var description: String {
         switch self {
-        case .invalidURL(let url): return "invalid URL: \(url)"
+        case .invalidURL(let url): return "invalid URL: \(RequestValidation.displayed(url))"
         case .invalidRequest(let reason): return "invalid request: \(reason)"
         case .serverTrustRejected(let decision): return "server trust rejected: \(decision)"
         case .proxyTrustRejected(let decision): return "proxy trust rejected: \(decision)"

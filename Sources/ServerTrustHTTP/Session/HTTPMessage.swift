@@ -27,6 +27,10 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let patch = HTTPMethod(rawValue: "PATCH")
     /// `DELETE`.
     public static let delete = HTTPMethod(rawValue: "DELETE")
+    /// `OPTIONS`.
+    public static let options = HTTPMethod(rawValue: "OPTIONS")
+    /// `TRACE`.
+    public static let trace = HTTPMethod(rawValue: "TRACE")
 
     /// The token.
     public var description: String { rawValue }
@@ -335,6 +339,9 @@ public struct HTTPRequest: Sendable {
     public var downloadProgress: ProgressHandler?
     /// The task-level challenge handler for this request (overrides the session's).
     public var challengeHandler: TaskChallengeHandler?
+    /// An interceptor for this request alone, adapting before the session's and asked to
+    /// retry before it (Alamofire's per-request interceptor).
+    public var interceptor: (any RequestInterceptor)?
 
     /// Creates a request.
     ///
@@ -358,6 +365,7 @@ public struct HTTPRequest: Sendable {
         self.uploadProgress = nil
         self.downloadProgress = nil
         self.challengeHandler = nil
+        self.interceptor = nil
     }
 }
 

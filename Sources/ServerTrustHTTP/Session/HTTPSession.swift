@@ -42,11 +42,15 @@ public final class HTTPSession: Sendable {
     /// - Parameter configuration: The setup.
     /// - Throws: ``HTTPError/invalidRequest(_:)`` for an unusable configuration (bad
     ///   `resolve` entry, a proxy URL that is not `http://` or `https://`, an `https://` proxy
-    ///   without a decider when the system trust store cannot be read),
+    ///   without a decider when the system trust store cannot be read, a control character in
+    ///   a default header, the base or proxy URL or the proxy credential, a default header
+    ///   name that is not a token, two host keys of ``HTTPSessionConfiguration/clientIdentities``
+    ///   or ``HTTPSessionConfiguration/minimumTLSVersionByHost`` that differ only in case),
     ///   ``HTTPError/fileError(path:reason:)`` for an unreadable credential store.
     public init(configuration: HTTPSessionConfiguration) throws(HTTPError) {
         self.configuration = configuration
-        let core = try SessionCore(configuration: configuration)
+        try RequestValidation.checkConfiguration(configuration)
+        let core = try SessionCore(configuration: try configuration.withHostKeysLowercased())
         self.core = core
         self.engine = try TransferEngine(core: core, maximumLanes: configuration.maximumTransferThreads,
                                          maximumConnectionsPerHost: configuration.maximumConnectionsPerHost)
@@ -111,11 +115,22 @@ public final class HTTPSession: Sendable {
 
     /// Sends a request: redirects, authentication challenges and the trust decision included.
     ///
+    /// Before anything is sent, every field that goes on the wire as given is checked, so that
+    /// none can end a line of the request and start another (request smuggling, header
+    /// injection): the method and header names must be tokens (RFC 9110 §9.1, §5.1), header
+    /// values, credentials and the URL (also its host and user information once
+    /// percent-decoded) must hold no control character (§5.5; HTAB allowed in header values),
+    /// and a Basic user name no colon (RFC 7617 §2). Credentials given by a challenge
+    /// handler and redirect targets are checked the same way before they are used.
+    ///
     /// - Parameter request: The request.
     /// - Returns: The final response (any status; use a ``ResponseSerializer`` to validate).
-    /// - Throws: ``HTTPError``.
+    /// - Throws: ``HTTPError``; ``HTTPError/invalidRequest(_:)`` naming the field for a
+    ///   field that fails the checks above.
     public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
-        try await RequestExecution(session: self, request: request).run()
+        try await attempts(request, head: { $0 }) { request throws(HTTPError) in
+            try await RequestExecution(session: self, request: request).run()
+        }
     }
 
     /// Sends a request and returns as soon as the final response's header section has arrived,
@@ -134,7 +149,9 @@ public final class HTTPSession: Sendable {
     /// - Returns: The head and the body.
     /// - Throws: ``HTTPError`` when the request fails before its final response's head.
     public func stream(_ request: HTTPRequest) async throws(HTTPError) -> HTTPStreamedResponse {
-        try await RequestExecution(session: self, request: request).stream()
+        try await attempts(request, head: \.head) { request throws(HTTPError) in
+            try await RequestExecution(session: self, request: request).stream()
+        }
     }
 
     /// Sends a request and turns the response into a value.

@@ -57,7 +57,9 @@ public struct HTTPSessionConfiguration: Sendable {
     public var baseURL: String?
     /// Fields added to every request that does not set them.
     public var defaultHeaders: HTTPHeaders
-    /// Decides every new TLS connection's chain (default handling of server-trust challenges).
+    /// Decides every new TLS connection's chain (default handling of server-trust challenges),
+    /// in its handshake or, for a resumed TLS session, before its first request is sent; the
+    /// session can replace it later (``HTTPSession/replaceServerTrust(_:)``).
     public var serverTrust: ServerTrustDecider
     /// Seconds for a whole request (each redirect hop and authentication retry gets its own).
     public var timeout: Double
@@ -71,7 +73,9 @@ public struct HTTPSessionConfiguration: Sendable {
     public var proxy: ProxyConfiguration?
     /// The lowest TLS version for every host.
     public var minimumTLSVersion: TLSVersion
-    /// Per-host minimums overriding ``minimumTLSVersion`` (host names lower-case).
+    /// Per-host minimums overriding ``minimumTLSVersion``. Host names match
+    /// case-insensitively (RFC 4343); two keys that differ only in case are refused when the
+    /// session is made.
     public var minimumTLSVersionByHost: [String: TLSVersion]
     /// Offer HTTP/2 through ALPN when libcurl supports it.
     public var allowsHTTP2: Bool
@@ -86,13 +90,18 @@ public struct HTTPSessionConfiguration: Sendable {
     public var maximumResponseBodySize: Int
     /// Follow redirects from `https` to `http`.
     public var allowsInsecureRedirects: Bool
-    /// Client identities presented when a host asks for a certificate (host names lower-case),
-    /// without a challenge.
+    /// Client identities presented when a host asks for a certificate, without a challenge.
+    /// Host names match case-insensitively (RFC 4343: `API.Example.com` is `api.example.com`);
+    /// two keys that differ only in case are refused when the session is made.
     public var clientIdentities: [String: Identity]
-    /// Resume TLS sessions across connections of this session.
+    /// Resume TLS sessions across connections of this session. A resumed connection presents
+    /// no certificate; it is decided anyway, on the chain its session kept, before its request
+    /// is sent, so resumption never skips a decision.
     public var tlsSessionResumption: Bool
-    /// Close connections older than this many seconds instead of reusing them (so a
-    /// time-dependent decision is re-made); `nil` for no limit.
+    /// Close connections older than this many seconds instead of reusing them; `nil` for no
+    /// limit. A kept-alive connection serves on under the decision it was accepted with (as a
+    /// TLS connection does), so this bounds how long a time-dependent decision (a leaf's
+    /// expiry, a pin window) can outlive its moment; the replacement connection is decided anew.
     public var maximumConnectionAge: Double?
     /// How many transfer threads (each with its own connection pool) the session may use.
     /// One serves all requests normally; another is started when every existing one is
@@ -108,6 +117,21 @@ public struct HTTPSessionConfiguration: Sendable {
     public var sessionChallengeHandler: SessionChallengeHandler?
     /// The task-level handler used by requests that do not bring their own.
     public var taskChallengeHandler: TaskChallengeHandler?
+    /// Adapts every request before each attempt and may retry it (token refresh, signing):
+    /// ``RequestInterceptor``; `nil` for none.
+    public var interceptor: (any RequestInterceptor)?
+    /// Retries transient failures of idempotent requests (``RetryPolicy``); `nil` (the default)
+    /// sends every request once.
+    public var retryPolicy: RetryPolicy?
+    /// See every request: starts, trust decisions, redirects, retries, outcomes.
+    public var eventMonitors: [any EventMonitor]
+    /// The clock retry delays are slept on (tests inject one that does not really wait).
+    public var retryClock: any Clock<Duration>
+    /// Keep the cookies servers set and send them back where they belong (libcurl's cookie
+    /// engine, in memory, for this session only: RFC 6265 domain and path matching, `Secure`
+    /// only over HTTPS, and never a cookie for a public suffix, by the Public Suffix List).
+    /// Off by default: a client library does not keep state a caller did not ask for.
+    public var storesCookies: Bool
     /// The file for ``Credential/Persistence/permanent`` credentials (created with mode
     /// 0600), or `nil` to keep them in memory only.
     public var credentialStorePath: String?
@@ -139,6 +163,11 @@ public struct HTTPSessionConfiguration: Sendable {
         self.challengeTimeout = 30
         self.sessionChallengeHandler = nil
         self.taskChallengeHandler = nil
+        self.interceptor = nil
+        self.retryPolicy = nil
+        self.eventMonitors = []
+        self.retryClock = ContinuousClock()
+        self.storesCookies = false
         self.credentialStorePath = nil
     }
 
@@ -149,6 +178,30 @@ public struct HTTPSessionConfiguration: Sendable {
     /// - Throws: ``TrustEvaluation/TrustStoreError`` if the system bundle cannot be read.
     public static func system() throws(TrustStoreError) -> HTTPSessionConfiguration {
         HTTPSessionConfiguration(serverTrust: try ServerTrustDecider.system())
+    }
+
+    /// This configuration with the host keys of ``clientIdentities`` and
+    /// ``minimumTLSVersionByHost`` lower-cased, as the session looks them up (request hosts
+    /// are lower-cased when parsed): a key written in another case would otherwise never be
+    /// found, and the session would silently send no certificate, or allow an older TLS.
+    func withHostKeysLowercased() throws(HTTPError) -> HTTPSessionConfiguration {
+        var copy = self
+        copy.clientIdentities = try Self.lowercasingKeys(clientIdentities, "clientIdentities")
+        copy.minimumTLSVersionByHost = try Self.lowercasingKeys(minimumTLSVersionByHost, "minimumTLSVersionByHost")
+        return copy
+    }
+
+    private static func lowercasingKeys<Value>(_ dictionary: [String: Value], _ name: String) throws(HTTPError) -> [String: Value] {
+        guard dictionary.keys.contains(where: { $0 != $0.lowercased() }) else { return dictionary }
+        var result: [String: Value] = [:]
+        for key in dictionary.keys.sorted() {
+            let lower = key.lowercased()
+            guard result[lower] == nil else {
+                throw HTTPError.invalidRequest("\(name): the host keys \(dictionary.keys.filter { $0.lowercased() == lower }.sorted()) differ only in case")
+            }
+            result[lower] = dictionary[key]
+        }
+        return result
     }
 
     func minimumTLSVersion(for host: String) -> TLSVersion {

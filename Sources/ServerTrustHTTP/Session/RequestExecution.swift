@@ -1,3 +1,5 @@
+internal import ServerTrust
+
 /// One request from start to final response: hops, redirects, 401/407 challenges.
 struct RequestExecution {
     let session: HTTPSession
@@ -34,6 +36,9 @@ struct RequestExecution {
     /// with `streaming`, a channel the caller reads; a hop that is not the final one
     /// (a redirect followed, a 401 answered) has its streamed body drained within the limit.
     nonisolated(nonsending) private func run(streaming: Bool) async throws(HTTPError) -> (response: HTTPResponse, body: HTTPBodyStream?) {
+        // Nothing caller-given that is sent as it is may break a line of the request
+        // (the session's own fields were checked when it was made).
+        try RequestValidation.check(request)
         var target = try core.target(for: request.url)
         let bodyLimit = request.maximumResponseBodySize ?? core.configuration.maximumResponseBodySize
         guard bodyLimit >= 0 else { throw HTTPError.invalidRequest("maximumResponseBodySize must not be negative") }
@@ -77,6 +82,15 @@ struct RequestExecution {
             }
             // A streamed body's reader; after a failed hop there is no body to read.
             let responseStream = hopFailure == nil ? channel.map(HTTPBodyStream.init) : nil
+            let monitors = core.configuration.eventMonitors
+            if !monitors.isEmpty {
+                let decision: TrustDecision?
+                switch hopFailure {
+                case .serverTrustRejected(let rejected)?: decision = rejected
+                default: decision = raw.trustDecisionBox?.decision
+                }
+                if let decision { for monitor in monitors { monitor.request(request, didDecideTrust: decision) } }
+            }
             if let error = hopFailure {
                 // A proxy that refused the CONNECT with 407: a proxy challenge.
                 if raw.connectCode == 407, let proxy = core.configuration.proxy {
@@ -130,7 +144,7 @@ struct RequestExecution {
                 do {
                     next = try RequestTarget.resolve(location, against: target.url)
                 } catch {
-                    throw HTTPError.redirectRefused("bad Location '\(location)'")
+                    throw HTTPError.redirectRefused("bad Location '\(RequestValidation.displayed(location))'")
                 }
                 if target.isHTTPS && !next.isHTTPS && !core.configuration.allowsInsecureRedirects {
                     throw HTTPError.redirectRefused("\(target.url) -> \(next.url) leaves HTTPS")
@@ -154,6 +168,9 @@ struct RequestExecution {
                     httpCredential = nil
                 }
                 try await intermediate()
+                for monitor in core.configuration.eventMonitors {
+                    monitor.request(request, willRedirectFrom: target.url, to: next.url, statusCode: response.statusCode)
+                }
                 redirects.append((response.statusCode, location))
                 target = next
                 continue
@@ -218,6 +235,10 @@ struct RequestExecution {
                 continue
             }
             guard let chosen, case .password(let user, let password) = chosen.kind else { return nil }
+            // Whichever way it came (the request, the handler, the store), before it is sent
+            // or remembered.
+            try RequestValidation.checkCredential(user: user, password: password, origin: "credential for \(space)",
+                                                  isBasic: challengeOffer.method == .httpBasic)
             try session.core.credentials.set(chosen, for: space)
             failures[space] = previous + 1
             return (user, password, challengeOffer.method == .httpDigest ? Curl.authDigest : Curl.authBasic)

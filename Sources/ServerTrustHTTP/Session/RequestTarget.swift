@@ -11,14 +11,26 @@ struct RequestTarget: Sendable, Hashable {
     /// The port (default 443 / 80).
     let port: Int
 
+    /// Parses `text`, refusing control characters anywhere in it, and in the host and user
+    /// information once percent-decoded (``RequestValidation``).
     init(_ text: String) throws(HTTPError) {
+        // The fast path takes only printable ASCII without `%` or `@` in the authority.
         if let fast = Self.parseASCII(text) {
             self = fast
             return
         }
+        try RequestValidation.checkURLText(text, field: "URL")
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
               scheme == "http" || scheme == "https" else {
             throw HTTPError.invalidURL(text)
+        }
+        // URLComponents decodes these; libcurl decodes them too, and puts the host in `Host`
+        // and SNI, the user information in the credentials it sends.
+        try RequestValidation.checkDecodedURLPart(components.host, part: "host", url: text)
+        if components.user != nil || components.password != nil {
+            // libcurl sends URL credentials as Basic.
+            try RequestValidation.checkCredential(user: components.user ?? "", password: components.password ?? "",
+                                                  origin: "URL user information (percent-decoded)", isBasic: true)
         }
         var host = components.host ?? ""
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -132,6 +144,9 @@ struct RequestTarget: Sendable, Hashable {
     /// Resolves `reference` (absolute, or relative to `base`) the way a browser does.
     static func resolve(_ reference: String, against base: String?) throws(HTTPError) -> RequestTarget {
         if let base, let baseURL = URL(string: base) {
+            // Before Foundation sees it: `URL(string:relativeTo:)` percent-encodes a CR or LF
+            // instead of refusing it, which would send another URL than the one given.
+            try RequestValidation.checkURLText(reference, field: "URL")
             guard let resolved = URL(string: reference, relativeTo: baseURL) else { throw HTTPError.invalidURL(reference) }
             return try RequestTarget(resolved.absoluteString)
         }

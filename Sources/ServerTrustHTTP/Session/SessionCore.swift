@@ -30,7 +30,7 @@ final class SessionCore: Sendable {
     init(configuration: HTTPSessionConfiguration) throws(HTTPError) {
         _ = Curl.initialized
         self.configuration = configuration
-        self.share = try CurlShare(sharesTLSSessions: configuration.tlsSessionResumption)
+        self.share = try CurlShare(sharesTLSSessions: configuration.tlsSessionResumption, sharesCookies: configuration.storesCookies)
         for entry in configuration.resolve {
             let parts = entry.split(separator: ":", maxSplits: 2)
             guard parts.count == 3, Int(parts[1]) != nil, !parts[0].isEmpty, !parts[2].isEmpty else {

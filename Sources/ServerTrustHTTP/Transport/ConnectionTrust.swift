@@ -82,11 +82,14 @@ enum ConnectionScope: Equatable {
     case fresh
     case isolated
 
-    init(_ spec: TransferSpec) {
-        if spec.requestChallengeHandler != nil {
+    /// - Parameters:
+    ///   - hasRequestHandler: The request has a server-trust handler of its own.
+    ///   - usesFreshConnection: The request asks for a new connection.
+    init(hasRequestHandler: Bool, usesFreshConnection: Bool) {
+        if hasRequestHandler {
             self = .isolated
         } else {
-            self = spec.usesFreshConnection ? .fresh : .session
+            self = usesFreshConnection ? .fresh : .session
         }
     }
 

@@ -86,7 +86,7 @@ final class CurlShare: @unchecked Sendable {
     private let locks: UnsafeMutablePointer<pthread_mutex_t>
     private static let lockCount = Int(CURL_LOCK_DATA_LAST.rawValue) + 1
 
-    init(sharesTLSSessions: Bool) throws(HTTPError) {
+    init(sharesTLSSessions: Bool, sharesCookies: Bool = false) throws(HTTPError) {
         _ = Curl.initialized
         guard let handle = curl_share_init() else { throw HTTPError.invalidRequest("curl_share_init failed") }
         self.handle = handle
@@ -106,6 +106,10 @@ final class CurlShare: @unchecked Sendable {
         _ = CServerTrustShims_curl_share_setopt_long(handle, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_DNS.rawValue))
         if sharesTLSSessions {
             _ = CServerTrustShims_curl_share_setopt_long(handle, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_SSL_SESSION.rawValue))
+        }
+        if sharesCookies {
+            // One cookie jar for every transfer thread of the session.
+            _ = CServerTrustShims_curl_share_setopt_long(handle, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_COOKIE.rawValue))
         }
     }
 

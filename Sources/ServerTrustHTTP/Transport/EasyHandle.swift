@@ -123,18 +123,20 @@ final class EasyHandle {
             }
         }
 
+        /// Reads the transfer's spec in place: binding it to a local would copy the whole
+        /// request description (and retain each of its references) on every request.
         init?(_ transfer: Transfer, loadsResolveList: Bool) {
-            let spec = transfer.spec
-            guard case .memory = spec.sink, transfer.postBuffer == nil, spec.streamedBody == nil, spec.uploadProgress == nil,
-                spec.downloadProgress == nil
+            guard case .memory = transfer.spec.sink, transfer.postBuffer == nil, transfer.spec.streamedBody == nil,
+                transfer.spec.uploadProgress == nil, transfer.spec.downloadProgress == nil
             else { return nil }
-            url = spec.target.url
-            method = spec.method.rawValue
-            headers = HeaderFields(fields: spec.headers.fields)
-            timeout = spec.timeout
-            credential = spec.httpCredential.map { Credential(user: $0.user, password: $0.password, schemes: $0.schemes) }
-            proxyCredential = spec.proxyCredential.map { ProxyCredential(user: $0.user, password: $0.password) }
-            scope = ConnectionScope(spec)
+            url = transfer.spec.target.url
+            method = transfer.spec.method.rawValue
+            headers = HeaderFields(fields: transfer.spec.headers.fields)
+            timeout = transfer.spec.timeout
+            credential = transfer.spec.httpCredential.map { Credential(user: $0.user, password: $0.password, schemes: $0.schemes) }
+            proxyCredential = transfer.spec.proxyCredential.map { ProxyCredential(user: $0.user, password: $0.password) }
+            scope = ConnectionScope(hasRequestHandler: transfer.spec.requestChallengeHandler != nil,
+                                    usesFreshConnection: transfer.spec.usesFreshConnection)
             self.loadsResolveList = loadsResolveList
         }
     }
@@ -205,12 +207,17 @@ final class EasyHandle {
         check(CURLOPT_SSL_CTX_FUNCTION, CServerTrustShims_curl_easy_setopt_ssl_ctx_function(handle, easySSLContextCallback))
         setPointer(CURLOPT_SSL_CTX_DATA, opaqueSelf)
         setLong(CURLOPT_SSLVERSION, Self.curlVersion(configuration.minimumTLSVersion(for: spec.target.host)))
-        let scope = ConnectionScope(spec)
+        let scope = options?.scope
+            ?? ConnectionScope(hasRequestHandler: spec.requestChallengeHandler != nil, usesFreshConnection: spec.usesFreshConnection)
         setLong(CURLOPT_SSL_SESSIONID_CACHE, configuration.tlsSessionResumption && scope.usesSessionCache ? 1 : 0)
         setLong(CURLOPT_HTTP_VERSION, core.usesHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1))
         if let age = configuration.maximumConnectionAge { setLong(CURLOPT_MAXLIFETIME_CONN, max(1, Int(age))) }
 
         if configuration.acceptsCompressedResponses { setString(CURLOPT_ACCEPT_ENCODING, "") }
+        // An empty cookie file turns libcurl's cookie engine on without reading anything:
+        // cookies live in the share's jar, matched by RFC 6265 domain and path rules and
+        // libpsl's public-suffix check.
+        if configuration.storesCookies { setString(CURLOPT_COOKIEFILE, "") }
         // RESOLVE entries become permanent entries of the session's shared DNS cache once a
         // transfer has loaded them; curl would otherwise parse the list again per transfer.
         if let list = core.resolveList, !core.resolveLoaded.load(ordering: .relaxed) {
@@ -291,6 +298,8 @@ final class EasyHandle {
             if method != .post { setString(CURLOPT_CUSTOMREQUEST, method.rawValue) }
         }
 
+        let bodyLength = spec.streamedBody != nil ? (transfer.bodyReader?.size ?? 0) : Int64(transfer.postBuffer?.count ?? 0)
+        if let refused = RequestValidation.checkFraming(spec.headers, bodyLength: method == .head ? 0 : bodyLength) { return refused }
         var lines = spec.headers.fields.map { "\($0.name): \($0.value)" }
         if hasBody {
             // No `Expect: 100-continue` round trip; curl would otherwise add it for large

@@ -254,7 +254,7 @@ extension EasyHandle {
         if let handler = configuration.sessionChallengeHandler {
             disposition = lane.runningHandler { handler(challenge) }
         } else if let handler = transfer.spec.requestChallengeHandler ?? configuration.taskChallengeHandler {
-            switch lane.runningHandler({ runTaskHandler(handler, challenge) }) {
+            switch lane.runningHandler({ runTaskHandler(handler, challenge, for: transfer) }) {
             case .success(let answer):
                 disposition = answer
             case .failure(let error):
@@ -278,15 +278,18 @@ extension EasyHandle {
         }
     }
 
-    /// A task-level handler's four outcomes, waiting (on this thread) for a later answer.
-    private func runTaskHandler(_ handler: TaskChallengeHandler, _ challenge: AuthenticationChallenge) -> Result<ChallengeDisposition, HTTPError> {
+    /// A task-level handler's four outcomes, waiting (on this thread) for a later answer;
+    /// the request's task cancellation ends the wait at once.
+    private func runTaskHandler(_ handler: TaskChallengeHandler, _ challenge: AuthenticationChallenge,
+                                for transfer: Transfer) -> Result<ChallengeDisposition, HTTPError> {
         let reply = ChallengeReply()
         switch handler(challenge, ChallengeCompletion(reply: reply)) {
         case .disposition(let disposition): return .success(disposition)
         case .credential(let credential): return .success(.useCredential(credential))
         case .error(let error): return .failure(.challengeFailed(challenge.protectionSpace, error))
         case .later:
-            guard let answer = reply.waitBlocking(timeout: core.configuration.challengeTimeout) else {
+            guard let answer = transfer.waitBlocking(for: reply, timeout: core.configuration.challengeTimeout) else {
+                if transfer.cancelRequested.load(ordering: .sequentiallyConsistent) { return .failure(.cancelled) }
                 return .failure(.challengeCancelled(challenge.protectionSpace))
             }
             return .success(answer)
@@ -310,7 +313,7 @@ extension EasyHandle {
         if let handler = configuration.sessionChallengeHandler {
             disposition = lane.runningHandler { handler(challenge) }
         } else if let handler = transfer.spec.requestChallengeHandler ?? configuration.taskChallengeHandler {
-            switch lane.runningHandler({ runTaskHandler(handler, challenge) }) {
+            switch lane.runningHandler({ runTaskHandler(handler, challenge, for: transfer) }) {
             case .success(let answer): disposition = answer
             case .failure(let error):
                 transfer.challengeFailure = error

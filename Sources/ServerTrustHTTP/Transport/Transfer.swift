@@ -99,6 +99,27 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var bodyReader: StreamedBodyReader?
     @exclusivity(unchecked) var lastUpload: Int64 = -1
     @exclusivity(unchecked) var lastDownload: Int64 = -1
+    /// The answer a connection-level challenge handler gave ``ChallengeOutcome/later`` for,
+    /// while the lane thread waits for it inside the handshake. The lane cannot see the
+    /// task's cancellation then (it is blocked), so ``TransferLane/cancel(_:)`` ends the wait
+    /// from the cancelling thread through this.
+    private let awaitedReply = Mutex<ChallengeReply?>(nil)
+
+    /// Blocks the lane thread for a `.later` answer until it comes, `timeout` seconds pass, or
+    /// the request's task is cancelled (then at once: `nil`, and ``cancelRequested`` is set).
+    func waitBlocking(for reply: ChallengeReply, timeout: Double) -> ChallengeDisposition? {
+        awaitedReply.withLock { $0 = reply }
+        defer { awaitedReply.withLock { $0 = nil } }
+        // A cancellation that came before the reply was registered above.
+        if cancelRequested.load(ordering: .sequentiallyConsistent) { reply.cancel() }
+        return reply.waitBlocking(timeout: timeout)
+    }
+
+    /// Ends a ``waitBlocking(for:timeout:)`` in progress (called after ``cancelRequested`` is set).
+    func interruptChallengeWait() {
+        awaitedReply.withLock { $0 }?.cancel()
+    }
+
     /// The request body, copied once into memory curl may read until the hop ends
     /// (`CURLOPT_POSTFIELDS` is not copied by curl, and lets curl rewind for authentication).
     let postBuffer: UnsafeMutableRawBufferPointer?

@@ -131,6 +131,8 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     /// Asks the lane to abort a transfer (it may already be done; then nothing happens).
     func cancel(_ transfer: Transfer) {
         transfer.cancelRequested.store(true, ordering: .sequentiallyConsistent)
+        // The lane may be blocked in the transfer's handshake, waiting for a challenge answer.
+        transfer.interruptChallengeWait()
         let queued = inbox.withLock { inbox -> Bool in
             guard !inbox.closed else { return false }
             inbox.cancellations.append(transfer)
@@ -338,6 +340,16 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         if let decision = transfer.trustDecision, !decision.isTrusted { return .serverTrustRejected(decision) }
         if let failure = transfer.callbackFailure { return failure }
         let summary = Curl.describe(code)
+        // 27 inside an unfinished header section is no memory shortage: a header field longer
+        // than CURL_MAX_HTTP_HEADER (the curl CLI prints "Out of memory" too). Say what it is.
+        if code == CURLE_OUT_OF_MEMORY && headerSectionUnfinished {
+            let limit = TransportError.maximumResponseHeaderField
+            var error = TransportError(
+                code: Int(code.rawValue), summary: summary,
+                message: "response header field larger than \(limit) bytes (libcurl's CURL_MAX_HTTP_HEADER)")
+            error.responseHeaderLimit = limit
+            return .transport(error)
+        }
         let error = TransportError(code: Int(code.rawValue), summary: summary, message: errorText.isEmpty ? summary : errorText)
         return code == CURLE_OPERATION_TIMEDOUT ? .timedOut(error) : .transport(error)
     }

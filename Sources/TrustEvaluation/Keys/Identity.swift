@@ -55,6 +55,34 @@ public struct Identity: Sendable {
         try self.init(certificate: leaf, privateKey: key, chain: Array(certificates.dropFirst()))
     }
 
+    /// Loads an identity from a file, as curl's `--cert` does: a PKCS #12 (`.p12`, `.pfx`)
+    /// file, or PEM text holding the certificate, its chain and the private key together
+    /// (`cat client.pem client.key`). The format is read from the content, not the name.
+    ///
+    /// ```swift
+    /// let identity = try Identity(contentsOf: "client.p12", password: password)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - password: The PKCS #12 password, or the PEM key's (`nil`: none).
+    /// - Throws: ``KeyError``: `.unreadable` naming the path, else what
+    ///   ``init(pkcs12:password:)`` or ``init(certificatePEM:keyPEM:password:)`` throws.
+    public init(contentsOf path: String, password: String? = nil) throws(KeyError) {
+        let bytes: [UInt8]
+        do { bytes = try TrustStore.readFile(path) } catch { throw KeyError(.unreadable, "\(path): \(error.reason)") }
+        if PEMDocument.looksLikePEM(bytes) {
+            let text = String(decoding: bytes, as: UTF8.self)
+            do { try self.init(certificatePEM: text, keyPEM: text, password: password) } catch {
+                throw KeyError(error.code, "\(path): \(error.reason)")
+            }
+        } else {
+            do { try self.init(pkcs12: bytes, password: password ?? "") } catch {
+                throw KeyError(error.code, "\(path): \(error.reason)")
+            }
+        }
+    }
+
     /// Loads an identity from a PKCS #12 (PFX) file (RFC 7292), as exported by browsers,
     /// Keychain Access or `openssl pkcs12 -export`.
     ///

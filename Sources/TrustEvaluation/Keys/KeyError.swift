@@ -22,6 +22,8 @@ public struct KeyError: Error, Hashable, Sendable, CustomStringConvertible {
         case missingCertificate
         /// The private key does not belong to the certificate.
         case keyMismatch
+        /// The file could not be read (missing, unreadable, not a regular file, too large).
+        case unreadable
     }
 
     /// The kind of failure.

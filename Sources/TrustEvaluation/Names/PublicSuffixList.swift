@@ -11,6 +11,7 @@ import Glibc
 /// `/usr/share/publicsuffix/public_suffix_list.dat`), or the file named by
 /// `SERVERTRUST_PUBLIC_SUFFIX_LIST`; both the ICANN and the PRIVATE sections are used. Without a
 /// list, every single-label name counts as a public suffix, which still refuses `*.com`.
+/// Rules in Unicode are held as A-labels, the form names are compared in.
 struct PublicSuffixList: Sendable {
     private let exact: Set<String>
     private let wildcards: Set<String>
@@ -40,6 +41,11 @@ struct PublicSuffixList: Sendable {
                 }
                 if rule.isEmpty || rule.hasPrefix("//") { continue }
                 rule = rule.lowercased()
+                // Internationalised rules are written as U-labels (`公司.cn`), names are
+                // compared as A-labels (`xn--55qx5d.cn`, ``DNSName``): without this a
+                // wildcard over such a suffix passed (`*.xn--55qx5d.cn`).
+                guard let converted = Self.aLabels(rule) else { continue }
+                rule = converted
                 if rule.hasPrefix("!") {
                     exceptions.insert(String(rule.dropFirst()))
                 } else if rule.hasPrefix("*.") {
@@ -55,6 +61,25 @@ struct PublicSuffixList: Sendable {
         self.wildcards = wildcards
         self.exceptions = exceptions
         self.isLoaded = loaded
+    }
+
+    /// `rule` with each non-ASCII label as its A-label (RFC 5890 §2.3.2.1, Punycode RFC
+    /// 3492), the `!` and `*.` markers kept; `nil` for a label that cannot be one (such a
+    /// rule could never match a name).
+    static func aLabels(_ rule: String) -> String? {
+        guard rule.unicodeScalars.contains(where: { !$0.isASCII }) else { return rule }
+        var marker = ""
+        var body = Substring(rule)
+        if body.hasPrefix("!") {
+            marker = "!"
+            body = body.dropFirst()
+        }
+        var labels: [String] = []
+        for label in body.split(separator: ".", omittingEmptySubsequences: false) {
+            guard let aLabel = Punycode.aLabel(label) else { return nil }
+            labels.append(aLabel)
+        }
+        return marker + labels.joined(separator: ".")
     }
 
     /// Whether `name` (lowercase, no trailing dot) is itself a public suffix.

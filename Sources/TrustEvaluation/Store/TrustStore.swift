@@ -4,7 +4,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// A set of trust anchors, indexed by subject name bytes and by subject key identifier.
+/// A set of trust anchors, indexed by subject name (compared as RFC 5280 §7.1 compares names).
 ///
 /// Anchors are parsed with the project's own DER reader (about 3 µs each), and their public
 /// keys are built lazily, once, the first time an anchor is used to check a signature, so that
@@ -15,7 +15,15 @@ public final class TrustStore: Sendable {
     public let certificates: [Certificate]
     /// Where the anchors came from (file paths or a description), for decision records.
     public let sources: [String]
+    /// Anchor indices by subject bytes (the lookup of nearly every path step).
     private let bySubject: [DistinguishedName: [Int]]
+    /// Anchor indices by ``DistinguishedName/comparisonHash`` of their subject (RFC 5280 §7.1).
+    private let byComparisonHash: [Int: [Int]]
+    /// Comparison hashes whose anchors' subjects are not all byte-identical: only there can an
+    /// exact-bytes lookup miss an equivalent anchor.
+    private let mixedEncodings: Set<Int>
+    /// Each anchor's comparison hash, index for index with ``certificates``.
+    private let comparisonHashes: [Int]
     /// Certificate hashing looks at a few signature bytes and equality compares the DER, so
     /// membership costs a short hash and at most one byte comparison.
     private let members: Set<Certificate>
@@ -37,14 +45,24 @@ public final class TrustStore: Sendable {
         var unique: [Certificate] = []
         var seen = Set<Certificate>()
         var bySubject: [DistinguishedName: [Int]] = [:]
+        var byComparisonHash: [Int: [Int]] = [:]
+        var mixedEncodings = Set<Int>()
+        var comparisonHashes: [Int] = []
         unique.reserveCapacity(certificates.count)
         for certificate in certificates where seen.insert(certificate).inserted {
+            let hash = certificate.subject.comparisonHash
+            if let other = byComparisonHash[hash]?.first, unique[other].subject != certificate.subject { mixedEncodings.insert(hash) }
             bySubject[certificate.subject, default: []].append(unique.count)
+            byComparisonHash[hash, default: []].append(unique.count)
+            comparisonHashes.append(hash)
             unique.append(certificate)
         }
         self.certificates = unique
         self.sources = sources
         self.bySubject = bySubject
+        self.byComparisonHash = byComparisonHash
+        self.mixedEncodings = mixedEncodings
+        self.comparisonHashes = comparisonHashes
         self.members = seen
         self.keys = KeyCache(count: unique.count)
     }
@@ -52,9 +70,17 @@ public final class TrustStore: Sendable {
     /// An empty store (trusts nothing).
     public static let empty = TrustStore([])
 
-    /// Anchors whose subject is exactly `name` (byte comparison of the encodings, as Go and
-    /// pyca do; RFC 5280 §7.1's case-folding comparison is not applied).
-    func candidates(issuedTo name: DistinguishedName) -> [Int] { bySubject[name] ?? [] }
+    /// Anchors whose subject matches `name` under RFC 5280 §7.1 (byte-identical names, and
+    /// names that differ only in case, insignificant whitespace or string type), in load order.
+    func candidates(issuedTo name: DistinguishedName) -> [Int] {
+        // Byte-identical subjects first. When they are the only encoding of that name in the
+        // store, they are every match; otherwise, or when none is identical, the §7.1 index
+        // is consulted.
+        if let exact = bySubject[name], !mixedEncodings.contains(comparisonHashes[exact[0]]) { return exact }
+        let hash = name.comparisonHash
+        guard let bucket = byComparisonHash[hash] else { return [] }
+        return bucket.filter { certificates[$0].subject.matches(name) }
+    }
 
     /// Whether this exact certificate is an anchor.
     public func contains(_ certificate: Certificate) -> Bool { members.contains(certificate) }

@@ -206,18 +206,11 @@ struct NameConstraintChecker {
             guard let email else { return .failure("SAN rfc822Name \"\(nameRaw)\" cannot be checked against name constraints") }
             return constraintValue.matches(email) ? .match : .noMatch
         case (.directory(let c), .directory(let n)):
-            // RFC 5280 §7.1 / §4.2.1.10: the name is within the subtree when its RDN sequence
-            // starts with the constraint's RDNs (compared by encoding).
-            let constraintRDNs = c.rdns
-            let nameRDNs = n.rdns
-            // Fail closed if either name cannot be read back (it was validated at parse, so
-            // this is a defence, not an expected path).
-            guard constraintRDNs.isEmpty == c.isEmpty, nameRDNs.isEmpty == n.isEmpty else {
-                return .failure("directoryName could not be decoded for name-constraint matching")
-            }
-            guard constraintRDNs.count <= nameRDNs.count else { return .noMatch }
-            for (a, b) in zip(constraintRDNs, nameRDNs) where a != b { return .noMatch }
-            return .match
+            // RFC 5280 §4.2.1.10: the name is within the subtree when its RDN sequence starts
+            // with the constraint's RDNs, each compared as §7.1 compares RDNs (case folding,
+            // insignificant spaces, any string type), so a constraint cannot be dodged by
+            // re-casing or re-encoding a name, nor a permitted name refused for it.
+            return n.isWithin(c) ? .match : .noMatch
         case (.uri(let host, let subdomainsOnly, let raw), .uri(let nameHost, let nameRaw)):
             // RFC 5280 §4.2.1.10: a URI constraint names a host (exact) or, with a leading
             // period, every host below a domain; it is matched against the URI's host part.
@@ -255,27 +248,4 @@ enum URIHost {
         if let colon = rest.lastIndex(of: ":") { rest = rest[..<colon] }
         return rest.isEmpty ? nil : String(rest)
     }
-}
-
-/// Limits on the work one validation may do (pyca's `Budget`, Go's `maxChainSignatureChecks`).
-struct Budget {
-    /// Signature checks: both Go and rustls-webpki pick 100; no real chain needs more than a
-    /// handful, and each costs 20–200 µs, so 128 bounds the worst case near 25 ms.
-    var signatureChecks = 128
-    /// Name-constraint comparisons (pyca and Go: 2^20): each is a short string comparison.
-    var nameConstraintChecks = 1 << 20
-
-    mutating func spendSignatureCheck() -> Bool {
-        guard signatureChecks > 0 else { return false }
-        signatureChecks -= 1
-        return true
-    }
-
-    mutating func spendNameConstraintCheck() -> Bool {
-        guard nameConstraintChecks > 0 else { return false }
-        nameConstraintChecks -= 1
-        return true
-    }
-
-    static let exhaustedFailure = ValidationFailure(.budgetExhausted, "path building exceeded its work budget")
 }

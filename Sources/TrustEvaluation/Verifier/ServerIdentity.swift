@@ -86,3 +86,26 @@ public enum ServerIdentity {
         }
     }
 }
+
+extension ServerIdentity {
+    /// The policy's name requirements on the leaf: RFC 6125 §6 for a server (when a name is
+    /// given), every expected name for a client (RFC 5280 §4.2.1.6), none for basic X.509.
+    static func violation(_ leaf: Certificate, policy: ValidationPolicy, reference: Reference?) -> ValidationFailure? {
+        switch policy.kind {
+        case .sslServer:
+            guard let name = policy.peerName, let reference else { return nil }
+            if !matches(leaf.subjectAlternativeNames, reference) {
+                let names = names(of: leaf)
+                return ValidationFailure(
+                    .hostnameMismatch, "certificate is valid for \(names.isEmpty ? "no names" : names.joined(separator: ", ")), not \(name)")
+            }
+        case .sslClient:
+            for name in policy.expectedClientNames where !matches(leaf, name: name) {
+                return ValidationFailure(.hostnameMismatch, "certificate is not valid for \(name)")
+            }
+        case .basicX509:
+            break
+        }
+        return nil
+    }
+}

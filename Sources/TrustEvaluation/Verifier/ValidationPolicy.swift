@@ -40,8 +40,24 @@ public struct ValidationPolicy: Hashable, Sendable {
         case basicX509
     }
 
+    /// The certificate rules a path is held to.
+    public enum Profile: Hashable, Sendable {
+        /// RFC 5280 as the CA/Browser Forum Baseline Requirements narrow it: the stricter
+        /// reading wherever the two differ (v3 only, critical basicConstraints and
+        /// policyConstraints in CAs, key identifiers in intermediates, no CA or policy
+        /// constraints in a leaf, UTCTime through 2049, no negative serials).
+        case webPKI
+        /// RFC 5280 §6 path validation alone: what the RFC requires of a certificate-using
+        /// system rather than of issuing CAs (NIST PKITS's reading). Non-critical
+        /// basicConstraints and policyConstraints are processed, a CA certificate may be the
+        /// leaf, and issuing-CA rules that §6 does not check are not applied.
+        case rfc5280
+    }
+
     /// The policy kind.
     public var kind: Kind
+    /// The certificate rules (``Profile/webPKI`` unless set).
+    public var profile: Profile = .webPKI
     /// For `.sslServer`: the name the leaf must be valid for; `nil` skips the name check.
     public var peerName: PeerName?
     /// For `.sslClient`: names that must all appear in the leaf's SAN.
@@ -60,8 +76,22 @@ public struct ValidationPolicy: Hashable, Sendable {
     /// Whether SHA-1 (and MD5) signatures are accepted. Never by default: Apple, Go and the
     /// CA/B Forum reject them. A trust anchor's own self-signature is never checked anyway.
     public var allowsSHA1Signatures: Bool = false
-    /// CRLs to check every non-anchor certificate against (nil: no revocation checking).
+    /// CRLs to check every non-anchor certificate against (RFC 5280 §6.3); `nil` turns
+    /// revocation checking off.
+    ///
+    /// Supplying CRLs makes revocation checking *required*, and the choice is **hard-fail**:
+    /// every certificate of the path except the trust anchor must be covered, for every
+    /// revocation reason, by valid, current CRLs from this list (scope, signer path, signature,
+    /// deltas: ``Verifier``). A certificate whose status cannot be determined that way is
+    /// rejected with ``ValidationFailure/Kind/revocationStatusUnknown``, never accepted
+    /// silently. There is no soft-fail mode: an attacker who can keep a CRL from the client can
+    /// equally keep a revoked certificate's CRL away, so soft-fail protects against nothing an
+    /// attacker controls; callers that cannot obtain CRLs should leave this `nil`, which says
+    /// plainly that revocation is not checked.
     public var revocationLists: [CertificateRevocationList]?
+    /// The certificate-policy inputs of RFC 5280 §6.1.1; the defaults are the RFC's (any
+    /// policy, nothing required, nothing inhibited).
+    public var policyInputs = CertificatePolicyInputs()
 
     /// Creates a policy.
     public init(kind: Kind, peerName: PeerName? = nil, validationTime: Int64? = nil) {
@@ -99,6 +129,8 @@ public struct ValidationPolicy: Hashable, Sendable {
         hasher.combine(minimumRSAKeyBits)
         hasher.combine(allowsSHA1Signatures)
         hasher.combine(revocationLists?.count)
+        hasher.combine(profile)
+        hasher.combine(policyInputs)
     }
 
     /// Whether `algorithm` may sign a certificate in a path under this policy (the rule
@@ -118,25 +150,36 @@ public struct ValidationPolicy: Hashable, Sendable {
         }
     }
 
-    /// Whether `algorithm` may sign a certificate in a path.
-    ///
-    /// CA/B BR §7.1.3.2 lists RSASSA-PKCS1-v1_5 and RSASSA-PSS with SHA-256/384/512 and ECDSA
-    /// with SHA-256/384/512; Ed25519 and Ed448 are added since RFC 8410 defines them for X.509
-    /// and they are stronger than the listed ones. PSS must use MGF1 with the same digest and a
-    /// salt as long as the digest (the only PSS forms §7.1.3.2 allows).
+    /// Whether `algorithm` may sign a certificate or CRL in a path (CA/B BR §7.1.3.2; see
+    /// ``AlgorithmRule``).
     func permits(_ algorithm: SignatureAlgorithm) -> Bool {
-        switch algorithm {
-        case .rsaPKCS1(let digest), .ecdsa(let digest):
-            switch digest {
-            case .sha256, .sha384, .sha512: return true
-            case .sha1: return allowsSHA1Signatures
-            case .md5, .sha224: return false
-            }
-        case .rsaPSS(let p):
-            guard p.digest == p.mgf1Digest, p.saltLength == p.digest.outputSize else { return false }
-            return [.sha256, .sha384, .sha512].contains(p.digest) || (p.digest == .sha1 && allowsSHA1Signatures)
-        case .ed25519, .ed448: return true
-        case .other: return false
-        }
+        AlgorithmRule(allowsSHA1: allowsSHA1Signatures).permits(algorithm)
+    }
+}
+
+/// The certificate-policy inputs of RFC 5280 §6.1.1 (c), (e), (f), (g).
+public struct CertificatePolicyInputs: Hashable, Sendable {
+    /// user-initial-policy-set: the policies the application accepts; `[anyPolicy]` (the
+    /// default) accepts any.
+    public var initialPolicySet: Set<ASN1ObjectIdentifier>
+    /// initial-explicit-policy: the path must be valid for at least one policy of
+    /// ``initialPolicySet``.
+    public var initialExplicitPolicy: Bool
+    /// initial-policy-mapping-inhibit: policy mappings are not allowed.
+    public var initialPolicyMappingInhibit: Bool
+    /// initial-any-policy-inhibit: anyPolicy in a certificate does not match other policies.
+    public var initialAnyPolicyInhibit: Bool
+
+    /// Creates the inputs; the defaults are RFC 5280's.
+    public init(
+        initialPolicySet: Set<ASN1ObjectIdentifier> = [OID.anyPolicy],
+        initialExplicitPolicy: Bool = false,
+        initialPolicyMappingInhibit: Bool = false,
+        initialAnyPolicyInhibit: Bool = false
+    ) {
+        self.initialPolicySet = initialPolicySet
+        self.initialExplicitPolicy = initialExplicitPolicy
+        self.initialPolicyMappingInhibit = initialPolicyMappingInhibit
+        self.initialAnyPolicyInhibit = initialAnyPolicyInhibit
     }
 }

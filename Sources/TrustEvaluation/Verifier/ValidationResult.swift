@@ -41,8 +41,15 @@ public struct ValidationFailure: Error, Hashable, Sendable, CustomStringConverti
         case invalidCertificate
         /// The leaf is a CA certificate where an end-entity is required.
         case leafIsCertificateAuthority
-        /// A certificate in the path is revoked by a supplied CRL, or its status is unknown.
+        /// A certificate in the path is revoked by a supplied CRL (RFC 5280 §6.3).
         case revoked
+        /// Revocation checking is required (CRLs were supplied) and the supplied CRLs do not
+        /// determine a certificate's status: none is in scope, usable and current for every
+        /// revocation reason (RFC 5280 §6.3.3: UNDETERMINED). A hard failure, never accepted.
+        case revocationStatusUnknown
+        /// RFC 5280 §6.1 certificate-policy processing rejects the path: an explicit policy is
+        /// required and no acceptable policy is valid for the whole path.
+        case policyViolation
         /// The search budget (signature checks, name-constraint comparisons) ran out: a
         /// denial-of-service shape, never retried.
         case budgetExhausted
@@ -85,10 +92,46 @@ public struct ValidationFailure: Error, Hashable, Sendable, CustomStringConverti
 public struct VerifiedChain: Hashable, Sendable {
     /// Leaf, intermediates, anchor.
     public let certificates: [Certificate]
+    /// The §6.1.1 policy inputs the path was validated with.
+    let policyInputs: CertificatePolicyInputs
+
+    /// The certificate policies the path is valid for (RFC 5280 §6.1.5 (g), §6.1.6).
+    ///
+    /// Validation decides with as little of RFC 5280 §6.1 as the decision needs (none at all
+    /// when no explicit policy can be required of the path), so the sets are computed here, on
+    /// each access, with a fresh work budget of the validation's size; a path whose policies
+    /// exceed that budget reports empty sets.
+    public var policies: ValidPolicies {
+        var budget = Budget()
+        if case .valid(let valid) = PolicyGraph.process(certificates, policyInputs, outputs: true, budget: &budget) { return valid }
+        return ValidPolicies(authoritiesConstrained: [], userConstrained: [])
+    }
     /// The leaf.
     public var leaf: Certificate { certificates[0] }
     /// The trust anchor that ended the path.
     public var anchor: Certificate { certificates[certificates.count - 1] }
+}
+
+/// A certificate policy a verified path is valid for, with the qualifiers the leaf gave it.
+public struct ValidPolicy: Hashable, Sendable, CustomStringConvertible {
+    /// The policy OID, in the trust anchor's policy domain (before any mapping); anyPolicy
+    /// (2.5.29.32.0) when the path is valid for any policy.
+    public let identifier: ASN1ObjectIdentifier
+    /// The policy qualifiers (CPS pointer, user notice) of the leaf's corresponding policies.
+    public let qualifiers: [PolicyQualifier]
+
+    public var description: String { identifier.dotted }
+}
+
+/// The outputs of RFC 5280 §6.1 certificate-policy processing for a verified path.
+public struct ValidPolicies: Hashable, Sendable {
+    /// The authorities-constrained policy set: the policies every CA of the path allows, as
+    /// the valid_policy_tree leaves them before the application's own set is applied. Empty
+    /// when the tree is NULL (some certificate has no certificatePolicies).
+    public let authoritiesConstrained: [ValidPolicy]
+    /// The user-constrained policy set: the authorities-constrained set intersected with
+    /// ``CertificatePolicyInputs/initialPolicySet`` (§6.1.5 (g)); what the application may rely on.
+    public let userConstrained: [ValidPolicy]
 }
 
 /// One candidate path the builder tried, for `--explain` (VerificationDiagnostic in spirit).
@@ -111,6 +154,9 @@ public struct ValidationOutcome: Sendable {
     public let trace: [PathAttempt]
     /// Signature checks performed.
     public let signatureChecks: Int
+    /// Work spent on RFC 5280 §6.1 policy graphs (nodes, edges and comparisons), bounded by the
+    /// verifier's budget.
+    public let policyGraphWork: Int
 
     /// Whether the chain is trusted.
     public var isTrusted: Bool {

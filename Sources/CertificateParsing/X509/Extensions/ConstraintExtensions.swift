@@ -111,8 +111,8 @@ public struct PolicyInformation: Hashable, Sendable {
         }
         guard !policies.isEmpty else { throw DERError(.invalidValue, at: node.start, "certificatePolicies is empty") }
         // RFC 5280 §4.2.1.4: "A certificate policy OID MUST NOT appear more than once".
-        for (index, policy) in policies.enumerated() where policies[..<index].contains(where: { $0.policyIdentifier == policy.policyIdentifier }) {
-            throw DERError(.invalidValue, at: node.start, "certificatePolicies lists \(policy.policyIdentifier) twice")
+        if let index = firstDuplicate(policies, key: { $0.policyIdentifier }) {
+            throw DERError(.invalidValue, at: node.start, "certificatePolicies lists \(policies[index].policyIdentifier) twice")
         }
         return policies
     }
@@ -217,13 +217,11 @@ public struct AccessDescription: Hashable, Sendable {
 
 /// One CRL distribution point (RFC 5280 §4.2.1.13).
 public struct DistributionPoint: Hashable, Sendable {
-    /// `fullName` names, when the point is given that way.
-    public let fullName: [GeneralName]?
-    /// `nameRelativeToCRLIssuer`, raw.
-    public let nameRelativeToCRLIssuer: ASN1Node?
-    /// `reasons`.
-    public let reasons: ASN1BitString?
-    /// `cRLIssuer`.
+    /// `distributionPoint`: where the CRL is, or which CRL scope it is.
+    public let name: DistributionPointName?
+    /// `reasons`: the revocation reasons this point's CRLs cover (all when `nil`).
+    public let reasons: RevocationReasons?
+    /// `cRLIssuer`: who issues the CRL, when it is not the certificate's issuer.
     public let crlIssuer: [GeneralName]?
 
     static func list(_ node: RawNode, _ input: DERInput) throws(DERError) -> [DistributionPoint] {
@@ -237,31 +235,18 @@ public struct DistributionPoint: Hashable, Sendable {
     }
 
     init(_ node: RawNode, _ input: DERInput) throws(DERError) {
-        (fullName, nameRelativeToCRLIssuer, reasons, crlIssuer) = try input.sequence(node, .sequence, "DistributionPoint") { nodes throws(DERError) in
-            var fullName: [GeneralName]?
-            var relative: ASN1Node?
-            if let pointName = try nodes.optional(.context(0)) {
-                // distributionPoint [0] DistributionPointName (a CHOICE, so explicitly tagged).
-                try input.sequence(pointName, .context(0), "distributionPoint") { inner throws(DERError) in
-                    guard let choice = try inner.next() else {
-                        throw DERError(.missingField, at: pointName.start, "distributionPoint is empty")
-                    }
-                    switch choice.identifier {
-                    case .context(0): fullName = try GeneralName.sequence(choice, input, "fullName", identifier: .context(0))
-                    case .context(1): relative = input.node(choice)
-                    default: throw DERError(.unexpectedTag, at: choice.start, "DistributionPointName: unexpected \(choice.identifier)")
-                    }
-                }
-            }
-            var reasons: ASN1BitString?
+        (name, reasons, crlIssuer) = try input.sequence(node, .sequence, "DistributionPoint") { nodes throws(DERError) in
+            var name: DistributionPointName?
+            if let pointName = try nodes.optional(.context(0)) { name = try DistributionPointName(pointName, input) }
+            var reasons: RevocationReasons?
             var issuer: [GeneralName]?
-            if let n = try nodes.optional(.context(1)) { reasons = try input.bitString(n, "reasons", identifier: .context(1)) }
+            if let n = try nodes.optional(.context(1)) { reasons = RevocationReasons(try input.bitString(n, "reasons", identifier: .context(1))) }
             if let n = try nodes.optional(.context(2)) { issuer = try GeneralName.sequence(n, input, "cRLIssuer", identifier: .context(2)) }
             // RFC 5280 §4.2.1.13: distributionPoint or cRLIssuer MUST be present.
-            guard fullName != nil || relative != nil || issuer != nil else {
+            guard name != nil || issuer != nil else {
                 throw DERError(.invalidValue, at: node.start, "DistributionPoint has neither distributionPoint nor cRLIssuer")
             }
-            return (fullName, relative, reasons, issuer)
+            return (name, reasons, issuer)
         }
     }
 }

@@ -104,6 +104,11 @@ public final class Extensions: Hashable, Sendable {
         guard !list.isEmpty else {
             throw DERError(.invalidValue, at: node.start, "extensions must contain at least one extension (RFC 5280 §4.1)")
         }
+        // RFC 5280 §4.2: "A certificate MUST NOT include more than one instance of a
+        // particular extension."
+        if let index = firstDuplicate(list, key: { $0.oid }) {
+            throw DERError(.invalidValue, at: list[index].derBytes.startIndex, "duplicate extension \(list[index].oid)")
+        }
         all = list
         var basicConstraints: BasicConstraints?
         var keyUsage: KeyUsage?
@@ -120,12 +125,7 @@ public final class Extensions: Hashable, Sendable {
         var aia: [AccessDescription]?
         var crldp: [DistributionPoint]?
         var scts: ArraySlice<UInt8>?
-        for (index, ext) in list.enumerated() {
-            // RFC 5280 §4.2: "A certificate MUST NOT include more than one instance of a
-            // particular extension." Certificates carry a handful, so a scan beats hashing.
-            for earlier in list[..<index] where earlier.oid == ext.oid {
-                throw DERError(.invalidValue, at: ext.derBytes.startIndex, "duplicate extension \(ext.oid)")
-            }
+        for ext in list {
             // Dispatch on the OID bytes: id-ce extensions are 2.5.29.n (55 1D n), so one byte
             // names them; comparing against every known OID constant costs far more.
             let b = ext.oid.bytes

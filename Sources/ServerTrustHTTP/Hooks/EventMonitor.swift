@@ -1,0 +1,41 @@
+public import ServerTrust
+
+/// Sees what a session's requests do, for logging and metrics (Alamofire's `EventMonitor`):
+/// each attempt's start, every trust decision (new connections, resumed and reused ones),
+/// redirects, retries, and the outcome with its figures. Every method has an empty default.
+///
+/// Monitors run in the requesting task, in order, after the fact: they cannot change what
+/// happens, and must return quickly.
+public protocol EventMonitor: Sendable {
+    /// An attempt is about to be sent (after adaptation).
+    func requestDidStart(_ request: HTTPRequest, attempt: Int)
+    /// A hop's server was decided: its connection's decision (``TrustDecision/isFromEarlierHandshake``
+    /// for a reused connection), accepted or rejected.
+    func request(_ request: HTTPRequest, didDecideTrust decision: TrustDecision)
+    /// A redirect is followed.
+    func request(_ request: HTTPRequest, willRedirectFrom url: String, to location: String, statusCode: Int)
+    /// An attempt ended and the request is sent again after `delay`.
+    func request(_ request: HTTPRequest, willRetryAfter delay: Duration, attempt: Int, outcome: Result<HTTPResponse, HTTPError>)
+    /// The request ended.
+    func request(_ request: HTTPRequest, didFinishWith result: Result<HTTPResponse, HTTPError>, metrics: HTTPRequestMetrics)
+}
+
+extension EventMonitor {
+    public func requestDidStart(_ request: HTTPRequest, attempt: Int) {}
+    public func request(_ request: HTTPRequest, didDecideTrust decision: TrustDecision) {}
+    public func request(_ request: HTTPRequest, willRedirectFrom url: String, to location: String, statusCode: Int) {}
+    public func request(_ request: HTTPRequest, willRetryAfter delay: Duration, attempt: Int, outcome: Result<HTTPResponse, HTTPError>) {}
+    public func request(_ request: HTTPRequest, didFinishWith result: Result<HTTPResponse, HTTPError>, metrics: HTTPRequestMetrics) {}
+}
+
+/// The figures of one request, retries and redirects included.
+public struct HTTPRequestMetrics: Sendable {
+    /// Attempts made (1 without retries).
+    public let attempts: Int
+    /// Redirects followed in the last attempt.
+    public let redirects: Int
+    /// libcurl's timers of the last hop, when it got that far.
+    public let lastHopTiming: HTTPTiming?
+    /// Seconds from the first attempt's start to the end, on the monotonic clock.
+    public let duration: Double
+}

@@ -1,0 +1,242 @@
+import CertificateParsing
+
+/// RFC 5280 §6.3 CRL processing, run on a complete path when the policy supplies CRLs: every
+/// certificate below the trust anchor must be shown unrevoked, for every revocation reason, by
+/// valid, current CRLs in its scope (hard fail; see ``ValidationPolicy/revocationLists``).
+///
+/// For each of the certificate's distribution points (§6.3.3), each complete CRL is checked
+/// for issuer and scope (``CRLScope``), usability (critical extensions it cannot process, a
+/// cRLNumber, an allowed algorithm), time, and signer: the CRL signer's own certificate must
+/// have a valid path to the same trust anchor and may sign CRLs (§6.3.3 (f)). The signer is
+/// the certificate's issuer in the common case; it may also be another certificate of the same
+/// CA with a separate CRL-signing key, the CA's other key across a self-issued rollover, or a
+/// delegated CRL issuer (an indirect CRL). Such a signer's path is validated by a nested search
+/// that shares this validation's budget. A delta CRL (§5.2.4) from the same signer updates the
+/// complete CRL it is based on; a delta is never used as if complete.
+extension Search {
+    /// The first certificate of `path` (leaf first) that is revoked or whose status the CRLs do
+    /// not determine, or `nil` when revocation is not checked or every status is known.
+    mutating func checkRevocation(_ path: [Node]) -> ValidationFailure? {
+        guard let crls = verifier.policy.revocationLists else { return nil }
+        var signers = SignerCache()
+        for index in 0..<(path.count - 1) {
+            if let failure = revocationStatus(of: index, in: path, crls: crls, signers: &signers) { return failure }
+        }
+        return nil
+    }
+
+    /// What is known about each CRL within one path's checks, so that a CRL consulted for
+    /// several certificates is examined once.
+    struct SignerCache {
+        /// CRL index → the signer's certificate and whether it may be used, or why not.
+        var results: [Int: Result<Certificate, SignerFailure>] = [:]
+        /// CRL index → why the CRL cannot be used at all (`.some(nil)`: it can).
+        var unusable: [Int: String?] = [:]
+    }
+
+    struct SignerFailure: Error {
+        let reason: String
+        /// The budget ran out: the whole validation stops.
+        let exhausted: Bool
+    }
+
+    /// §6.3.3 for the certificate at `index` of `path`.
+    mutating func revocationStatus(of index: Int, in path: [Node], crls: [CertificateRevocationList], signers: inout SignerCache) -> ValidationFailure? {
+        let certificate = path[index].certificate
+        var covered: RevocationReasons = []
+        var notUsed: [String] = []
+        for point in CRLScope.distributionPoints(of: certificate) where covered != .all {
+            for (crlIndex, crl) in crls.enumerated() where !crl.isDelta && covered != .all {
+                if let why = CRLScope.outOfScope(crl, for: certificate, point: point, profile: verifier.policy.profile) {
+                    // Only CRLs that at least name the right issuer say something worth
+                    // reporting when nothing else covers the certificate.
+                    if crl.issuer.matches(certificate.issuer) || point?.crlIssuer != nil { notUsed.append("CRL from \"\(crl.issuer.rfc4514)\": \(why)") }
+                    continue
+                }
+                // (d)–(e): the CRL must add reasons not yet covered.
+                let reasons = CRLScope.reasons(crl, point: point)
+                guard !reasons.subtracting(covered).isEmpty else { continue }
+                let unusable = signers.unusable[crlIndex] ?? CRLScope.unusable(crl, policy: verifier.policy)
+                signers.unusable[crlIndex] = unusable
+                if let why = unusable {
+                    notUsed.append("CRL from \"\(crl.issuer.rfc4514)\": \(why)")
+                    continue
+                }
+                // (f)–(g): the signer, validated to the same trust anchor, and the signature.
+                let signer: Certificate
+                switch verifiedSigner(crlIndex, crl, for: index, in: path, signers: &signers) {
+                case .success(let s): signer = s
+                case .failure(let failure):
+                    if failure.exhausted { return Budget.exhaustedFailure }
+                    notUsed.append("CRL from \"\(crl.issuer.rfc4514)\": \(failure.reason)")
+                    continue
+                }
+                // (c), (h): the newest current delta CRL for this base, signed by the same key.
+                let delta = currentDelta(for: crl, signer: signer, crls: crls)
+                if case .failure(let failure) = delta, failure.exhausted { return Budget.exhaustedFailure }
+                let usableDelta = try? delta.get()
+                // (a): the complete CRL must be current, unless a current delta CRL updates it
+                // and the certificate or the CRL points to delta CRLs (freshestCRL).
+                if time < crl.thisUpdate.secondsSince1970 {
+                    notUsed.append("CRL from \"\(crl.issuer.rfc4514)\" is not valid before \(crl.thisUpdate.rfc3339)")
+                    continue
+                }
+                if let next = crl.nextUpdate, time > next.secondsSince1970 {
+                    let pointsToDeltas = crl.freshestCRL != nil || certificate.extensions[OID.freshestCRL] != nil
+                    guard usableDelta != nil && pointsToDeltas else {
+                        notUsed.append("CRL from \"\(crl.issuer.rfc4514)\" is out of date (next update \(next.rfc3339))")
+                        continue
+                    }
+                }
+                // (i)–(k): a delta entry decides first; removeFromCRL undoes a hold.
+                var status: RevocationReason?
+                if let usableDelta, let entry = CRLScope.entry(for: certificate, in: usableDelta) { status = entry.reason ?? .unspecified }
+                if status == nil, let entry = CRLScope.entry(for: certificate, in: crl) { status = entry.reason ?? .unspecified }
+                if let status, status != .removeFromCRL {
+                    // Name the CRL as an operator finds it: its issuer, its number and when it
+                    // was issued (a delta entry names the delta).
+                    let delta = usableDelta.flatMap { CRLScope.entry(for: certificate, in: $0) != nil ? $0 : nil }
+                    let source = delta ?? crl
+                    let number = source.number.map { ", cRLNumber \($0)" } ?? ""
+                    return ValidationFailure(
+                        .revoked,
+                        "serial \(certificate.serialNumber) is revoked (\(status)) by the \(delta == nil ? "" : "delta ")CRL from "
+                            + "\"\(source.issuer.rfc4514)\" (thisUpdate \(source.thisUpdate.rfc3339)\(number))")
+                        .at(index, certificate)
+                }
+                // (l).
+                covered.formUnion(reasons)
+            }
+        }
+        guard covered == .all else {
+            let missing = RevocationReasons.all.subtracting(covered)
+            var detail = "no valid, current CRL covers \(covered.isEmpty ? "this certificate" : "the reasons \(missing)")"
+            if !notUsed.isEmpty { detail += ": " + notUsed.prefix(3).joined(separator: "; ") }
+            return ValidationFailure(.revocationStatusUnknown, detail + " (RFC 5280 6.3.3)").at(index, certificate)
+        }
+        return nil
+    }
+
+    /// §6.3.3 (f)–(g): the certificate whose key verifies `crl`, when it may sign CRLs for a
+    /// certificate of this path. Tried in order: the certificates above `index` in the path
+    /// (already validated to this path's anchor), then the other intermediates, whose own path
+    /// to the same anchor is validated here.
+    mutating func verifiedSigner(
+        _ crlIndex: Int, _ crl: CertificateRevocationList, for index: Int, in path: [Node], signers: inout SignerCache
+    ) -> Result<Certificate, SignerFailure> {
+        if let known = signers.results[crlIndex] { return known }
+        let result = findSigner(crl, above: index, in: path)
+        // A budget failure is not remembered: it ends the validation anyway.
+        if case .failure(let failure) = result, failure.exhausted { return result }
+        signers.results[crlIndex] = result
+        return result
+    }
+
+    mutating func findSigner(_ crl: CertificateRevocationList, above index: Int, in path: [Node]) -> Result<Certificate, SignerFailure> {
+        let keyID = crl.authorityKeyIdentifier?.keyIdentifier
+        func plausible(_ certificate: Certificate) -> Bool {
+            guard certificate.subject.matches(crl.issuer) else { return false }
+            // §5.2.1: the AKI names the signing key; a certificate with another SKI cannot
+            // have signed, so no signature check is spent on it.
+            if let keyID, let ski = certificate.extensions.subjectKeyIdentifier, !ski.bytesEqual(keyID) { return false }
+            return true
+        }
+        var reasons: [String] = []
+        // Path certificates above this one: validated as part of the path.
+        for node in path[(index + 1)...] where plausible(node.certificate) {
+            guard let source = node.source else { continue }
+            switch signs(crl, candidate: source, node.certificate) {
+            case .success: return .success(node.certificate)
+            case .failure(let failure):
+                if failure.exhausted { return .failure(failure) }
+                reasons.append(failure.reason)
+            }
+        }
+        // Other intermediates: a separate CRL-signing certificate or a delegated CRL issuer.
+        let inPath = path[(index + 1)...].compactMap(\.source)
+        for (i, candidate) in intermediates.enumerated() where !inPath.contains(.intermediate(i)) && plausible(candidate) {
+            switch signs(crl, candidate: .intermediate(i), candidate) {
+            case .success: break
+            case .failure(let failure):
+                if failure.exhausted { return .failure(failure) }
+                reasons.append(failure.reason)
+                continue
+            }
+            switch validateSigner(candidate, anchor: path[path.count - 1].certificate) {
+            case .success: return .success(candidate)
+            case .failure(let failure):
+                if failure.exhausted { return .failure(failure) }
+                reasons.append(failure.reason)
+            }
+        }
+        return .failure(SignerFailure(reason: reasons.first ?? "no certificate of its issuer verifies its signature", exhausted: false))
+    }
+
+    /// Whether `certificate` (from `candidate`) may sign CRLs and its key verifies `crl`.
+    mutating func signs(_ crl: CertificateRevocationList, candidate: Candidate, _ certificate: Certificate) -> Result<Void, SignerFailure> {
+        // §6.3.3 (f): "If a key usage extension is present in the CRL issuer's certificate,
+        // verify that the cRLSign bit is set."
+        if let ku = certificate.extensions.keyUsage, !ku.cRLSign {
+            return .failure(SignerFailure(reason: "its issuer \"\(certificate.subject.rfc4514)\" may not sign CRLs (keyUsage lacks cRLSign)", exhausted: false))
+        }
+        guard budget.spendSignatureCheck() else { return .failure(SignerFailure(reason: "budget", exhausted: true)) }
+        guard case .success(let key) = keyFor(candidate, certificate),
+            verifier.signatureVerifier.verify(signature: crl.signature, over: crl.tbsBytes, algorithm: crl.signatureAlgorithm, key: key)
+        else {
+            return .failure(SignerFailure(reason: "its signature does not verify with the key of \"\(certificate.subject.rfc4514)\"", exhausted: false))
+        }
+        return .success(())
+    }
+
+    /// §6.3.3 (f): "Obtain and validate the certification path for the issuer of the complete
+    /// CRL. The trust anchor for the CRL certification path MUST be the same as the trust
+    /// anchor used to validate the target certificate." A nested search under RFC 5280 rules
+    /// (the signer is no TLS peer), with the same CRLs, time, algorithms and budget.
+    mutating func validateSigner(_ signer: Certificate, anchor: Certificate) -> Result<Void, SignerFailure> {
+        // The circular case (a CRL issuer whose own status the CRL it signs gives): the signer
+        // is already being established further up, so it is taken as valid here.
+        if signerStack.contains(signer) { return .success(()) }
+        guard signerStack.count < 4 else {
+            return .failure(SignerFailure(reason: "CRL signer paths nest more than 4 deep", exhausted: false))
+        }
+        var policy = ValidationPolicy(kind: .basicX509, validationTime: time)
+        policy.profile = .rfc5280
+        policy.revocationLists = verifier.policy.revocationLists
+        policy.maximumIntermediates = verifier.policy.maximumIntermediates
+        policy.minimumRSAKeyBits = verifier.policy.minimumRSAKeyBits
+        policy.allowsSHA1Signatures = verifier.policy.allowsSHA1Signatures
+        let nestedVerifier = Verifier(anchors: TrustStore([anchor]), policy: policy, signatureVerifier: verifier.signatureVerifier)
+        var nested = Search(verifier: nestedVerifier, intermediates: intermediates, time: time, tracing: false)
+        nested.signerStack = signerStack + [signer]
+        nested.budget = budget
+        let result = nested.run(leaf: signer)
+        budget = nested.budget
+        switch result {
+        case .success: return .success(())
+        case .failure(let failure):
+            return .failure(
+                SignerFailure(
+                    reason: "its signer \"\(signer.subject.rfc4514)\" has no valid path to the same trust anchor (\(failure))",
+                    exhausted: failure.kind == .budgetExhausted))
+        }
+    }
+
+    /// The newest delta CRL among `crls` that updates `base` (§5.2.4), is current, and verifies
+    /// with `signer`'s key (§6.3.3 (h)); `.success(nil)` when there is none.
+    mutating func currentDelta(for base: CertificateRevocationList, signer: Certificate, crls: [CertificateRevocationList])
+        -> Result<CertificateRevocationList?, SignerFailure>
+    {
+        var best: CertificateRevocationList?
+        for delta in crls where delta.isDelta && CRLScope.isDelta(delta, for: base) {
+            guard CRLScope.unusable(delta, policy: verifier.policy) == nil else { continue }
+            guard time >= delta.thisUpdate.secondsSince1970, delta.nextUpdate.map({ time <= $0.secondsSince1970 }) ?? true else { continue }
+            if let best, let a = best.number, let b = delta.number, b <= a { continue }
+            guard budget.spendSignatureCheck() else { return .failure(SignerFailure(reason: "budget", exhausted: true)) }
+            guard let key = try? verifier.signatureVerifier.makeKey(signer.subjectPublicKeyInfo),
+                verifier.signatureVerifier.verify(signature: delta.signature, over: delta.tbsBytes, algorithm: delta.signatureAlgorithm, key: key)
+            else { continue }
+            best = delta
+        }
+        return .success(best)
+    }
+}

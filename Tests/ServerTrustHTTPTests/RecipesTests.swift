@@ -1,0 +1,305 @@
+import Foundation
+import ServerTrustLab
+import Testing
+
+/// The README's "Use it in your app" recipes, as an app would use them: `examples/Recipes` is a
+/// package of its own that depends on this one by path and imports `ServerTrustKit` alone. The
+/// test builds it with `swift build` and runs each recipe against an nginx it starts, so a
+/// recipe that stops compiling, or stops working, fails here. The pinned recipes are also run
+/// against an impostor whose CA the "system" trusts (a corporate proxy's, Charles'), which
+/// they must refuse while an unpinned session accepts it.
+@Suite("README recipes: an app package with one import, against nginx", .enabled(if: IntegrationTools.nginxSuiteEnabled))
+struct RecipesTests {
+    /// The repository root (this file is `Tests/ServerTrustHTTPTests/RecipesTests.swift`).
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let examplePackage = repository.appendingPathComponent("examples/Recipes")
+    static let recipesSource = examplePackage.appendingPathComponent("Sources/recipes/Recipes.swift")
+
+    @Test("every swift block of the README's 'Use it in your app' is in the example package, character for character")
+    func readmeBlocksAreTheExample() throws {
+        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: Self.recipesSource, encoding: .utf8)
+        let blocks = Self.swiftBlocks(inSection: "## Use it in your app", of: readme)
+        #expect(blocks.count >= 8, "the section has a block per recipe")
+        for block in blocks where !block.hasPrefix("// Package.swift") && !block.hasPrefix("import ") {
+            #expect(source.contains(block), "README block not in examples/Recipes/Sources/recipes/Recipes.swift:\n\(block)")
+        }
+    }
+
+    @Test("the example builds with one import; each recipe works against nginx; the pinned ones refuse a trusted impostor")
+    func recipesRunAgainstNginx() async throws {
+        let lab = try await offPool { try RecipeLab() }
+        defer { lab.stop() }
+        let recipes = try await offPool { try Self.buildExample(in: lab.directory) }
+        func run(_ arguments: [String], trusting bundle: String? = nil) async throws -> ServertrustCLI.Result {
+            try await offPool { try Self.run(recipes, arguments, certFile: bundle ?? lab.trustedBundle) }
+        }
+        let genuine = lab.url(.genuine, "/hello")
+        let impostor = lab.url(.impostor, "/hello")
+
+        // A private CA: trusted through its file alone, when the system roots do not include it.
+        let privateCA = try await run(["private-ca", genuine, lab.rootPath], trusting: lab.impostorRootPath)
+        #expect(privateCA.status == 0 && privateCA.stdout == RecipeLab.hello, "\(privateCA)")
+        let wrongCA = try await run(["private-ca", genuine, lab.impostorRootPath], trusting: lab.impostorRootPath)
+        #expect(wrongCA.status == 1 && wrongCA.stdout.hasPrefix("error:"), "\(wrongCA)")
+
+        // Pinning: the genuine server passes, the impostor (whose CA the system trusts) is refused.
+        let pinned: [(name: String, arguments: (String) -> [String])] = [
+            ("pinned-certificates", { [$0, lab.pinnedCertificatesFolder] }),
+            ("pins", { [$0, RecipeLab.host] + lab.pins }),
+            ("policy-file", { [$0, lab.policyFilePath] }),
+        ]
+        for recipe in pinned {
+            let accepted = try await run([recipe.name] + recipe.arguments(genuine))
+            #expect(accepted.status == 0 && accepted.stdout == RecipeLab.hello, "\(recipe.name) genuine: \(accepted)")
+            let refused = try await run([recipe.name] + recipe.arguments(impostor))
+            #expect(refused.status == 1 && refused.stdout.hasPrefix("error:"), "\(recipe.name) impostor: \(refused)")
+        }
+        // Without pins the impostor is accepted: the refusals above are the pins' doing.
+        let unpinned = try await run(["basic-auth", lab.url(.impostor, "/private/"), RecipeLab.user, RecipeLab.password])
+        #expect(unpinned.status == 0 && unpinned.stdout == RecipeLab.privateText, "\(unpinned)")
+
+        // Basic authentication, answered on the 401; a wrong password stays a 401.
+        let basic = try await run(["basic-auth", lab.url(.genuine, "/private/"), RecipeLab.user, RecipeLab.password])
+        #expect(basic.status == 0 && basic.stdout == RecipeLab.privateText, "\(basic)")
+        let wrongPassword = try await run(["basic-auth", lab.url(.genuine, "/private/"), RecipeLab.user, "wrong"])
+        #expect(wrongPassword.status == 1 && wrongPassword.stdout.contains("401"), "\(wrongPassword)")
+
+        // A client certificate from a PKCS #12 file; nginx names the subject it verified.
+        let client = try await run(["client-certificate", lab.url(.clientCertificate, "/whoami"), RecipeLab.host, lab.p12Path, RecipeLab.p12Password])
+        #expect(client.status == 0 && client.stdout == "client CN=recipes client,O=ServerTrust Lab verify=SUCCESS\n", "\(client)")
+        let badP12 = try await run(["client-certificate", lab.url(.clientCertificate, "/whoami"), RecipeLab.host, lab.p12Path, "wrong"])
+        #expect(badP12.status == 1 && badP12.stdout.contains("wrongPassword"), "\(badP12)")
+
+        // JSON: the POSTed body as nginx received it, and a Decodable GET of application/*+json.
+        let json = try await run(["json", lab.url(.genuine, "/echo"), lab.url(.genuine, "/user")])
+        #expect(json.status == 0, "\(json)")
+        let lines = json.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2 && lines[1] == "user 42 bob", "\(json)")
+        let posted = lines.first.flatMap { $0.hasPrefix("posted ") ? Data($0.dropFirst(7).utf8) : nil } ?? Data()
+        let echoed = try? JSONSerialization.jsonObject(with: posted) as? [String: Any]
+        #expect(echoed?["id"] as? Int == 7 && echoed?["name"] as? String == "alice", "\(json)")
+
+        // A multipart upload streamed from a file: nginx echoes the body it received.
+        let upload = try await run(["upload", lab.url(.genuine, "/echo"), lab.photoPath])
+        #expect(upload.status == 0, "\(upload)")
+        for expected in ["Content-Disposition: form-data; name=\"title\"\r\n\r\nholiday\r\n",
+                         "Content-Disposition: form-data; name=\"photo\"; filename=\"photo.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n"
+                            + RecipeLab.photo + "\r\n"] {
+            #expect(upload.stdout.contains(expected), "upload body lacks \(expected.debugDescription): \(upload)")
+        }
+    }
+
+    /// The ```swift blocks between `heading` and the next `## ` heading.
+    static func swiftBlocks(inSection heading: String, of markdown: String) -> [String] {
+        guard let start = markdown.range(of: "\n" + heading + "\n") else { return [] }
+        var section = markdown[start.upperBound...]
+        if let end = section.range(of: "\n## ") { section = section[..<end.lowerBound] }
+        var blocks: [String] = []
+        var current: [Substring]?
+        for line in section.split(separator: "\n", omittingEmptySubsequences: false) {
+            if current == nil, line == "```swift" {
+                current = []
+            } else if current != nil, line == "```" {
+                blocks.append(current!.joined(separator: "\n"))
+                current = nil
+            } else {
+                current?.append(line)
+            }
+        }
+        return blocks
+    }
+
+    /// `swift build` of the example package, in a build folder of its own; the executable.
+    static func buildExample(in directory: String) throws -> String {
+        let scratch = directory + "/recipes-build"
+        let swift = try IntegrationTools.require(IntegrationTools.swift, "swift", install: "the Swift toolchain on PATH")
+        let result = try Self.execute(swift, ["build", "--package-path", examplePackage.path, "--scratch-path", scratch, "--product", "recipes"],
+                                      environment: [:], timeout: 1500)
+        guard result.status == 0 else { throw IntegrationError("swift build of examples/Recipes failed:\n\(result.stdout)\n\(result.stderr)") }
+        let warnings = (result.stdout + result.stderr).split(separator: "\n").filter { $0.contains("warning:") }
+        guard warnings.isEmpty else { throw IntegrationError("examples/Recipes builds with warnings:\n\(warnings.joined(separator: "\n"))") }
+        return scratch + "/debug/recipes"
+    }
+
+    /// One recipe, with `SSL_CERT_FILE` as its system roots.
+    static func run(_ recipes: String, _ arguments: [String], certFile: String) throws -> ServertrustCLI.Result {
+        try execute(recipes, arguments, environment: ["SSL_CERT_FILE": certFile, "SSL_CERT_DIR": "/nonexistent"], timeout: 120)
+    }
+
+    static func execute(_ executable: String, _ arguments: [String], environment: [String: String], timeout: Double) throws -> ServertrustCLI.Result {
+        let directory = NSTemporaryDirectory() + "servertrust-recipes-run-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let stdout = directory + "/stdout", stderr = directory + "/stderr"
+        _ = FileManager.default.createFile(atPath: stdout, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderr, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var merged = ProcessInfo.processInfo.environment
+        for (key, value) in environment { merged[key] = value }
+        process.environment = merged
+        process.standardInput = FileHandle.nullDevice
+        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: stdout))
+        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: stderr))
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        try out.close()
+        try err.close()
+        let read = { (path: String) in String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self) }
+        return ServertrustCLI.Result(status: process.terminationStatus, stdout: read(stdout), stderr: read(stderr))
+    }
+}
+
+/// The recipes' servers: one nginx with the genuine site for `localhost` (a private CA), a
+/// site that asks for a client certificate, and an impostor for the same name whose chain
+/// comes from an interception CA that the recipes' "system roots" trust.
+final class RecipeLab: Sendable {
+    enum Site: String, CaseIterable, Sendable {
+        case genuine, clientCertificate = "client-certificate", impostor
+    }
+
+    static let host = "localhost"
+    static let hello = "hello from the recipes' nginx\n"
+    static let privateText = "the private area\n"
+    static let user = "alice"
+    static let password = "recipe secret"
+    static let p12Password = "p12 secret"
+    static let photo = "JFIF pretend photo bytes\n"
+
+    let directory: String
+    let nginx: NginxInstance
+    /// The SPKI pins of the genuine intermediate and of a backup key (`openssl`-computed).
+    let pins: [String]
+
+    var rootPath: String { directory + "/root.pem" }
+    var impostorRootPath: String { directory + "/impostor-root.pem" }
+    /// The genuine root and the interception root: what the recipes' system trusts.
+    var trustedBundle: String { directory + "/trusted.pem" }
+    var pinnedCertificatesFolder: String { directory + "/pinned" }
+    var policyFilePath: String { directory + "/policy.json" }
+    var p12Path: String { directory + "/client.p12" }
+    var photoPath: String { directory + "/photo.jpg" }
+
+    init() throws {
+        let now = Int64(Date().timeIntervalSince1970)
+        let day = LabClock.day
+        let directory = NSTemporaryDirectory() + "servertrust-recipes-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory + "/html/private", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory + "/pinned", withIntermediateDirectories: true)
+        self.directory = directory
+        do {
+            let pki = try LabPKI.webChain(host: Self.host, leafNotBefore: now - day, leafNotAfter: now + 30 * day, keySlot: 110)
+            let impostor = try LabPKI.webChain(host: Self.host, leafNotBefore: now - day, leafNotAfter: now + 30 * day, keySlot: 111)
+            let clientPKI = try LabPKI.webChain(host: "client.recipes.test", leafNotBefore: now - day, leafNotAfter: now + 30 * day, keySlot: 112)
+            let clientLeaf = try LabCertificate.issue(
+                LabCertificateSpec(
+                    subject: LabName([("O", "ServerTrust Lab"), ("CN", "recipes client")]), notBefore: now - day, notAfter: now + 30 * day,
+                    extensions: [.basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
+                                 .subjectKeyIdentifier(), .authorityKeyIdentifier()]),
+                subjectKey: clientPKI.leafKey, issuer: clientPKI.intermediateIssuer)
+
+            let genuineChain = try LabFiles.writeBundle(pki.serverChain, to: directory + "/genuine.pem")
+            let genuineKey = try LabFiles.write(try pki.leafKey.privateKeyPEM(), to: directory + "/genuine.key")
+            let impostorChain = try LabFiles.writeBundle(impostor.serverChain, to: directory + "/impostor.pem")
+            let impostorKey = try LabFiles.write(try impostor.leafKey.privateKeyPEM(), to: directory + "/impostor.key")
+            let clientCA = try LabFiles.write(clientPKI.root.pem, to: directory + "/client-ca.pem")
+            _ = try LabFiles.write(pki.root.pem, to: directory + "/root.pem")
+            _ = try LabFiles.write(impostor.root.pem, to: directory + "/impostor-root.pem")
+            _ = try LabFiles.write(pki.root.pem + impostor.root.pem, to: directory + "/trusted.pem")
+            // AFNetworking's .cer: DER; the recipe pins the genuine intermediate.
+            _ = try LabFiles.write(pki.intermediate.der, to: directory + "/pinned/intermediate.cer")
+            _ = try LabFiles.write(try LabPKCS12.create(certificate: clientLeaf, key: clientPKI.leafKey, chain: [clientPKI.intermediate],
+                                                        password: Self.p12Password), to: directory + "/client.p12")
+            let intermediatePath = try LabFiles.write(pki.intermediate.pem, to: directory + "/intermediate.pem")
+            let backupPath = try LabFiles.write(LabPEM.encode(try LabKey.shared(.p256, slot: 340).publicKeyInfoDER, label: "PUBLIC KEY"), to: directory + "/backup-key.pem")
+            let pins = ["sha256/" + (try Self.openSSLPin(certificate: intermediatePath)), "sha256/" + (try Self.openSSLPin(publicKey: backupPath))]
+            self.pins = pins
+            let policy: [String: Any] = [
+                "version": 1,
+                "hosts": [["host": Self.host, "pins": pins]],
+            ]
+            try JSONSerialization.data(withJSONObject: policy, options: [.prettyPrinted, .sortedKeys]).write(to: URL(fileURLWithPath: directory + "/policy.json"))
+
+            try Data(Self.hello.utf8).write(to: URL(fileURLWithPath: directory + "/html/hello"))
+            try Data(Self.privateText.utf8).write(to: URL(fileURLWithPath: directory + "/html/private/index.txt"))
+            try Data(Self.photo.utf8).write(to: URL(fileURLWithPath: directory + "/photo.jpg"))
+            try Data("\(Self.user):\(try NginxLab.apr1(Self.password))\n".utf8).write(to: URL(fileURLWithPath: directory + "/htpasswd"))
+            _ = try IntegrationTools.require(IntegrationTools.nginxEchoModule, "nginx's echo module",
+                                             install: "apt-get install libnginx-mod-http-echo")
+
+            nginx = try NginxInstance.start(prefix: directory, portCount: Site.allCases.count) { ports in
+                zip(Site.allCases, ports).map { site, port in
+                    let (chain, key) = site == .impostor ? (impostorChain, impostorKey) : (genuineChain, genuineKey)
+                    var block = """
+                            server {
+                                listen 127.0.0.1:\(port) ssl;
+                                server_name \(Self.host);
+                                ssl_certificate \(chain);
+                                ssl_certificate_key \(key);
+                                root \(directory)/html;
+                                index index.txt;
+                                default_type text/plain;
+                                client_body_buffer_size 1m;
+                                location /private/ { auth_basic "recipes"; auth_basic_user_file \(directory)/htpasswd; }
+                                location = /echo { echo_read_request_body; echo_request_body; }
+                                location = /user { default_type application/vnd.example.user+json; return 200 '{"id":42,"name":"bob"}'; }
+
+                        """
+                    if site == .clientCertificate {
+                        block += """
+                                    ssl_client_certificate \(clientCA);
+                                    ssl_verify_client on;
+                                    ssl_verify_depth 2;
+                                    location = /whoami { return 200 "client $ssl_client_s_dn verify=$ssl_client_verify\\n"; }
+
+                            """
+                    }
+                    return block + "        }\n"
+                }.joined()
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
+    }
+
+    func stop() {
+        nginx.stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func url(_ site: Site, _ path: String) -> String {
+        "https://\(Self.host):\(nginx.ports[Site.allCases.firstIndex(of: site) ?? 0])\(path)"
+    }
+
+    /// The base64 SHA-256 of a certificate's SubjectPublicKeyInfo, the way curl's and OWASP's
+    /// pinning guides compute it with the openssl CLI.
+    static func openSSLPin(certificate path: String) throws -> String {
+        try openSSLPin(publicKeyPEM: try shell("openssl x509 -in '\(path)' -pubkey -noout"))
+    }
+
+    static func openSSLPin(publicKey path: String) throws -> String {
+        try openSSLPin(publicKeyPEM: try String(contentsOfFile: path, encoding: .utf8))
+    }
+
+    private static func openSSLPin(publicKeyPEM: String) throws -> String {
+        let file = NSTemporaryDirectory() + "servertrust-recipes-key-" + UUID().uuidString + ".pem"
+        try Data(publicKeyPEM.utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        return try shell("openssl pkey -pubin -in '\(file)' -outform DER | openssl dgst -sha256 -binary | openssl base64 -A")
+    }
+
+    private static func shell(_ command: String) throws -> String {
+        let result = try RecipesTests.execute("/bin/sh", ["-c", command], environment: [:], timeout: 60)
+        guard result.status == 0, !result.stdout.isEmpty else { throw IntegrationError("\(command): \(result)") }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
