@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "ServerTrustLab", dependencies: ["COpenSSL", "CServerTrustShims"]),
         .executableTarget(
             name: "servertrust",
-            dependencies: ["ServerTrustHTTP", "ServerTrust", "TrustEvaluation", "CertificateParsing", "ServerTrustLab"]
+            dependencies: ["ServerTrustHTTP", "ServerTrust", "TrustEvaluation", "CertificateParsing", "ServerTrustLab", "CServerTrustShims"]
         ),
         .testTarget(name: "CertificateParsingTests", dependencies: ["CertificateParsing", "ServerTrustLab"]),
         .testTarget(name: "TrustEvaluationTests", dependencies: ["TrustEvaluation", "CertificateParsing", "ServerTrustLab"]),

@@ -1,10 +1,12 @@
 // For pthread_setname_np, a GNU extension (defined before any header includes <features.h>).
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <pthread.h>
 #include "CServerTrustShims.h"
 
 void CServerTrustShims_OPENSSL_free(void *p) { OPENSSL_free(p); }
 int CServerTrustShims_set_thread_name(const char *name) { return pthread_setname_np(pthread_self(), name); }
+size_t CServerTrustShims_heap_in_use(void) { struct mallinfo2 info = mallinfo2(); return info.uordblks + info.hblkhd; }
 long CServerTrustShims_SSL_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }
 long CServerTrustShims_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_min_proto_version(ctx, version); }
 long CServerTrustShims_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_max_proto_version(ctx, version); }

@@ -12,7 +12,7 @@ struct StressCommandTests {
     /// Requests before the memory baseline under AddressSanitizer (see `load()`).
     static let asanWarmUp = 11_000
 
-    @Test("load: 10,000 keep-alive requests and 1,000 new connections, 64 in flight; memory within 10%, no descriptor leaked")
+    @Test("load: 10,000 keep-alive requests and 1,000 new connections, 64 in flight; heap in use within 10%, no descriptor leaked")
     func load() throws {
         var environment: [String: String] = [:]
         var arguments = ["stress", "load", "--json"]
@@ -40,7 +40,18 @@ struct StressCommandTests {
         #expect((figures["server_connections_accepted"] as? Int ?? .max) < 1000 + 2000, "keep-alive requests reused connections")
         let first = try #require(figures["rss_at_checkpoint_kib"] as? Int)
         let end = try #require(figures["rss_end_kib"] as? Int)
-        #expect(first > 0 && Double(end) <= Double(first) * 1.10, "RSS \(first) → \(end) KiB")
+        if asan {
+            // AddressSanitizer's allocator: no heap figure; resident memory holds the 10%.
+            #expect(figures["heap_growth_percent"] is NSNull)
+            #expect(first > 0 && Double(end) <= Double(first) * 1.10, "RSS \(first) → \(end) KiB")
+        } else {
+            // The leak bound is on the heap in use; resident memory, which also counts pages
+            // malloc keeps for reuse, within 25% (StressCommand.allowedResidentGrowth).
+            let heapFirst = try #require(figures["heap_at_checkpoint_kib"] as? Int)
+            let heapEnd = try #require(figures["heap_end_kib"] as? Int)
+            #expect(heapFirst > 0 && Double(heapEnd) <= Double(heapFirst) * 1.10, "heap \(heapFirst) → \(heapEnd) KiB")
+            #expect(first > 0 && Double(end) <= Double(first) * 1.25, "RSS \(first) → \(end) KiB")
+        }
         #expect(figures["fds_before"] as? Int == figures["fds_after"] as? Int, "\(figures)")
         #expect(figures["ok"] as? Bool == true, "\(figures["failures"] ?? "")")
     }

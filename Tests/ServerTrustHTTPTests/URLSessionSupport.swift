@@ -101,7 +101,7 @@ final class URLProtocolLab: Sendable {
                             }
                             location = /stall-body {
                                 default_type text/plain;
-                                echo "first"; echo_flush; echo_sleep 3; echo "second"; echo_flush; echo_sleep 0.5; echo "third";
+                                echo "first"; echo_flush; echo_sleep 10; echo "second"; echo_flush; echo_sleep 0.5; echo "third";
                             }
                             location = /unauthorized {
                                 add_header WWW-Authenticate 'Bearer realm="api", error="invalid_token"' always;

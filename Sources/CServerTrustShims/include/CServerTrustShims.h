@@ -3,6 +3,7 @@
 // One-line wrappers for OpenSSL macros the Clang importer cannot see, for libcurl's variadic
 // setters, which Swift cannot call, and for the deprecated EC_KEY calls (the one block in
 // shims.c allowed to use deprecated OpenSSL API). No logic lives here.
+#include <stddef.h>
 #include <stdint.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -12,6 +13,10 @@
 /// Names the calling thread (what `top -H`, gdb and perf show); 15 bytes at most. The Glibc
 /// module does not export this GNU extension.
 int CServerTrustShims_set_thread_name(const char *name);
+/// Bytes the C allocator has handed out and not taken back (glibc `mallinfo2`: `uordblks` plus
+/// `hblkhd`), which, unlike resident memory, does not count pages the allocator keeps for reuse.
+/// 0 where malloc is not glibc's (AddressSanitizer's allocator replaces it).
+size_t CServerTrustShims_heap_in_use(void);
 void CServerTrustShims_OPENSSL_free(void *p);
 long CServerTrustShims_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
 long CServerTrustShims_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version);
