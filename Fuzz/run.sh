@@ -155,7 +155,7 @@ target_sources() {
     chain-accept) echo "$FUZZ/Targets/chain.swift" ;;
     # The limbo decoder lives in the servertrust executable: compile its real files (the
     # request handling, JSON output, option parsing) with stubs for the unrelated subcommands.
-    limbo) write_cli_stubs && echo "$FUZZ/Targets/limbo.swift $ROOT/Sources/servertrust/LimboServeCommand.swift $ROOT/Sources/servertrust/JSON.swift $ROOT/Sources/servertrust/CLI.swift $B/cli-stubs.swift" ;;
+    limbo) write_cli_stubs && echo "$FUZZ/Targets/limbo.swift $ROOT/Sources/servertrust/Commands/LimboServeCommand.swift $ROOT/Sources/servertrust/Output/JSON.swift $ROOT/Sources/servertrust/CLI.swift $B/cli-stubs.swift" ;;
     *) echo "$FUZZ/Targets/$t.swift" ;;
   esac
   echo "$FUZZ/Support/Touch.swift"

@@ -111,8 +111,7 @@ struct PinSetCommandTests {
 
     @Test("the worked example of docs/pinset-format.md verifies with its published keys, and not after its window")
     func workedExample() throws {
-        let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("examples/pinsets").path
+        let examples = repositoryRoot().appendingPathComponent("examples/pinsets").path
         let keys = try String(contentsOfFile: examples + "/signing-keys.txt", encoding: .utf8).split(separator: "\n").map(String.init)
         #expect(keys.count == 2)
         let arguments = ["pinset", "verify", examples + "/pinset-2.json"] + keys.flatMap { ["--key", $0] }

@@ -29,8 +29,7 @@ struct PolicyFileTests {
 
     @Test("every example in examples/policies loads", arguments: ["spki-pins.json", "afnetworking.json", "alamofire.json", "trustkit.json"])
     func examples(_ name: String) throws {
-        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("examples/policies/" + name).path
+        let path = repositoryRoot().appendingPathComponent("examples/policies/" + name).path
         let policy = try PolicyFile.load(contentsOf: path)
         #expect(!policy.hosts.isEmpty)
         _ = policy.makeManager()
