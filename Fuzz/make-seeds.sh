@@ -14,6 +14,8 @@
 #   OUT/limbo              limbo-jsonl/1 request lines built from the first 200 test cases of
 #                          ../shared/conformance/limbo-open.json.gz (non-BetterTLS cases first)
 #   OUT/policy             examples/policies/*.json and variants pointing at OUT/policy-base
+#   OUT/pinset             policies to sign, and envelopes signed by the fuzz target's fixed Ed25519
+#                          key (RFC 8032 §7.1 TEST 1), valid at 2030-01-01, some tampered
 #   OUT/wwwauth            WWW-Authenticate / Proxy-Authenticate values
 #
 # Needs: openssl, python3. Deterministic apart from keys and signatures (fresh each run);
@@ -26,7 +28,7 @@ SHARED="$(cd "$ROOT/.." && pwd)/shared"
 BUNDLE="${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}"
 TMP="$OUT.tmp.$$"
 rm -rf "$TMP"
-mkdir -p "$TMP"/{der,certificate,crl,pem,names,chain,chain-accept,pkcs12,privatekey,limbo,policy,policy-base/certs,wwwauth,work}
+mkdir -p "$TMP"/{der,certificate,crl,pem,names,chain,chain-accept,pkcs12,privatekey,limbo,policy,policy-base/certs,pinset,wwwauth,work}
 W="$TMP/work"
 cd "$W"
 O() { openssl "$@" 2>>"$W/openssl.log"; }
@@ -422,6 +424,28 @@ for special in /dev/zero /dev/stdin /dev/urandom /proc; do
     >"$TMP/policy/probe-$(basename "$special").json"
 done
 printf '%s' '[1, "x", null, {"a": [[[[]]]]}]' >"$TMP/policy/not-an-object.json"
+
+# ---------------------------------------------------------------- signed pin sets
+# The fuzz target's fixed key: PKCS #8 around RFC 8032 §7.1 TEST 1's secret.
+printf '302e020100300506032b6570042204209d61b19deffd5a60ba844af492ec2cc44449c5697b7ec5d6b5b6d6c7f9d5a3de' \
+  | python3 -c 'import sys; sys.stdout.buffer.write(bytes.fromhex(sys.stdin.read()))' >pinset-key.der
+O pkey -inform DER -in pinset-key.der -out pinset-key.pem
+KEYID="$(O pkey -in pinset-key.pem -pubout -outform DER | openssl dgst -sha256 -hex | sed 's/^.* //')"
+cp "$ROOT"/examples/policies/spki-pins.json "$TMP/pinset/policy-spki-pins.json"
+pinset_envelope() {  # NAME SERIAL PAYLOAD-TEXT [tamper]
+  printf '%s' "$3" >"pinset-$1.payload"
+  O pkeyutl -sign -inkey pinset-key.pem -rawin -in "pinset-$1.payload" -out "pinset-$1.sig"
+  [ "${4:-}" = tamper ] && printf '%s' "$3" | sed 's/"serial": [0-9]*/"serial": 99/' >"pinset-$1.payload"
+  printf '{"keyId": "%s", "payload": "%s", "signature": "%s"}\n' "$KEYID" \
+    "$(base64 -w0 <"pinset-$1.payload")" "$(base64 -w0 <"pinset-$1.sig")" >"$TMP/pinset/$1.json"
+}
+PINS='"pins": ["sha256/'"$SPKI"'", "sha256/IKOvAC5GbNlBN8FCd8u8d3I4riNIMX5c7w5L/wR+ytQ="]'
+pinset_envelope good 5 '{"version": 1, "pinSet": {"version": 1, "serial": 5, "issuedAt": "2029-12-31T00:00:00Z", "expiresAt": "2030-06-01T00:00:00Z"}, "hosts": [{"host": "api.example.com", '"$PINS"', "negativePins": ["sha256/C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M="]}]}'
+pinset_envelope expired 6 '{"version": 1, "pinSet": {"version": 1, "serial": 6, "issuedAt": "2029-01-01", "expiresAt": "2029-06-01"}, "hosts": [{"host": "**.example.com", '"$PINS"'}]}'
+pinset_envelope tampered 5 '{"version": 1, "pinSet": {"version": 1, "serial": 5, "issuedAt": "2029-12-31T00:00:00Z", "expiresAt": "2030-06-01T00:00:00Z"}, "hosts": [{"host": "api.example.com", '"$PINS"'}]}' tamper
+pinset_envelope rotates 8 '{"version": 1, "pinSet": {"version": 1, "serial": 8, "issuedAt": "2029-12-31T00:00:00Z", "expiresAt": "2030-06-01T00:00:00Z", "signingKeys": ["MCowBQYDK2VwAyEA11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=", "MCowBQYDK2VwAyEAPUAXw+hDiVqStwqnTRt+vJyYLM8uxJaMwM1V8Sr0Zgw="]}, "hosts": [{"host": "api.example.com", '"$PINS"'}]}'
+pinset_envelope duplicate-serial 9 '{"version": 1, "pinSet": {"version": 1, "serial": 9, "serial": 1, "issuedAt": "2029-12-31T00:00:00Z", "expiresAt": "2030-06-01T00:00:00Z"}, "hosts": [{"host": "api.example.com", '"$PINS"'}]}'
+printf '%s' '{"version": 1, "hosts": [{"host": "api.example.com", "pins": ["sha256/'"$SPKI"'", "sha256/IKOvAC5GbNlBN8FCd8u8d3I4riNIMX5c7w5L/wR+ytQ="], "certificates": ["leaf.pem"], "evaluator": "disabled"}]}' >"$TMP/pinset/policy-not-allowed.json"
 
 # ---------------------------------------------------------------- WWW-Authenticate values (one per line)
 printf '%s\n' 'Basic realm="WallyWorld"' >"$TMP/wwwauth/basic"

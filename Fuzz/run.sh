@@ -31,7 +31,7 @@ M="$B/modules"
 RESULTS="$B/results.tsv"
 
 # Every target, in the order `all` and `smoke` run them.
-TARGETS=(der pem certificate crl names chain chain-accept pkcs12 privatekey limbo policy wwwauth)
+TARGETS=(der pem certificate crl names chain chain-accept pkcs12 privatekey limbo policy pinset wwwauth)
 # Targets allowed to be skipped when they do not build (none: every target's code exists, so a
 # build failure fails `smoke` and CI). Kept for targets added ahead of their code.
 OPTIONAL_TARGETS=" "
@@ -142,7 +142,7 @@ target_modules() {
   case "$1" in
     der | pem | certificate | crl) echo "CertificateParsing" ;;
     names | chain | chain-accept | pkcs12 | privatekey) echo "CertificateParsing TrustEvaluation" ;;
-    policy) echo "CertificateParsing TrustEvaluation ServerTrust" ;;
+    policy | pinset) echo "CertificateParsing TrustEvaluation ServerTrust" ;;
     # CLI.swift (compiled into the limbo target) prints libcurl's version, from ServerTrustHTTP.
     limbo) echo "CertificateParsing TrustEvaluation ServerTrust ServerTrustHTTP" ;;
     wwwauth) echo "CertificateParsing TrustEvaluation ServerTrust ServerTrustHTTP" ;;
@@ -155,7 +155,7 @@ target_sources() {
     chain-accept) echo "$FUZZ/Targets/chain.swift" ;;
     # The limbo decoder lives in the servertrust executable: compile its real files (the
     # request handling, JSON output, option parsing) with stubs for the unrelated subcommands.
-    limbo) write_cli_stubs && echo "$FUZZ/Targets/limbo.swift $ROOT/Sources/servertrust/LimboServeCommand.swift $ROOT/Sources/servertrust/JSON.swift $ROOT/Sources/servertrust/CLI.swift $B/cli-stubs.swift" ;;
+    limbo) write_cli_stubs && echo "$FUZZ/Targets/limbo.swift $ROOT/Sources/servertrust/Commands/LimboServeCommand.swift $ROOT/Sources/servertrust/Output/JSON.swift $ROOT/Sources/servertrust/CLI.swift $B/cli-stubs.swift" ;;
     *) echo "$FUZZ/Targets/$t.swift" ;;
   esac
   echo "$FUZZ/Support/Touch.swift"

@@ -1,5 +1,5 @@
 // Fuzz target "limbo": the limbo-jsonl/1 request decoder of `servertrust limbo-serve`
-// (Sources/servertrust/LimboServeCommand.swift, compiled here unchanged): one request line in,
+// (Sources/servertrust/Commands/LimboServeCommand.swift, compiled here unchanged): one request line in,
 // LimboServeCommand.answer(_:) builds the certificates, CRLs and policy from the JSON and runs
 // the Verifier (OpenSSL signatures). The answer must always be one JSON object with an id,
 // a result in SUCCESS / FAILURE / SKIP and a reason, whatever the line holds.

@@ -32,6 +32,7 @@ enum CLI {
           inspect FILE... [--json]     show the certificates in PEM/DER files and bundles
           inspect https://HOST[:PORT]  what a server serves: TLS version, ALPN, the chain, and whether it verifies
           pins FILE|https://HOST       the pins to configure, with a backup: ServerTrust, TrustKit, OkHttp, ATS, curl
+          pinset keygen|sign|verify|serve  signed pin-set updates: signing keys, documents, a loopback endpoint
           evaluate CHAIN.pem --host H  judge a served chain offline (AFNetworking policy, pins, policy file; --help)
           get URL [options]            one HTTPS request through the policy flags of evaluate, curl-style options
           demo [--json]                the policy matrix, live: local servers, a man-in-the-middle, 12 policies × 6 situations
@@ -61,6 +62,7 @@ enum CLI {
             case "get": return try GetCommand.run(rest)
             case "limbo-serve": return try LimboServeCommand.run(rest)
             case "pins": return try PinsCommand.run(rest)
+            case "pinset": return try PinSetCommand.run(rest)
             case "help", "--help", "-h":
                 print(usage)
                 return ExitCode.success

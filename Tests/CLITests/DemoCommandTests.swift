@@ -7,7 +7,8 @@ struct DemoCommandTests {
     func jsonMatrixMatches() throws {
         let result = try CLIRunner.run(["demo", "--json"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        let cells = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        let output = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let cells = try #require(output["matrix"] as? [[String: Any]])
         #expect(cells.count == 12 * 8 * 2)
         for cell in cells {
             for key in ["mode", "allowInvalidCertificates", "validatesDomainName", "strict", "situation", "expected", "actual", "reason"] {
@@ -32,6 +33,21 @@ struct DemoCommandTests {
         }
     }
 
+    @Test("the rotation scene: forged, tampered, MITM-served and replayed updates refused, the operator's set accepted and in force after a restart")
+    func rotationScene() throws {
+        let result = try CLIRunner.run(["demo", "--json"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let output = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let steps = try #require(output["rotation"] as? [[String: String]])
+        #expect(steps.count == 10)
+        for step in steps { #expect(step["expected"] == step["actual"], "\(step)") }
+        // What each refusal was refused for: the scene shows the rule that stops each attack.
+        let details = steps.map { $0["detail"] ?? "" }
+        #expect(details.prefix(5) == ["not-pinned", "unknownKey", "badSignature", "fetch: not-pinned", "serial 2 in force"], "\(details)")
+        #expect(details[6] == "serialNotIncreasing")
+        #expect(steps.map { $0["actual"] ?? "" } == ["refused", "refused", "refused", "refused", "accepted", "accepted", "refused", "accepted", "accepted", "accepted"])
+    }
+
     @Test("the human matrix names both semantics and ends with the summary line")
     func humanMatrix() throws {
         let result = try CLIRunner.run(["demo", "--no-color"])
@@ -39,6 +55,7 @@ struct DemoCommandTests {
         #expect(result.stdout.contains("COMPAT semantics"))
         #expect(result.stdout.contains("STRICT semantics"))
         #expect(result.stdout.contains("192 of 192 cells match the expected table"))
+        #expect(result.stdout.contains("10 of 10 rotation steps as expected"))
         #expect(!result.stdout.contains("\u{1B}["), "no colour codes when asked for none or not on a terminal")
     }
 

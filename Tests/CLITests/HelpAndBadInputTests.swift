@@ -29,7 +29,7 @@ struct HelpAndBadInputTests {
     }
 
     static let helpCases: [[String]] = [
-        ["inspect"], ["pins"], ["evaluate"], ["get"], ["demo"], ["bench"], ["bench", "evaluate"], ["bench", "https"], ["limbo-serve"],
+        ["inspect"], ["pins"], ["pinset"], ["evaluate"], ["get"], ["demo"], ["bench"], ["bench", "evaluate"], ["bench", "https"], ["limbo-serve"],
         ["stress"], ["stress", "load"],
     ]
 
@@ -50,7 +50,7 @@ struct HelpAndBadInputTests {
         for spelling in ["help", "--help", "-h"] {
             let result = try CLIRunner.run([spelling])
             #expect(result.status == 0)
-            for command in ["inspect FILE", "inspect https://HOST", "pins ", "evaluate ", "get ", "demo ", "bench ", "stress ", "limbo-serve", "exit codes:"] {
+            for command in ["inspect FILE", "inspect https://HOST", "pins ", "pinset ", "evaluate ", "get ", "demo ", "bench ", "stress ", "limbo-serve", "exit codes:"] {
                 #expect(result.stdout.contains(command), "\(spelling): missing \(command)")
             }
         }
@@ -64,6 +64,11 @@ struct HelpAndBadInputTests {
         ("inspect", ["inspect"]),
         ("pins", ["pins", "--format", "xml"]),
         ("pins", ["pins"]),
+        ("pinset", ["pinset"]),
+        ("pinset", ["pinset", "sign"]),
+        ("pinset", ["pinset", "verify", "/nonexistent.json", "--key", "x", "--key", "y"]),
+        ("pinset", ["pinset", "keygen", "--out", "/proc/forbidden.pem"]),
+        ("pinset", ["pinset", "serve", "/nonexistent.json"]),
         ("evaluate", ["evaluate"]),
         ("evaluate", ["evaluate", "/nonexistent/chain.pem", "--host", "example.test"]),
         // A readable chain, but a host that no certificate can match: bad input, not a rejection.

@@ -404,6 +404,11 @@ struct DERReaderTests {
         let before = try #require(ASN1Time(year: 1969, month: 12, day: 31, hour: 23, minute: 59, second: 59))
         #expect(before.secondsSince1970 == -1)
         #expect(ASN1Time(secondsSince1970: -1).rfc3339 == "1969-12-31T23:59:59Z")
+        #expect(ASN1Time(secondsSince1970: -86_400).rfc3339 == "1969-12-31T00:00:00Z")
+        #expect(ASN1Time(secondsSince1970: -86_401).rfc3339 == "1969-12-30T23:59:59Z")
+        // Any clock value converts without trapping (a signed pin set's error message renders
+        // the injected clock; Int64.min overflowed the floor division).
+        for extreme in [Int64.min, Int64.min + 1, Int64.max] { #expect(ASN1Time(secondsSince1970: extreme).secondsSince1970 == extreme) }
         #expect(before < epoch)
         #expect(epoch < y2038)
         // The same instant in both encodings compares equal.

@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // The README's recipes as an app would write them: a package that depends on ServerTrust by
-// path and imports ServerTrustKit alone. Tests/ServerTrustHTTPTests/RecipesTests.swift builds
+// path and imports ServerTrustKit alone. Tests/ServerTrustHTTPTests/Integration/RecipesTests.swift builds
 // it and runs every recipe against a local nginx.
 //
 // In your own app the dependency is

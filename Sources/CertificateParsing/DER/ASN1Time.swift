@@ -45,8 +45,9 @@ public struct ASN1Time: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     /// Creates a time from seconds since 1970 (UTC).
     public init(secondsSince1970 seconds: Int64) {
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let rest = Int(seconds - days * 86_400)
+        // Floor division written so that no Int64 overflows (`seconds - 86_399` did at Int64.min).
+        let days = seconds >= 0 ? seconds / 86_400 : -1 - (-1 - seconds) / 86_400
+        let rest = Int(seconds >= 0 ? seconds % 86_400 : 86_399 - (-1 - seconds) % 86_400)
         let (y, m, d) = ASN1Time.civilFromDays(days)
         self.year = y
         self.month = m

@@ -41,6 +41,10 @@ public struct PolicyConfigurationError: Error, Hashable, Sendable, CustomStringC
         case conflictingOptions
         /// A `version` this library does not know.
         case unsupportedVersion
+        /// A key or value a signed pin set may not hold: file paths (`certificates`, `anchors`),
+        /// which name files on the signer's machine, and the `disabled` evaluator
+        /// (docs/pinset-format.md).
+        case notAllowedInPinSet
         /// A key that appears twice in one JSON object (a JSON parser would silently keep
         /// one: `"enforcePinning": true, …, "enforcePinning": false`).
         case duplicateKey

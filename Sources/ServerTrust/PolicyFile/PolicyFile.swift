@@ -90,15 +90,7 @@ public struct PolicyFile: Sendable {
     /// - Returns: The policy.
     /// - Throws: ``PolicyFileError`` listing every problem.
     public static func parse(_ json: [UInt8], baseDirectory: String = ".") throws(PolicyFileError) -> PolicyFile {
-        let root: Any
-        do {
-            root = try JSONSerialization.jsonObject(with: Data(json))
-        } catch {
-            throw PolicyFileError([PolicyConfigurationError(.unreadable, path: "$", "not JSON: \(error.localizedDescription)")])
-        }
-        // JSONSerialization keeps the last of two equal keys; the text is checked for them,
-        // and they are reported first, with whatever else is wrong.
-        let duplicates = JSONDuplicateKeys.problems(in: json)
+        let (root, duplicates) = try readJSON(json)
         if let object = root as? [String: Any], object["kTSKPinnedDomains"] != nil {
             let file: PolicyFile
             do { file = try fromTrustKit(object) } catch { throw PolicyFileError(duplicates + error.problems) }
@@ -110,6 +102,21 @@ public struct PolicyFile: Sendable {
         let problems = duplicates + parser.reader.problems
         guard problems.isEmpty, let file else { throw PolicyFileError(problems) }
         return file
+    }
+
+    /// The one place JSON text becomes a tree, for policy files and signed pin sets alike.
+    /// - Returns: The tree, and the repeated keys (problems, reported first, with whatever else
+    ///   is wrong).
+    /// - Throws: ``PolicyFileError`` (`unreadable` at `$`) when the text is not JSON.
+    static func readJSON(_ json: [UInt8]) throws(PolicyFileError) -> (root: Any, duplicates: [PolicyConfigurationError]) {
+        let root: Any
+        do {
+            root = try JSONSerialization.jsonObject(with: Data(json))
+        } catch {
+            throw PolicyFileError([PolicyConfigurationError(.unreadable, path: "$", "not JSON: \(error.localizedDescription)")])
+        }
+        // JSONSerialization keeps the last of two equal keys; the text is checked for them.
+        return (root, JSONDuplicateKeys.problems(in: json))
     }
 
     /// The manager this policy describes.

@@ -4,7 +4,15 @@ import TrustEvaluation
 
 /// Parses the JSON policy schema (docs/policy-schema.md), collecting every problem.
 struct PolicyFileParser {
+    /// What the document is: a policy file on this machine, or the policy of a signed pin set
+    /// (docs/pinset-format.md), which may not name files and may not disable evaluation.
+    enum Profile {
+        case file
+        case signedPinSet
+    }
+
     let baseDirectory: String
+    let profile: Profile
     var reader = ConfigReader()
 
     static let topLevelKeys: Set<String> = ["version", "semantics", "allHostsMustBeEvaluated", "anchors", "anchorsOnly", "crls", "reportUris", "hosts"]
@@ -30,13 +38,14 @@ struct PolicyFileParser {
 
     static let hostKeys: Set<String> = Set(hostKeyUsers.keys).union(["host", "includeSubdomains", "excludeFromParentPolicy", "evaluator", "anchors", "anchorsOnly", "crls"])
 
-    init(baseDirectory: String) {
+    init(baseDirectory: String, profile: Profile = .file) {
         self.baseDirectory = baseDirectory
+        self.profile = profile
     }
 
     mutating func parse(_ root: Any) -> PolicyFile? {
         guard let object = reader.object(root, "$") else { return nil }
-        reader.allowOnly(object, Self.topLevelKeys, "$")
+        reader.allowOnly(object, profile == .signedPinSet ? Self.topLevelKeys.union(["pinSet"]) : Self.topLevelKeys, "$")
         let version = reader.integer(object, "version", "$")
         if object["version"] == nil {
             reader.fail(.missingKey, "$.version", "missing (this library reads version 1)")
@@ -194,6 +203,11 @@ struct PolicyFileParser {
                     "unknown evaluator \"\(name)\" (\(PolicyFile.EvaluatorKind.allCases.map(\.rawValue).joined(separator: ", ")))")
                 continue
             }
+            if kind == .disabled && profile == .signedPinSet {
+                // An update may change pins, never switch evaluation off.
+                reader.fail(.notAllowedInPinSet, namePath, "a signed pin set cannot disable trust evaluation")
+                continue
+            }
             kinds.append(kind)
         }
         return kinds
@@ -280,6 +294,12 @@ struct PolicyFileParser {
 
     /// Certificate files or directories, relative to the policy file.
     mutating func certificates(_ object: [String: Any], _ key: String, _ path: String) -> [Certificate]? {
+        if profile == .signedPinSet, object[key] != nil {
+            // Paths name files on the signer's machine; a document from the network must not
+            // make the client read local files.
+            reader.fail(.notAllowedInPinSet, ConfigReader.path(path, key), "a signed pin set cannot name files (pins only)")
+            return nil
+        }
         guard let entries = reader.strings(object, key, path) else { return nil }
         var result: [Certificate] = []
         for (file, filePath) in entries {

@@ -10,9 +10,7 @@ import Testing
 /// they must refuse while an unpinned session accepts it.
 @Suite("README recipes: an app package with one import, against nginx", .enabled(if: IntegrationTools.nginxSuiteEnabled))
 struct RecipesTests {
-    /// The repository root (this file is `Tests/ServerTrustHTTPTests/RecipesTests.swift`).
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let repository = repositoryRoot()
     static let examplePackage = repository.appendingPathComponent("examples/Recipes")
     static let recipesSource = examplePackage.appendingPathComponent("Sources/recipes/Recipes.swift")
 

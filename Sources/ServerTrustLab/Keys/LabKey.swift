@@ -93,8 +93,44 @@ public final class LabKey: @unchecked Sendable, Hashable, CustomStringConvertibl
     ///
     /// - Parameter algorithm: The algorithm and size.
     /// - Throws: ``LabError`` if OpenSSL cannot generate the key.
-    public init(_ algorithm: LabKeyAlgorithm) throws {
-        let generated = try Self.generate(algorithm)
+    public convenience init(_ algorithm: LabKeyAlgorithm) throws {
+        try self.init(adopting: try Self.generate(algorithm), algorithm: algorithm)
+    }
+
+    /// Loads an unencrypted private key from PEM (`PRIVATE KEY`, `EC PRIVATE KEY`, `RSA PRIVATE
+    /// KEY`), such as a server key a command-line tool is given.
+    ///
+    /// - Parameter pem: The PEM text.
+    /// - Throws: ``LabError`` if OpenSSL cannot read it or its algorithm is not one the Lab knows.
+    public convenience init(privateKeyPEM pem: String) throws {
+        let bytes = Array(pem.utf8)
+        guard let count = Int32(exactly: bytes.count) else { throw LabError.invalid("LabKey(privateKeyPEM:)", "oversized PEM text") }
+        let loaded = bytes.withUnsafeBytes { buffer -> OpaquePointer? in
+            guard let bio = BIO_new_mem_buf(buffer.baseAddress, count) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+        }
+        guard let loaded else { throw LabError.openSSL("PEM_read_bio_PrivateKey") }
+        let algorithm: LabKeyAlgorithm
+        switch EVP_PKEY_get_base_id(loaded) {
+        case EVP_PKEY_RSA: algorithm = .rsa(bits: Int(EVP_PKEY_get_bits(loaded)))
+        case EVP_PKEY_EC:
+            switch EVP_PKEY_get_bits(loaded) {
+            case 256: algorithm = .p256
+            case 384: algorithm = .p384
+            default: algorithm = .p521
+            }
+        case EVP_PKEY_ED25519: algorithm = .ed25519
+        case EVP_PKEY_ED448: algorithm = .ed448
+        default:
+            EVP_PKEY_free(loaded)
+            throw LabError.invalid("LabKey(privateKeyPEM:)", "not an RSA, EC, Ed25519 or Ed448 key")
+        }
+        try self.init(adopting: loaded, algorithm: algorithm)
+    }
+
+    /// Takes ownership of `generated` (freed here if the key cannot be completed).
+    private init(adopting generated: OpaquePointer, algorithm: LabKeyAlgorithm) throws {
         // Until every stored property is set, deinit cannot run, so a failure here must free
         // the key itself; deriving everything first keeps that window to this one block.
         let publicKeyInfoDER: [UInt8]

@@ -158,3 +158,13 @@ struct ClosureEvaluator: ServerTrustEvaluating {
         return .accepted(trust.served, by: name, "accepted by \(name)")
     }
 }
+
+/// The repository root: the nearest folder above `file` that holds `Package.swift`, so a test
+/// finds the repository's files wherever in the test folders it lives.
+func repositoryRoot(_ file: String = #filePath) -> URL {
+    var folder = URL(fileURLWithPath: file).deletingLastPathComponent()
+    while folder.path != "/", !FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
+        folder = folder.deletingLastPathComponent()
+    }
+    return folder
+}

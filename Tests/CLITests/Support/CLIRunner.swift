@@ -78,3 +78,13 @@ enum CLIRunner {
         return path
     }
 }
+
+/// The repository root: the nearest folder above `file` that holds `Package.swift`, so a test
+/// finds the repository's files wherever in the test folders it lives.
+func repositoryRoot(_ file: String = #filePath) -> URL {
+    var folder = URL(fileURLWithPath: file).deletingLastPathComponent()
+    while folder.path != "/", !FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
+        folder = folder.deletingLastPathComponent()
+    }
+    return folder
+}

@@ -135,16 +135,19 @@ enum DemoCommand {
 
                 Starts local TLS servers (genuine, other host, expired, pinned self-signed, attacker,
                 man-in-the-middle) and runs every AFNetworking policy combination against each, through
-                the HTTPS client, in compat and strict semantics. Prints the matrix (or one JSON object
-                per cell with --json). It stops every server and deletes its temporary folder when it ends,
-                also on Ctrl-C.
+                the HTTPS client, in compat and strict semantics, then the rotation scene: the API server
+                moves to a key the installed pins do not cover, and signed pin-set updates (forged,
+                tampered, served by a man in the middle, replayed, and the operator's) are fetched and
+                verified live. Prints the matrix and the scene. It stops every server and deletes its
+                temporary folder when it ends, also on Ctrl-C.
 
                 options:
-                  --json        one object per cell: mode, allowInvalidCertificates, validatesDomainName,
-                                strict, situation, expected, actual, reason
+                  --json        {"matrix": [one object per cell: mode, allowInvalidCertificates,
+                                validatesDomainName, strict, situation, expected, actual, reason],
+                                "rotation": [one object per step: step, expected, actual, detail]}
                   --no-color    no colour (the default when stdout is not a terminal)
 
-                exit codes: 0 every cell matches the expected table, 1 some cell does not, 2 bad usage
+                exit codes: 0 every cell and step is as expected, 1 some is not, 2 bad usage
                 """)
             return ExitCode.success
         }
@@ -157,13 +160,36 @@ enum DemoCommand {
 
         let cells = try runMatrix(lab)
         let elapsed = Date().timeIntervalSince(started)
+        let rotationStarted = Date()
+        let steps = try runRotation(in: lab.directory)
+        let rotationElapsed = Date().timeIntervalSince(rotationStarted)
         if options.flags.contains("--json") {
-            print(JSON.array(cells.map(json)).rendered)
+            print(JSON.object([("matrix", .array(cells.map(json))), ("rotation", .array(steps.map(DemoRotation.json)))]).rendered)
         } else {
             let color = !options.flags.contains("--no-color") && isatty(1) == 1
             printMatrix(cells, color: color, elapsed: elapsed)
+            DemoRotation.print(steps, elapsed: rotationElapsed)
         }
-        return cells.allSatisfy { $0.expected == $0.actual } ? ExitCode.success : ExitCode.rejected
+        let passed = cells.allSatisfy { $0.expected == $0.actual } && steps.allSatisfy(\.matches)
+        return passed ? ExitCode.success : ExitCode.rejected
+    }
+
+    /// The rotation scene, run to completion from this synchronous command.
+    static func runRotation(in directory: String) throws -> [DemoRotation.Step] {
+        let result = Mutex<Result<[DemoRotation.Step], any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            do {
+                let steps = try await DemoRotation.run(in: directory)
+                result.withLock { $0 = .success(steps) }
+            } catch {
+                result.withLock { $0 = .failure(error) }
+            }
+            done.signal()
+        }
+        done.wait()
+        guard let outcome = result.withLock({ $0 }) else { throw CLIError("the rotation scene did not finish") }
+        return try outcome.get()
     }
 
     /// Runs every cell through `HTTPSession`, a few at a time.
