@@ -204,12 +204,16 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
 
     /// Dotted decimal notation.
     public var dotted: String { arcs.map(String.init).joined(separator: ".") }
+    /// The OID in dotted decimal, as ``dotted``.
     public var description: String { dotted }
 
+    /// Two OIDs are equal when their content octets are: DER has one encoding per OID, so this is
+    /// arc-for-arc equality.
     public static func == (lhs: ASN1ObjectIdentifier, rhs: ASN1ObjectIdentifier) -> Bool {
         // Profiles and extension dispatch compare OIDs by the hundred per chain.
         lhs.bytes.bytesEqual(rhs.bytes)
     }
+    /// Hashes the content octets that ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) {
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }

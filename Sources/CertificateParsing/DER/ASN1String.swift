@@ -5,13 +5,22 @@
 public struct ASN1String: Hashable, Sendable, CustomStringConvertible {
     /// The string types X.509 names use (RFC 5280 §4.1.2.4 `DirectoryString` and friends).
     public enum Kind: String, Hashable, Sendable {
+        /// UTF8String: any Unicode text, in UTF-8 (with PrintableString, the encoding RFC 5280
+        /// §4.1.2.4 requires of conforming CAs).
         case utf8String = "UTF8String"
+        /// PrintableString: letters, digits, space and `'()+,-./:=?` (X.680 §41.4).
         case printableString = "PrintableString"
+        /// IA5String: 7-bit ASCII; the type of dNSName, rfc822Name and URI names and of emailAddress.
         case ia5String = "IA5String"
+        /// BMPString: UCS-2, two bytes per character, big-endian (surrogates refused).
         case bmpString = "BMPString"
+        /// TeletexString (T61String): read as ISO 8859-1, as OpenSSL and Go do.
         case teletexString = "TeletexString"
+        /// UniversalString: UCS-4, four bytes per character, big-endian.
         case universalString = "UniversalString"
+        /// VisibleString: printable ASCII, space through `~` (no control characters).
         case visibleString = "VisibleString"
+        /// NumericString: digits and space.
         case numericString = "NumericString"
     }
 
@@ -22,6 +31,7 @@ public struct ASN1String: Hashable, Sendable, CustomStringConvertible {
     /// The content octets as encoded.
     public let rawBytes: ArraySlice<UInt8>
 
+    /// The decoded text, as ``value``.
     public var description: String { value }
 
     static func kind(of identifier: ASN1Identifier) -> Kind? {

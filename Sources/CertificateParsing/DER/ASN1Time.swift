@@ -3,15 +3,24 @@
 public struct ASN1Time: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// Which ASN.1 type carried the time.
     public enum Encoding: Hashable, Sendable {
+        /// UTCTime, `YYMMDDHHMMSSZ`: RFC 5280 §4.1.2.5.1 reads `YY` ≥ 50 as 19YY and < 50 as 20YY,
+        /// and requires it for validity dates from 1950 through 2049.
         case utcTime
+        /// GeneralizedTime, `YYYYMMDDHHMMSSZ`: RFC 5280 §4.1.2.5.2 requires it from 2050 on.
         case generalizedTime
     }
 
+    /// The year, 0–9999 (UTCTime's two digits already expanded to four).
     public let year: Int
+    /// The month, 1–12.
     public let month: Int
+    /// The day of the month, 1–31, checked against the month and leap years.
     public let day: Int
+    /// The hour, 0–23 (UTC).
     public let hour: Int
+    /// The minute, 0–59.
     public let minute: Int
+    /// The second, 0–59: RFC 5280 times have no leap second.
     public let second: Int
     /// The encoding it was read from.
     public let encoding: Encoding
@@ -50,8 +59,12 @@ public struct ASN1Time: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.secondsSince1970 = seconds
     }
 
+    /// Orders by the instant (``secondsSince1970``), whatever the encoding.
     public static func < (lhs: ASN1Time, rhs: ASN1Time) -> Bool { lhs.secondsSince1970 < rhs.secondsSince1970 }
+    /// The same instant, whatever the encoding: a UTCTime and a GeneralizedTime for the same second
+    /// are equal.
     public static func == (lhs: ASN1Time, rhs: ASN1Time) -> Bool { lhs.secondsSince1970 == rhs.secondsSince1970 }
+    /// Hashes the instant that ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(secondsSince1970) }
 
     /// RFC 3339 in UTC, e.g. `2026-01-01T00:00:00Z`.
@@ -63,6 +76,7 @@ public struct ASN1Time: Hashable, Comparable, Sendable, CustomStringConvertible 
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2))Z"
     }
 
+    /// The time in RFC 3339, as ``rfc3339``.
     public var description: String { rfc3339 }
 
     /// Parses an RFC 3339 timestamp (`2024-01-01T00:00:00Z`, `+hh:mm` offsets and fractional

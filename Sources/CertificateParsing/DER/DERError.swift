@@ -43,8 +43,11 @@ public struct DERError: Error, Hashable, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
+    /// Errors are equal when their ``code`` is, whatever the offset and reason.
     public static func == (lhs: DERError, rhs: DERError) -> Bool { lhs.code == rhs.code }
+    /// Hashes the ``code`` that ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
+    /// One line for people: `DER <code> at byte <offset>: <reason>`.
     public var description: String { "DER \(code.rawValue) at byte \(offset): \(reason)" }
 }

@@ -129,17 +129,31 @@ public struct PEMDocument: Hashable, Sendable {
 public struct PEMError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What is wrong.
     public enum Code: String, Hashable, Sendable {
+        /// A `-----BEGIN …-----` line with no matching END line before the file ends or the next BEGIN.
         case missingEnd
+        /// An `-----END …-----` line with no open block.
         case unexpectedEnd
+        /// An END line whose label is not its BEGIN line's (RFC 7468 §2 requires the same label).
         case labelMismatch
+        /// A block whose text is not strict base64 (RFC 4648 §4: alphabet, padding, zero pad bits), or
+        /// is empty.
         case invalidBase64
+        /// RFC 1421 headers inside a block (`Proc-Type: 4,ENCRYPTED`): a traditionally encrypted key,
+        /// which RFC 7468 does not allow and this reader does not decrypt.
         case unsupportedHeaders
+        /// No block of the kind required: none at all, only other labels, or more than one where one
+        /// was required.
         case noBlock
+        /// A label refused on purpose where certificates are read: `TRUSTED CERTIFICATE`, whose
+        /// OpenSSL trust settings may restrict the certificate and would be ignored.
         case unexpectedLabel
     }
 
+    /// The kind of problem; errors compare by it alone, as ``DERError`` does.
     public let code: Code
+    /// The 1-based line of the problem (for a problem inside a block, usually its BEGIN line).
     public let line: Int
+    /// Human-readable detail.
     public let reason: String
 
     /// Creates an error.
@@ -149,8 +163,11 @@ public struct PEMError: Error, Hashable, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
+    /// Errors are equal when their ``code`` is, whatever the line and reason.
     public static func == (lhs: PEMError, rhs: PEMError) -> Bool { lhs.code == rhs.code }
+    /// Hashes the ``code`` that ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    /// One line for people: `PEM <code> at line <line>: <reason>`.
     public var description: String { "PEM \(code.rawValue) at line \(line): \(reason)" }
 }
 

@@ -32,21 +32,31 @@ public struct AlgorithmIdentifier: Hashable, Sendable, CustomStringConvertible {
         return parameters.identifier == .null && parameters.content.isEmpty && !parameters.isConstructed
     }
 
+    /// The algorithm OID in dotted decimal.
     public var description: String { algorithm.dotted }
 
+    /// Equal when the whole encodings are byte-identical, parameters included: the comparison RFC
+    /// 5280 §4.1.1.2 requires between a certificate's `signatureAlgorithm` and its TBS `signature`.
     public static func == (lhs: AlgorithmIdentifier, rhs: AlgorithmIdentifier) -> Bool {
         lhs.derBytes.bytesEqual(rhs.derBytes)
     }
+    /// Hashes the algorithm OID (equal identifiers have equal OIDs).
     public func hash(into hasher: inout Hasher) { hasher.combine(algorithm) }
 }
 
 /// A message digest named by a signature or PSS algorithm.
 public enum DigestAlgorithm: String, Hashable, Sendable, CaseIterable {
+    /// MD5 (RFC 1321): broken, recognised so that its signatures can be refused by name.
     case md5 = "MD5"
+    /// SHA-1 (FIPS 180-4): collision-broken; refused for signatures unless a policy allows it.
     case sha1 = "SHA-1"
+    /// SHA-224 (FIPS 180-4).
     case sha224 = "SHA-224"
+    /// SHA-256 (FIPS 180-4).
     case sha256 = "SHA-256"
+    /// SHA-384 (FIPS 180-4).
     case sha384 = "SHA-384"
+    /// SHA-512 (FIPS 180-4).
     case sha512 = "SHA-512"
 
     /// Digest output size in bytes.
@@ -209,8 +219,11 @@ public enum SignatureAlgorithm: Hashable, Sendable, CustomStringConvertible {
 
 /// A named elliptic curve.
 public enum NamedCurve: String, Hashable, Sendable {
+    /// NIST P-256, secp256r1 (FIPS 186-4, RFC 5480).
     case p256 = "P-256"
+    /// NIST P-384, secp384r1 (FIPS 186-4, RFC 5480).
     case p384 = "P-384"
+    /// NIST P-521, secp521r1 (FIPS 186-4, RFC 5480).
     case p521 = "P-521"
 
     /// The field size in bits (the key size reported for EC keys).

@@ -4,8 +4,12 @@
 public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     /// The certificate version (RFC 5280 §4.1.2.1).
     public enum Version: Int, Hashable, Sendable {
+        /// Version 1: no extensions, no unique identifiers (some old roots still are).
         case v1 = 0
+        /// Version 2: unique identifiers, no extensions.
         case v2 = 1
+        /// Version 3: extensions (RFC 5280 §4.1.2.9); the version the CA/B Forum Baseline
+        /// Requirements require.
         case v3 = 2
     }
 
@@ -252,10 +256,15 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     /// Whether basicConstraints says this is a CA.
     public var isCertificateAuthority: Bool { extensions.basicConstraints?.isCertificateAuthority ?? false }
 
+    /// `Certificate(subject: …, issuer: …, serial: …)`, names in RFC 4514 form and the serial in
+    /// hex, for logs and test failures.
     public var description: String { "Certificate(subject: \(subject.rfc4514), issuer: \(issuer.rfc4514), serial: \(serialNumber))" }
 
+    /// Two certificates are equal when their DER encodings are byte-identical.
     public static func == (lhs: Certificate, rhs: Certificate) -> Bool { lhs.derBytes == rhs.derBytes }
 
+    /// Hashes the encoding's length and the last 16 bytes of the signature: cheap, and
+    /// consistent with ``==(_:_:)``.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(derBytes.count)
         signature.suffix(16).withUnsafeBytes { hasher.combine(bytes: $0) }
@@ -296,6 +305,7 @@ public struct SerialNumber: Hashable, Sendable, CustomStringConvertible {
         return Hex.encode(trimmed)
     }
 
+    /// The serial in hex, as ``hex``.
     public var description: String { hex }
 }
 
@@ -306,6 +316,7 @@ public enum CertificateLoadingError: Error, Hashable, Sendable, CustomStringConv
     /// A certificate's DER is malformed; `block` is its 1-based index and line in a PEM file.
     case der(DERError, block: (index: Int, line: Int)?)
 
+    /// Errors are equal when their PEM or DER errors are (by code), whatever block they were in.
     public static func == (lhs: CertificateLoadingError, rhs: CertificateLoadingError) -> Bool {
         switch (lhs, rhs) {
         case (.pem(let a), .pem(let b)): return a == b
@@ -314,6 +325,7 @@ public enum CertificateLoadingError: Error, Hashable, Sendable, CustomStringConv
         }
     }
 
+    /// Hashes the PEM or DER error that ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .pem(let e): hasher.combine(e)
@@ -321,6 +333,8 @@ public enum CertificateLoadingError: Error, Hashable, Sendable, CustomStringConv
         }
     }
 
+    /// The PEM or DER error's text, prefixed with the certificate's index and line when it came
+    /// from a PEM file.
     public var description: String {
         switch self {
         case .pem(let error): return error.description

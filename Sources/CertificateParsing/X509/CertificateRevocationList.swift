@@ -153,7 +153,9 @@ public struct CertificateRevocationList: Hashable, Sendable {
         entries.contains { $0.serialNumber.bytes.bytesEqual(serial.bytes) }
     }
 
+    /// Two CRLs are equal when their DER encodings are byte-identical.
     public static func == (lhs: CertificateRevocationList, rhs: CertificateRevocationList) -> Bool { lhs.derBytes == rhs.derBytes }
+    /// Hashes the encoding that ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(derBytes) }
 }
 
@@ -165,6 +167,7 @@ public enum CRLLoadingError: Error, Hashable, Sendable, CustomStringConvertible 
     /// A CRL's DER is malformed; `block` is its 1-based index and line in a PEM file.
     case der(DERError, block: (index: Int, line: Int)?)
 
+    /// Errors are equal when their PEM or DER errors are (by code), whatever block they were in.
     public static func == (lhs: CRLLoadingError, rhs: CRLLoadingError) -> Bool {
         switch (lhs, rhs) {
         case (.pem(let a), .pem(let b)): return a == b
@@ -173,6 +176,7 @@ public enum CRLLoadingError: Error, Hashable, Sendable, CustomStringConvertible 
         }
     }
 
+    /// Hashes the PEM or DER error that ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .pem(let e): hasher.combine(e)
@@ -180,6 +184,7 @@ public enum CRLLoadingError: Error, Hashable, Sendable, CustomStringConvertible 
         }
     }
 
+    /// The PEM or DER error's text, naming the CRL and, in a PEM file, its block and line.
     public var description: String {
         switch self {
         case .pem(let error): return error.description

@@ -73,6 +73,7 @@ public struct DistinguishedName: Hashable, Sendable, CustomStringConvertible {
         rdns.reversed().map { rdn in rdn.attributes.map(\.rfc4514).joined(separator: "+") }.joined(separator: ",")
     }
 
+    /// The name in RFC 4514 form, as ``rfc4514``.
     public var description: String { rfc4514 }
 
     /// Byte equality of the encodings.
@@ -80,6 +81,7 @@ public struct DistinguishedName: Hashable, Sendable, CustomStringConvertible {
         lhs.derBytes.bytesEqual(rhs.derBytes)
     }
 
+    /// Hashes the encoding's length and last 16 bytes, consistent with ``==(_:_:)``.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(derBytes.count)
         derBytes.suffix(16).withUnsafeBytes { hasher.combine(bytes: $0) }
@@ -142,6 +144,7 @@ public struct AttributeTypeAndValue: Hashable, Sendable, CustomStringConvertible
         return "\(name)=\(AttributeTypeAndValue.escape(value.value))"
     }
 
+    /// `type=value` in RFC 4514 form, as ``rfc4514``.
     public var description: String { rfc4514 }
 
     /// RFC 4514 §2.4 escaping: `"+,;<>\` always, `#` and space at the start, space at the end, NUL as `\00`.
@@ -165,6 +168,7 @@ public struct AttributeTypeAndValue: Hashable, Sendable, CustomStringConvertible
         return out
     }
 
+    /// id-at-commonName (2.5.4.3, X.520): the attribute ``DistinguishedName/commonName`` reads.
     public static let commonName: ASN1ObjectIdentifier = "2.5.4.3"
 
     /// Short names: RFC 4514 §3's table, then the names OpenSSL prints for other common attributes.

@@ -18,7 +18,7 @@ extension DistinguishedName {
     /// order, each RDN with the same number of attributes, each attribute of the same type with
     /// values equal after RFC 4518 preparation (string types) or byte-identical (other types).
     ///
-    /// Byte equality (``==``) implies a match; the converse does not hold.
+    /// Byte equality (`==`) implies a match; the converse does not hold.
     public func matches(_ other: DistinguishedName) -> Bool {
         if derBytes.bytesEqual(other.derBytes) { return true }
         return NameComparison.namesMatch(derBytes, other.derBytes)

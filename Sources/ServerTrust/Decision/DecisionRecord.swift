@@ -7,8 +7,9 @@ import Foundation
 /// chain's pins beside the configured ones, ready to paste into a configuration (as OkHttp's
 /// "Certificate pinning failure!" message prints them).
 ///
-/// No system we reproduce explains an acceptance (anchors-features.md §(c) 18); this record is
-/// what `servertrust evaluate --explain` and `--json` print.
+/// None of the libraries this one reproduces (AFNetworking, Alamofire, TrustKit, OkHttp) says
+/// why it accepted a server; this record does, and is what `servertrust evaluate --explain`
+/// and `--json` print.
 ///
 /// The record keeps typed facts (certificates, the stores, the pin matches) and renders text
 /// only when asked: a decision on the connection path formats nothing.

@@ -3,7 +3,7 @@ public import TrustEvaluation
 /// Why a server's trust was refused: a machine-readable ``Kind``, the host concerned, a
 /// one-line detail, and the chain-validation failure underneath when there is one.
 ///
-/// Modelled on Alamofire's `AFError.ServerTrustFailureReason` (style-anchors.md §7.5): each
+/// Modelled on Alamofire's `AFError.ServerTrustFailureReason` (AFError.swift): each
 /// failure carries its evidence. The full evidence of a pin failure (the served chain's pins
 /// beside the configured ones) is in the ``DecisionRecord`` of the same decision.
 public struct TrustEvaluationError: Error, Hashable, Sendable, CustomStringConvertible {

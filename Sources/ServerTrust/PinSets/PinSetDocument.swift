@@ -9,7 +9,7 @@ public import TrustEvaluation
 /// `{"keyId": "<hex>", "payload": "<base64>", "signature": "<base64>"}`, whose payload is the
 /// signed JSON text itself, so no re-encoding, key order or whitespace can change what was
 /// signed. Values of this type exist only for documents whose signature verified
-/// (``PinSetChain/accept(_:)``, ``PinSetChain/verify(_:trustedKeys:)``).
+/// (``PinSetChain/accept(_:)``, ``PinSetChain/verify(_:)``).
 public struct PinSetDocument: Sendable {
     /// The largest envelope accepted, in bytes (256 KiB): checked before anything is parsed.
     public static let maximumSize = 256 << 10

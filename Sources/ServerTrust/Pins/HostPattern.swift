@@ -2,7 +2,8 @@ import TrustEvaluation
 
 /// Which hosts a configuration entry applies to.
 ///
-/// Semantics are explicit because the surveyed systems disagree (anchors-features.md §(c) 7):
+/// Semantics are explicit because the systems this library follows disagree on what a
+/// wildcard covers:
 /// - `api.example.com`: exactly that host (an IP literal is allowed here only);
 /// - `*.example.com`: exactly one more label (`a.example.com`, not `example.com` nor
 ///   `a.b.example.com`) — OkHttp's `*`, ATS's `NSIncludesSubdomains`;

@@ -4,7 +4,7 @@ import CertificateParsing
 public enum PinDigestAlgorithm: String, Hashable, Sendable, CaseIterable {
     /// SHA-256 (HPKP, TrustKit, OkHttp, NSC, ATS, curl).
     case sha256
-    /// SHA-384 (no surveyed system offers it; anchors-features.md §(c) 4).
+    /// SHA-384 (none of HPKP, TrustKit, OkHttp, NSC, ATS or curl offers it).
     case sha384
     /// SHA-512 (AOSP's `Pin.java` anticipates it).
     case sha512

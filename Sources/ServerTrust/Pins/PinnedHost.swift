@@ -3,7 +3,7 @@
 ///
 /// The union of what TrustKit (`kTSK…` per-domain keys), ATS (`NSPinnedLeafIdentities` /
 /// `NSPinnedCAIdentities`), NSC (`<pin-set expiration>`) and Chromium (`bad_static_spki_hashes`)
-/// offer; see ``PinningConfiguration/check(chain:forHost:at:)`` for how it is applied.
+/// offer; see ``PinningConfiguration/check(_:forHost:at:)`` for how it is applied.
 public struct PinnedHost: Hashable, Sendable {
     /// The hosts it applies to (its `noted-hostname` in reports).
     public var pattern: HostPattern

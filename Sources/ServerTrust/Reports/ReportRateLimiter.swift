@@ -4,7 +4,7 @@ import Synchronization
 
 /// Lets an identical failure report through at most once per interval, and remembers what it
 /// let through in a file, so a restart does not resend (TrustKit's limiter is in memory only
-/// and resets every 24 hours; anchors-features.md §(c) 2).
+/// and resets every 24 hours: `TSKReportsRateLimiter`).
 ///
 /// The store is a small JSON object `{"version": 1, "sent": {"<report key>": <seconds>}}`,
 /// rewritten atomically after each report let through, with entries older than the interval

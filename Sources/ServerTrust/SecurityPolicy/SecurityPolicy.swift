@@ -10,7 +10,7 @@ import TrustEvaluation
 /// let decision = policy.evaluate(trust, forDomain: "api.example.com")
 /// ```
 ///
-/// The order (anchors-features.md §(a)1, AFSecurityPolicy.m:220-292 @ d9f589cc):
+/// The order (AFSecurityPolicy.m:220-292 @ d9f589cc, AFNetworking 4.0.1):
 /// 1. early rejection of `allowInvalidCertificates` + `validatesDomainName` without pins;
 /// 2. the SSL policy for the domain, or the basic X.509 policy;
 /// 3. mode `none`: `allowInvalidCertificates || valid`;

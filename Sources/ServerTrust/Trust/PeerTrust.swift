@@ -9,8 +9,8 @@ public import TrustEvaluation
 /// the evaluation time (`SecTrustSetVerifyDate`) and the clock read when none is set, so
 /// AFNetworking-style code maps one to one. Unlike `SecTrust` it is a value: an evaluator works
 /// on its own copy, so evaluating never changes the caller's trust (AFNetworking's
-/// `SecTrustSetPolicies` and `SecTrustSetAnchorCertificates` mutate the caller's object;
-/// anchors-features.md §(d) "Side effects").
+/// `SecTrustSetPolicies` and `SecTrustSetAnchorCertificates` mutate the caller's object, so
+/// the policy and anchors of one evaluation stay on the trust for the next).
 public struct PeerTrust: Sendable {
     /// What the server sent, for which host and port.
     public let served: ServedChain
@@ -20,7 +20,7 @@ public struct PeerTrust: Sendable {
     /// When set, only the custom anchors are trusted; when clear, the custom anchors are added
     /// to the system anchors (`SecTrustSetAnchorCertificatesOnly`).
     public var anchorsOnly: Bool
-    /// The system's roots (from `SSL_CERT_FILE` / `SSL_CERT_DIR` with ``TrustStore/system()``,
+    /// The system's roots (from `SSL_CERT_FILE` / `SSL_CERT_DIR` with ``/TrustEvaluation/TrustStore/system()``,
     /// or a store supplied by a test).
     public var systemAnchors: TrustStore
     /// The instant to evaluate at, in seconds since 1970 (`SecTrustSetVerifyDate`); `nil`

@@ -43,7 +43,7 @@ public struct ProvenChain: Sendable {
         self.basis = basis
     }
 
-    /// The path of a validation (only the verifier makes a ``VerifiedChain``).
+    /// The path of a validation (only the verifier makes a ``/TrustEvaluation/VerifiedChain``).
     /// - Parameter chain: The validated path.
     public init(validated chain: VerifiedChain) {
         self.init(chain.certificates, .validatedPath)

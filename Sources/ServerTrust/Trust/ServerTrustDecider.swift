@@ -13,7 +13,7 @@ public import TrustEvaluation
 /// ```
 ///
 /// Make it once per policy and keep it: verifiers and anchor stores are then built once and
-/// shared by every decision (``TrustEvaluation/Verifier/shared(anchors:policy:)``).
+/// shared by every decision (``/TrustEvaluation/Verifier/shared(anchors:policy:)``).
 public struct ServerTrustDecider: Sendable {
     /// Decides each chain.
     public let evaluator: any ServerTrustEvaluating
@@ -23,7 +23,7 @@ public struct ServerTrustDecider: Sendable {
     public let clock: TrustClock
     /// CRLs every chain is checked against (RFC 5280 §6.3; curl's `--crlfile`), whatever
     /// evaluator decides: `nil` checks no revocation. Supplying CRLs makes revocation checking
-    /// required, hard-fail (``TrustEvaluation/ValidationPolicy/revocationLists``).
+    /// required, hard-fail (``/TrustEvaluation/ValidationPolicy/revocationLists``).
     public let revocationLists: [CertificateRevocationList]?
 
     /// Creates a decider.
@@ -48,7 +48,7 @@ public struct ServerTrustDecider: Sendable {
     ///   - evaluator: Decides each chain; default chain validation with the host name.
     ///   - clock: "Now".
     /// - Returns: The decider.
-    /// - Throws: ``TrustEvaluation/TrustStoreError`` when the system bundle cannot be read.
+    /// - Throws: ``/TrustEvaluation/TrustStoreError`` when the system bundle cannot be read.
     public static func system(
         _ evaluator: any ServerTrustEvaluating = DefaultTrustEvaluator(), clock: TrustClock = .system
     ) throws(TrustStoreError) -> ServerTrustDecider {

@@ -162,7 +162,7 @@ public enum ChallengeDisposition: Sendable {
     /// Use this credential (for server trust: accept the chain; `nil` behaves like
     /// ``performDefaultHandling``, as URLSession does).
     case useCredential(Credential?)
-    /// What the session does without a handler: run its ``ServerTrustDecider`` for server
+    /// What the session does without a handler: run its ``/ServerTrust/ServerTrustDecider`` for server
     /// trust, present a preset identity for client certificates, and use a remembered or
     /// request credential for HTTP authentication.
     case performDefaultHandling

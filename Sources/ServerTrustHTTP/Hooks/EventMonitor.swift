@@ -9,7 +9,7 @@ public import ServerTrust
 public protocol EventMonitor: Sendable {
     /// An attempt is about to be sent (after adaptation).
     func requestDidStart(_ request: HTTPRequest, attempt: Int)
-    /// A hop's server was decided: its connection's decision (``TrustDecision/isFromEarlierHandshake``
+    /// A hop's server was decided: its connection's decision (``/ServerTrust/TrustDecision/isFromEarlierHandshake``
     /// for a reused connection), accepted or rejected.
     func request(_ request: HTTPRequest, didDecideTrust decision: TrustDecision)
     /// A redirect is followed.

@@ -4,8 +4,8 @@ import Synchronization
 
 /// Keeps an ``HTTPSession``'s pins current from signed pin sets (docs/pinset-format.md): it
 /// fetches the document over HTTPS, through the session itself, so the request is decided by
-/// the pin set in force; verifies it (``PinSetChain``); stores it crash-safely
-/// (``PinSetStore``); and swaps the session's decider (``HTTPSession/replaceServerTrust(_:)``),
+/// the pin set in force; verifies it (``/ServerTrust/PinSetChain``); stores it crash-safely
+/// (``/ServerTrust/PinSetStore``); and swaps the session's decider (``HTTPSession/replaceServerTrust(_:)``),
 /// so new connections are decided under the new set and connections accepted under the old
 /// one are decided again before they serve.
 ///
@@ -87,7 +87,7 @@ public final class PinSetUpdater: Sendable {
         case refused(PinSetError)
         /// The fetch failed (connection, TLS decision, status, size); the set in force stays.
         case fetchFailed(HTTPError)
-        /// The document in force expired: the ``PinSetExpiry`` fallback decides now.
+        /// The document in force expired: the ``/ServerTrust/PinSetExpiry`` fallback decides now.
         case expired(serial: Int64)
 
         /// One line.
@@ -167,7 +167,7 @@ public final class PinSetUpdater: Sendable {
     public var decider: ServerTrustDecider { session.serverTrust }
 
     /// The decider for a chain: its current document (or the baseline) through a
-    /// ``PinSetTrustEvaluator``, with the configured anchors and the rules' clock.
+    /// ``/ServerTrust/PinSetTrustEvaluator``, with the configured anchors and the rules' clock.
     static func decider(for chain: PinSetChain, _ configuration: Configuration) -> ServerTrustDecider {
         let evaluator = PinSetTrustEvaluator(
             document: chain.current, baseline: configuration.baseline, expiry: configuration.expiry, rules: configuration.rules,

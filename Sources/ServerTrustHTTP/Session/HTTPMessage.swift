@@ -412,12 +412,12 @@ public struct HTTPResponse: Sendable, CustomStringConvertible {
     public let tlsSessionResumed: Bool
     /// Whether the request went over a connection opened for it (false: keep-alive reuse).
     public let usedNewConnection: Bool
-    /// The trust decision for the connection (``TrustDecision/isFromEarlierHandshake`` for a
+    /// The trust decision for the connection (``/ServerTrust/TrustDecision/isFromEarlierHandshake`` for a
     /// reused connection or a resumed TLS session); `nil` for plain HTTP.
     public var trustDecision: TrustDecision? { trustDecisionBox?.decision }
     /// The decision on an `https://` proxy's own certificate, made by
     /// ``ProxyConfiguration/serverTrust`` against the proxy's host name when the connection
-    /// was opened (``TrustDecision/isFromEarlierHandshake`` for a reused connection or a
+    /// was opened (``/ServerTrust/TrustDecision/isFromEarlierHandshake`` for a reused connection or a
     /// resumed TLS session to the proxy: the session's last accepted proxy decision); `nil`
     /// without a proxy or through an `http://` one. The origin's decision stays in
     /// ``trustDecision``: neither judges the other's peer.

@@ -21,6 +21,7 @@ extension HTTPRequest {
     ///   - method: The method (default POST).
     ///   - url: The URL.
     ///   - value: The body.
+    ///   - headers: Header fields; a `Content-Type` here replaces `application/json`.
     ///   - encoder: The encoder.
     /// - Throws: ``HTTPError/invalidRequest(_:)`` when `value` cannot be encoded.
     public init<Body: Encodable>(

@@ -1,7 +1,7 @@
 public import ServerTrust
 
 /// An HTTPS client session: the `AFHTTPSessionManager` analogue, on libcurl, whose every TLS
-/// certificate decision is made by the configured ``ServerTrustDecider`` (or the challenge
+/// certificate decision is made by the configured ``/ServerTrust/ServerTrustDecider`` (or the challenge
 /// handlers).
 ///
 /// A session owns its transfer threads, one libcurl multi handle (connection pool) per
@@ -25,7 +25,7 @@ public import ServerTrust
 /// A dedicated transfer thread drives a libcurl multi handle in a `curl_multi_poll` loop;
 /// requests reach it through a locked queue and resume their tasks when done. The
 /// certificate decision runs synchronously on that thread inside OpenSSL's verify callback,
-/// once per new connection: the ``ServerTrustDecider``, and the connection-level challenge
+/// once per new connection: the ``/ServerTrust/ServerTrustDecider``, and the connection-level challenge
 /// handlers (server trust, client certificate) when set. While a handler runs (or waits for
 /// a ``ChallengeOutcome/later`` answer), new requests go to another transfer thread with its
 /// own connection pool (up to ``HTTPSessionConfiguration/maximumTransferThreads``), so one

@@ -175,7 +175,7 @@ public struct HTTPSessionConfiguration: Sendable {
     ///
     /// - Returns: A configuration using `ServerTrustDecider.system()` (chain validation with the
     ///   host name against the system roots).
-    /// - Throws: ``TrustEvaluation/TrustStoreError`` if the system bundle cannot be read.
+    /// - Throws: ``/TrustEvaluation/TrustStoreError`` if the system bundle cannot be read.
     public static func system() throws(TrustStoreError) -> HTTPSessionConfiguration {
         HTTPSessionConfiguration(serverTrust: try ServerTrustDecider.system())
     }

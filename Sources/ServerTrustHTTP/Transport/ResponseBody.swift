@@ -172,6 +172,7 @@ final class BodyChannel: Sendable {
 /// for try await chunk in response.body { try file.write(contentsOf: chunk) }
 /// ```
 public final class HTTPBodyStream: AsyncSequence, Sendable {
+    /// One chunk of the body, as libcurl's write callback delivered it.
     public typealias Element = [UInt8]
 
     let channel: BodyChannel

@@ -60,12 +60,19 @@ public struct LabDistributionPoint: Sendable, Hashable {
 /// A CRL's issuingDistributionPoint (RFC 5280 §5.2.5). Flags that are false are omitted, as
 /// DER requires for DEFAULT FALSE.
 public struct LabIssuingDistributionPoint: Sendable, Hashable {
+    /// `[0] distributionPoint`: the name of the distribution point the CRL covers, if any.
     public var name: LabDistributionPointName?
+    /// `[1] onlyContainsUserCerts`: the CRL covers end-entity certificates only.
     public var onlyContainsUserCerts = false
+    /// `[2] onlyContainsCACerts`: the CRL covers CA certificates only.
     public var onlyContainsCACerts = false
     /// ReasonFlags bit numbers, if the CRL covers only some reasons.
     public var onlySomeReasons: [Int]?
+    /// `[4] indirectCRL`: entries may be for certificates of other issuers (RFC 5280 §5.2.5,
+    /// with certificateIssuer entry extensions).
     public var indirectCRL = false
+    /// `[5] onlyContainsAttributeCerts`: the CRL covers attribute certificates only (RFC 5280
+    /// requires a conforming CRL to leave this false).
     public var onlyContainsAttributeCerts = false
 
     /// Creates an IDP; set the flags afterwards.

@@ -1,8 +1,8 @@
 internal import Glibc
 internal import Synchronization
 
-/// The network faults of issue 7 §3, each of which a client must turn into a typed error
-/// within its timeout, without leaking a descriptor or hanging.
+/// Network faults a client must turn into a typed error within its timeout, without leaking a
+/// descriptor or hanging (the list of `docs/bad-input-catalogue.md` §10, "Network faults").
 ///
 /// ``LabFaultSetup/start(_:)`` builds the loopback servers for one fault. The names say what
 /// the peer does; what the client should report is the client's business (the tests and

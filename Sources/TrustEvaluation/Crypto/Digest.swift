@@ -4,7 +4,7 @@ public import CertificateParsing
 /// Message digests computed by OpenSSL's libcrypto.
 ///
 /// Signature checks hash the TBSCertificate (often 1–2 KB) through libcrypto because it uses
-/// SHA-NI/AVX2 where the CPU has them (about 2.5× the pure-Swift ``CertificateParsing/SHA256``
+/// SHA-NI/AVX2 where the CPU has them (about 2.5× the pure-Swift ``/CertificateParsing/SHA256``
 /// on the project machine). Pins and fingerprints use the pure-Swift digests, which need no C
 /// library and are fast enough for the few hundred bytes of a SubjectPublicKeyInfo.
 public enum Digest {
@@ -13,7 +13,7 @@ public enum Digest {
     /// - Parameters:
     ///   - algorithm: The digest.
     ///   - data: The message.
-    /// - Returns: The digest value (``CertificateParsing/DigestAlgorithm/outputSize`` bytes).
+    /// - Returns: The digest value (``/CertificateParsing/DigestAlgorithm/outputSize`` bytes).
     /// - Throws: ``OpenSSLError`` if libcrypto does not offer the digest (MD5 under a FIPS
     ///   provider) or fails.
     public static func hash<C: Collection>(

@@ -49,7 +49,7 @@ public struct OpenSSLSignatureVerifier: SignatureVerifier {
     /// - Parameters:
     ///   - signature: The signature value.
     ///   - data: The signed bytes.
-    ///   - algorithm: The signature algorithm; ``CertificateParsing/SignatureAlgorithm/other(_:)``
+    ///   - algorithm: The signature algorithm; ``/CertificateParsing/SignatureAlgorithm/other(_:)``
     ///     never verifies.
     ///   - key: The signer's key.
     /// - Returns: ``SignatureCheckResult/valid``, or why not.

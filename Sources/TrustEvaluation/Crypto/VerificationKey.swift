@@ -6,9 +6,8 @@ public import CertificateParsing
 ///
 /// Keys are built from the components the project's DER reader already extracted, never by
 /// handing the SPKI DER back to OpenSSL: `d2i_PUBKEY` goes through OpenSSL 3.0's provider
-/// decoders and costs about 90–110 µs per key, several times a whole signature check
-/// (performance-anchors.md, "What the anchors say" item 3). What each type costs instead,
-/// measured on the project machine (release build, OpenSSL 3.0.19):
+/// decoders and costs about 90–110 µs per key, several times a whole signature check. What
+/// each type costs instead, measured on the project machine (release build, OpenSSL 3.0.19):
 ///
 /// - RSA: n and e as `BIGNUM`s with a precomputed Montgomery context, about 6 µs
 ///   (see `RSAPublicKeyMaterial`).

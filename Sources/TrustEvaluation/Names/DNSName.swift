@@ -58,9 +58,12 @@ public struct DNSName: Hashable, Sendable, CustomStringConvertible {
         return mine[mine.index(mine.endIndex, offsetBy: -theirs.count - 1)] == UInt8(ascii: ".")
     }
 
+    /// The lowercased name, as ``value``.
     public var description: String { value }
 
+    /// The same name, ignoring ASCII case (both are held lowercased; RFC 6125 §6.4.1).
     public static func == (lhs: DNSName, rhs: DNSName) -> Bool { lhs.value == rhs.value }
+    /// Hashes the lowercased name that ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(value) }
 }
 
@@ -69,7 +72,10 @@ public struct DNSName: Hashable, Sendable, CustomStringConvertible {
 /// exactly one label). Partial-label wildcards (`f*o.example.com`) and wildcards elsewhere are
 /// not patterns at all and never match.
 public enum DNSPattern: Hashable, Sendable, CustomStringConvertible {
+    /// A name that matches only itself, ignoring case.
     case exact(DNSName)
+    /// `*.base`: matches a name of exactly one more label than `base` (`a.example.com` for
+    /// `*.example.com`, not `example.com` nor `a.b.example.com`).
     case wildcard(base: DNSName)
 
     /// Parses a SAN dNSName; `nil` if it is neither form.
@@ -96,6 +102,7 @@ public enum DNSPattern: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The pattern as written in a certificate: the name, or `*.` and the base.
     public var description: String {
         switch self {
         case .exact(let name): return name.value
@@ -121,6 +128,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         self.bytes = bytes
     }
 
+    /// The address as text: a dotted quad, or RFC 5952's canonical IPv6 form.
     public var description: String { IPAddressText.format(bytes[...]) }
 }
 

@@ -228,6 +228,7 @@ public struct TrustStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     public let path: String
     /// What went wrong.
     public let reason: String
+    /// `<path>: <reason>`, one line.
     public var description: String { "\(path): \(reason)" }
 }
 

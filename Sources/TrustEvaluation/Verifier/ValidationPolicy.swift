@@ -15,6 +15,7 @@ public enum PeerName: Hashable, Sendable, CustomStringConvertible {
         IPAddressText.parse(host) != nil ? .ip(host) : .dns(host)
     }
 
+    /// The name as given, without its kind.
     public var description: String {
         switch self {
         case .dns(let s): return s
@@ -133,9 +134,9 @@ public struct ValidationPolicy: Hashable, Sendable {
         hasher.combine(policyInputs)
     }
 
-    /// Whether `algorithm` may sign a certificate in a path under this policy (the rule
-    /// ``permits(_:)`` applies inside the verifier), for code outside the verifier that checks
-    /// a signature link itself.
+    /// Whether `algorithm` may sign a certificate in a path under this policy (the rule the
+    /// verifier applies to every signature link), for code outside the verifier that checks a
+    /// signature link itself.
     /// - Parameter algorithm: The certificate's signature algorithm.
     /// - Returns: `true` when the algorithm is acceptable.
     public func acceptsSignatureAlgorithm(_ algorithm: SignatureAlgorithm) -> Bool { permits(algorithm) }

@@ -120,6 +120,7 @@ public struct ValidPolicy: Hashable, Sendable, CustomStringConvertible {
     /// The policy qualifiers (CPS pointer, user notice) of the leaf's corresponding policies.
     public let qualifiers: [PolicyQualifier]
 
+    /// The policy OID in dotted decimal.
     public var description: String { identifier.dotted }
 }
 
@@ -141,12 +142,13 @@ public struct PathAttempt: Hashable, Sendable, CustomStringConvertible {
     /// Why the attempt failed, or `nil` for the accepted path.
     public let failure: ValidationFailure?
 
+    /// The subjects from the leaf up, joined by `←`, then the failure or `trusted`.
     public var description: String {
         subjects.joined(separator: " ← ") + ": " + (failure.map(\.description) ?? "trusted")
     }
 }
 
-/// The outcome of ``Verifier/validate(leaf:intermediates:)``.
+/// The outcome of ``Verifier/validate(leaf:intermediates:at:trace:)``.
 public struct ValidationOutcome: Sendable {
     /// The verified chain, or the rejection.
     public let result: Result<VerifiedChain, ValidationFailure>

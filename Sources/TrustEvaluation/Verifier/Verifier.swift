@@ -8,11 +8,11 @@ import Synchronization
 /// trying anchors before intermediates and, within each, issuers whose subjectKeyIdentifier
 /// matches the child's authorityKeyIdentifier first (Go's `findPotentialParents`, pyca's
 /// `potential_issuers`). Issuer and subject names chain as RFC 5280 §7.1 compares them. Each
-/// step holds the candidate to the certificate rules for its position (``CertificateProfile``)
-/// and checks its signature before descending; a failed step backtracks, so cross-signed
+/// step holds the candidate to the certificate rules for its position (leaf, intermediate or
+/// trust anchor, under the ``ValidationPolicy/profile``) and checks its signature before descending; a failed step backtracks, so cross-signed
 /// alternatives are found. A certificate that is itself an anchor ends the path, which then
 /// goes through the parts of RFC 5280 §6.1 that need the whole path: certificate-policy
-/// processing (``PolicyGraph``) and revocation (§6.3, when CRLs are supplied). A budget bounds
+/// processing (in RFC 9618's policy-graph form) and revocation (§6.3, when CRLs are supplied). A budget bounds
 /// the work; running out ends the search at once.
 ///
 /// When every candidate path fails, the failure reported is that of the most promising path:
@@ -49,6 +49,9 @@ public struct Verifier<SignatureCheck: SignatureVerifier>: Sendable {
 
     /// Validates `leaf` using `intermediates` (the rest of what the peer sent).
     /// - Parameters:
+    ///   - leaf: The end-entity certificate, the first one the peer sent.
+    ///   - intermediates: The other certificates the peer sent, in any order; those that do not
+    ///     chain are ignored.
     ///   - time: The validation instant (seconds since 1970); `nil` means the policy's
     ///     ``ValidationPolicy/validationTime``, else ``clock``. A verifier shared across
     ///     evaluations (``shared(anchors:policy:)``) is given the instant here.

@@ -150,7 +150,9 @@ public struct PolicyQualifier: Hashable, Sendable {
 
 /// One policy mapping (RFC 5280 §4.2.1.5).
 public struct PolicyMapping: Hashable, Sendable {
+    /// The policy as the issuing CA's domain names it.
     public let issuerDomainPolicy: ASN1ObjectIdentifier
+    /// The policy of the subject CA's domain that the issuer's policy is taken to be equivalent to.
     public let subjectDomainPolicy: ASN1ObjectIdentifier
 
     static func list(_ node: RawNode, _ input: DERInput) throws(DERError) -> [PolicyMapping] {
@@ -172,7 +174,11 @@ public struct PolicyMapping: Hashable, Sendable {
 
 /// policyConstraints (RFC 5280 §4.2.1.11).
 public struct PolicyConstraints: Hashable, Sendable {
+    /// requireExplicitPolicy: how many more certificates may follow before the path must be valid
+    /// for an explicit policy (RFC 5280 §6.1.4 (i)); `nil` when absent.
     public let requireExplicitPolicy: Int?
+    /// inhibitPolicyMapping: how many more certificates may follow before policy mapping stops
+    /// being allowed (RFC 5280 §6.1.4 (i)); `nil` when absent.
     public let inhibitPolicyMapping: Int?
 
     init(_ node: RawNode, _ input: DERInput) throws(DERError) {
@@ -193,7 +199,9 @@ public struct PolicyConstraints: Hashable, Sendable {
 
 /// One entry of authorityInfoAccess (RFC 5280 §4.2.2.1).
 public struct AccessDescription: Hashable, Sendable {
+    /// What the location serves: ``OID/caIssuers`` (the issuer's certificate) or ``OID/ocsp``.
     public let accessMethod: ASN1ObjectIdentifier
+    /// Where it is, usually a URI.
     public let accessLocation: GeneralName
 
     static func list(_ node: RawNode, _ input: DERInput, _ name: StaticString) throws(DERError) -> [AccessDescription] {

@@ -31,7 +31,9 @@ public struct Extension: Hashable, Sendable {
         derBytes = input.slice(node.range)
     }
 
+    /// Equal when the encodings (OID, criticality and value) are byte-identical.
     public static func == (lhs: Extension, rhs: Extension) -> Bool { lhs.derBytes.bytesEqual(rhs.derBytes) }
+    /// Hashes the OID (equal extensions have equal OIDs).
     public func hash(into hasher: inout Hasher) { hasher.combine(oid) }
 }
 
@@ -44,19 +46,37 @@ public final class Extensions: Hashable, Sendable {
     /// Every extension in encoded order, known or not.
     public let all: [Extension]
 
+    /// basicConstraints (RFC 5280 §4.2.1.9): whether the subject is a CA, and its path length.
     public let basicConstraints: BasicConstraints?
+    /// keyUsage (RFC 5280 §4.2.1.3): what the key may be used for.
     public let keyUsage: KeyUsage?
+    /// extendedKeyUsage (RFC 5280 §4.2.1.12): the purposes, such as serverAuth.
     public let extendedKeyUsage: ExtendedKeyUsage?
+    /// subjectAltName (RFC 5280 §4.2.1.6): the names a server certificate is valid for (RFC 6125
+    /// matches host names against these only).
     public let subjectAlternativeNames: [GeneralName]?
+    /// issuerAltName (RFC 5280 §4.2.1.7).
     public let issuerAlternativeNames: [GeneralName]?
+    /// nameConstraints (RFC 5280 §4.2.1.10): the name spaces a CA's subordinates must stay in.
     public let nameConstraints: NameConstraints?
+    /// authorityKeyIdentifier (RFC 5280 §4.2.1.1): which key of the issuer signed this certificate.
     public let authorityKeyIdentifier: AuthorityKeyIdentifier?
+    /// subjectKeyIdentifier (RFC 5280 §4.2.1.2): the identifier of this certificate's key, as the
+    /// keyIdentifier of the certificates it signs names it.
     public let subjectKeyIdentifier: ArraySlice<UInt8>?
+    /// certificatePolicies (RFC 5280 §4.2.1.4).
     public let certificatePolicies: [PolicyInformation]?
+    /// policyMappings (RFC 5280 §4.2.1.5), in a CA certificate.
     public let policyMappings: [PolicyMapping]?
+    /// policyConstraints (RFC 5280 §4.2.1.11), in a CA certificate.
     public let policyConstraints: PolicyConstraints?
+    /// inhibitAnyPolicy (RFC 5280 §4.2.1.14): how many more certificates may follow before
+    /// anyPolicy stops matching other policies.
     public let inhibitAnyPolicy: Int?
+    /// authorityInfoAccess (RFC 5280 §4.2.2.1): where the issuer's certificate and the OCSP
+    /// responder are.
     public let authorityInformationAccess: [AccessDescription]?
+    /// cRLDistributionPoints (RFC 5280 §4.2.1.13): where the CRLs that cover this certificate are.
     public let crlDistributionPoints: [DistributionPoint]?
     /// The RFC 6962 SCT list, raw (the TLS-encoded list inside its OCTET STRING).
     public let signedCertificateTimestamps: ArraySlice<UInt8>?
@@ -171,7 +191,9 @@ public final class Extensions: Hashable, Sendable {
         self.signedCertificateTimestamps = scts
     }
 
+    /// Equal when the same extensions appear in the same order.
     public static func == (lhs: Extensions, rhs: Extensions) -> Bool { lhs === rhs || lhs.all == rhs.all }
+    /// Hashes the number of extensions (consistent with ``==(_:_:)``, and cheap).
     public func hash(into hasher: inout Hasher) { hasher.combine(all.count) }
 
     /// The extension with `oid`, if present.
@@ -211,14 +233,25 @@ public struct KeyUsage: Hashable, Sendable, CustomStringConvertible {
     /// The raw bit string.
     public let bits: ASN1BitString
 
+    /// digitalSignature (bit 0): signatures other than on certificates and CRLs, such as a TLS
+    /// handshake's.
     public var digitalSignature: Bool { bits.bit(0) }
+    /// nonRepudiation, renamed contentCommitment by X.509 (bit 1).
     public var nonRepudiation: Bool { bits.bit(1) }
+    /// keyEncipherment (bit 2): encrypting keys, as RSA key transport does.
     public var keyEncipherment: Bool { bits.bit(2) }
+    /// dataEncipherment (bit 3): encrypting data directly.
     public var dataEncipherment: Bool { bits.bit(3) }
+    /// keyAgreement (bit 4): Diffie-Hellman-style key agreement.
     public var keyAgreement: Bool { bits.bit(4) }
+    /// keyCertSign (bit 5): signing certificates; a CA whose keyUsage is present must assert it
+    /// to issue (RFC 5280 §6.1.4 (n)).
     public var keyCertSign: Bool { bits.bit(5) }
+    /// cRLSign (bit 6): signing CRLs.
     public var cRLSign: Bool { bits.bit(6) }
+    /// encipherOnly (bit 7): with keyAgreement, the key only encrypts.
     public var encipherOnly: Bool { bits.bit(7) }
+    /// decipherOnly (bit 8): with keyAgreement, the key only decrypts.
     public var decipherOnly: Bool { bits.bit(8) }
 
     static let names = [
@@ -235,6 +268,7 @@ public struct KeyUsage: Hashable, Sendable, CustomStringConvertible {
         return bits.bit(index)
     }
 
+    /// The names of the bits set, comma-separated (`digitalSignature, keyEncipherment`).
     public var description: String { setNames.joined(separator: ", ") }
 
     init(_ node: RawNode, _ input: DERInput) throws(DERError) {

@@ -22,6 +22,7 @@ public enum RevocationReason: Int, Hashable, Sendable, CaseIterable, CustomStrin
     /// An attribute authority is compromised.
     case aACompromise = 10
 
+    /// The reason as RFC 5280 §5.3.1 spells it (`keyCompromise`, `removeFromCRL`).
     public var description: String {
         switch self {
         case .unspecified: return "unspecified"
@@ -47,14 +48,23 @@ public struct RevocationReasons: OptionSet, Hashable, Sendable, CustomStringConv
     /// Creates a set from its bits.
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
-    // The reasons, as RevocationReason names them.
+    /// keyCompromise (bit 1), as ``RevocationReason/keyCompromise``.
     public static let keyCompromise = RevocationReasons(rawValue: 1 << 1)
+    /// cACompromise (bit 2), as ``RevocationReason/cACompromise``.
     public static let cACompromise = RevocationReasons(rawValue: 1 << 2)
+    /// affiliationChanged (bit 3), as ``RevocationReason/affiliationChanged``.
     public static let affiliationChanged = RevocationReasons(rawValue: 1 << 3)
+    /// superseded (bit 4), as ``RevocationReason/superseded``.
     public static let superseded = RevocationReasons(rawValue: 1 << 4)
+    /// cessationOfOperation (bit 5), as ``RevocationReason/cessationOfOperation``.
     public static let cessationOfOperation = RevocationReasons(rawValue: 1 << 5)
+    /// certificateHold (bit 6), as ``RevocationReason/certificateHold``.
     public static let certificateHold = RevocationReasons(rawValue: 1 << 6)
+    /// privilegeWithdrawn (bit 7), as ``RevocationReason/privilegeWithdrawn``. ReasonFlags has
+    /// no bit for CRLReason's unused value 7 or for removeFromCRL (8), so privilegeWithdrawn and
+    /// aACompromise are bits 7 and 8 here but CRLReason values 9 and 10.
     public static let privilegeWithdrawn = RevocationReasons(rawValue: 1 << 7)
+    /// aACompromise (bit 8), as ``RevocationReason/aACompromise``.
     public static let aACompromise = RevocationReasons(rawValue: 1 << 8)
 
     /// RFC 5280 §6.3.3's all-reasons: every defined reason (bit 0, "unused", is not one).
@@ -75,6 +85,7 @@ public struct RevocationReasons: OptionSet, Hashable, Sendable, CustomStringConv
         "privilegeWithdrawn", "aACompromise",
     ]
 
+    /// The names of the reasons in the set, comma-separated, in bit order.
     public var description: String {
         (1...8).filter { rawValue & (1 << UInt16($0)) != 0 }.map { RevocationReasons.names[$0] }.joined(separator: ", ")
     }
@@ -187,11 +198,13 @@ public struct CRLNumber: Hashable, Comparable, Sendable, CustomStringConvertible
         magnitude = Array(input.slice(range).drop { $0 == 0 })
     }
 
+    /// Orders by value: a CRL with a larger number was issued later (RFC 5280 §5.2.3).
     public static func < (lhs: CRLNumber, rhs: CRLNumber) -> Bool {
         if lhs.magnitude.count != rhs.magnitude.count { return lhs.magnitude.count < rhs.magnitude.count }
         return lhs.magnitude.lexicographicallyPrecedes(rhs.magnitude)
     }
 
+    /// The number in lowercase hex, `0` for zero.
     public var description: String { magnitude.isEmpty ? "0" : Hex.encode(magnitude) }
 }
 
