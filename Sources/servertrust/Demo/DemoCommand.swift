@@ -15,8 +15,8 @@ import TrustEvaluation
 /// relay whose interception CA the user trusts, the Charles case), then connects to each with
 /// `HTTPSession` under all 12 combinations of pinning mode × allowInvalidCertificates ×
 /// validatesDomainName, in AFNetworking-compatible and strict semantics, and compares every
-/// outcome with the expected table below (derived from AFSecurityPolicy.m, see
-/// ../shared/reference/anchors-features.md §(d)).
+/// outcome with the expected table below (derived from AFNetworking's AFSecurityPolicy.m,
+/// `evaluateServerTrust:forDomain:`).
 enum DemoCommand {
     static let host = "api.demo.test"
 
@@ -75,8 +75,9 @@ enum DemoCommand {
 
     /// Expected outcomes (true = accepted), columns in `Situation.allCases` order, with the
     /// genuine chain's intermediate and the self-signed certificate pinned. Rows follow
-    /// anchors-features.md §(d) #1–#12; "CA pinned" cells are accepted in the rows where the
-    /// reference says "✅ if CA key/cert pinned".
+    /// the 12 combinations in mode, allowInvalidCertificates, validatesDomainName order; "CA
+    /// pinned" cells are accepted in the rows where AFSecurityPolicy.m accepts a chain whose
+    /// CA key or certificate is pinned.
     ///
     /// The last two columns append the genuine pinned intermediate to the attacker's and the
     /// MITM's chains. On Apple, AFNetworking compares pins with the chain `trustd` built: the

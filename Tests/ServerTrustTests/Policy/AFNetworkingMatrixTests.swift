@@ -4,7 +4,7 @@ import Testing
 import TrustEvaluation
 
 /// The 12 combinations of pinning mode × allowInvalidCertificates × validatesDomainName
-/// (anchors-features.md §(d)), each against every scenario fixture with the pins at the leaf,
+/// (AFNetworking's AFSecurityPolicy.m, `evaluateServerTrust:forDomain:`), each against every scenario fixture with the pins at the leaf,
 /// the intermediate and the root, in compat and strict semantics.
 ///
 /// Expected results are written out below by hand from §(d) (and from AFSecurityPolicy.m for

@@ -24,7 +24,8 @@ enum PolicySlot {
     static let secondRoot = 221
 }
 
-/// The scenario fixtures of anchors-features.md §(d), plus the Charles case.
+/// The scenario fixtures of the AFNetworking matrix (genuine, other host, self-signed,
+/// expired, …), plus the Charles case.
 struct PolicyFixtures: Sendable {
     /// The host every scenario connects to.
     static let host = "api.example.test"
