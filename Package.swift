@@ -46,7 +46,9 @@ let package = Package(
         .testTarget(name: "ServerTrustLabTests", dependencies: ["ServerTrustLab"]),
         .testTarget(name: "CLITests", dependencies: ["CertificateParsing", "ServerTrustLab"]),
         .testTarget(name: "ServerTrustTests", dependencies: ["ServerTrust", "TrustEvaluation", "CertificateParsing", "ServerTrustLab"]),
-        .testTarget(name: "ServerTrustHTTPTests", dependencies: ["ServerTrustHTTP", "ServerTrustURLSession", "ServerTrust", "TrustEvaluation", "CertificateParsing", "ServerTrustLab"]),
+        .testTarget(
+            name: "ServerTrustHTTPTests",
+            dependencies: ["ServerTrustHTTP", "ServerTrustURLSession", "ServerTrust", "TrustEvaluation", "CertificateParsing", "ServerTrustLab"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -23,15 +23,15 @@ import TrustEvaluation
 let validationTime: Int64 = 1_893_456_000  // 2030-01-01T00:00:00Z
 
 #if FUZZ_ACCEPT_ALL_SIGNATURES
-/// Accepts every signature and every key: path building is limited only by names,
-/// profiles, constraints and budgets.
-struct AcceptAllSignatures: SignatureVerifier {
-    typealias Key = Int
-    func makeKey(_ publicKeyInfo: SubjectPublicKeyInfo) throws(SignatureError) -> Int { publicKeyInfo.derBytes.count }
-    func check(signature: ArraySlice<UInt8>, over data: ArraySlice<UInt8>, algorithm: SignatureAlgorithm, key: Int) -> SignatureCheckResult {
-        .valid
+    /// Accepts every signature and every key: path building is limited only by names,
+    /// profiles, constraints and budgets.
+    struct AcceptAllSignatures: SignatureVerifier {
+        typealias Key = Int
+        func makeKey(_ publicKeyInfo: SubjectPublicKeyInfo) throws(SignatureError) -> Int { publicKeyInfo.derBytes.count }
+        func check(signature: ArraySlice<UInt8>, over data: ArraySlice<UInt8>, algorithm: SignatureAlgorithm, key: Int) -> SignatureCheckResult {
+            .valid
+        }
     }
-}
 #endif
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -78,13 +78,14 @@ public func fuzzChain(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let store = TrustStore(anchors, sources: ["fuzz"])
 
     #if FUZZ_ACCEPT_ALL_SIGNATURES
-    let verifier = Verifier(anchors: store, policy: policy, signatureVerifier: AcceptAllSignatures())
+        let verifier = Verifier(anchors: store, policy: policy, signatureVerifier: AcceptAllSignatures())
     #else
-    let verifier = Verifier(anchors: store, policy: policy)
+        let verifier = Verifier(anchors: store, policy: policy)
     #endif
     let outcome = verifier.validate(leaf: leaf, intermediates: intermediates, trace: trace)
-    verbose("\(certificates.count) certificates (\(intermediates.count) intermediates, \(anchors.count) anchors), \(crls.count) CRLs: "
-        + (outcome.isTrusted ? "trusted, path of \(outcome.chain!.certificates.count)" : "\(outcome.failure!)"))
+    verbose(
+        "\(certificates.count) certificates (\(intermediates.count) intermediates, \(anchors.count) anchors), \(crls.count) CRLs: "
+            + (outcome.isTrusted ? "trusted, path of \(outcome.chain!.certificates.count)" : "\(outcome.failure!)"))
     sink(outcome.signatureChecks)
     invariant(outcome.signatureChecks >= 0 && outcome.signatureChecks <= 128, "signature checks \(outcome.signatureChecks) outside the budget")
     for attempt in outcome.trace {
@@ -110,8 +111,9 @@ func checkAcceptedPath(_ chain: VerifiedChain, leaf: Certificate, store: TrustSt
     invariant(chain.leaf == leaf, "accepted path does not start at the leaf")
     invariant(store.contains(chain.anchor), "accepted path does not end at a trust anchor")
     for certificate in path {
-        invariant(certificate.notBefore.secondsSince1970 <= validationTime && validationTime <= certificate.notAfter.secondsSince1970,
-                  "accepted path holds a certificate outside its validity: \(certificate.subject.rfc4514)")
+        invariant(
+            certificate.notBefore.secondsSince1970 <= validationTime && validationTime <= certificate.notAfter.secondsSince1970,
+            "accepted path holds a certificate outside its validity: \(certificate.subject.rfc4514)")
     }
     // Names chain as RFC 5280 §7.1 compares them (CertificateParsing's comparison, not the
     // verifier's): byte-identical, or equal after RFC 4518 preparation.
@@ -149,15 +151,15 @@ func checkAcceptedPath(_ chain: VerifiedChain, leaf: Certificate, store: TrustSt
     checkDirectoryNameConstraints(path)
     checkExcludedHostConstraints(path)
     #if !FUZZ_ACCEPT_ALL_SIGNATURES
-    // Every signature below the anchor verifies, checked again with a fresh verifier.
-    let crypto = OpenSSLSignatureVerifier()
-    for i in 0..<(path.count - 1) {
-        guard let key = try? crypto.makeKey(path[i + 1].subjectPublicKeyInfo) else {
-            invariant(false, "accepted path has an issuer key OpenSSL cannot load at \(i + 1)")
-            return
+        // Every signature below the anchor verifies, checked again with a fresh verifier.
+        let crypto = OpenSSLSignatureVerifier()
+        for i in 0..<(path.count - 1) {
+            guard let key = try? crypto.makeKey(path[i + 1].subjectPublicKeyInfo) else {
+                invariant(false, "accepted path has an issuer key OpenSSL cannot load at \(i + 1)")
+                return
+            }
+            invariant(crypto.check(path[i], signedBy: key).isValid, "accepted path has a bad signature at \(i)")
         }
-        invariant(crypto.check(path[i], signedBy: key).isValid, "accepted path has a bad signature at \(i)")
-    }
     #endif
 }
 
@@ -182,13 +184,16 @@ func checkDirectoryNameConstraints(_ path: [Certificate]) {
             for name in names {
                 guard let rdns = rdnElements(name.derBytes) else { continue }
                 for subtree in excluded where isPrefix(subtree, of: rdns) {
-                    invariant(false, "accepted path: certificate \(i) has a directoryName (\(name.derBytes.count) bytes, RFC 4514 \"\(name.rfc4514)\") inside a subtree excluded by certificate \(k)",
-                              id: "nc-dirname")
+                    invariant(
+                        false,
+                        "accepted path: certificate \(i) has a directoryName (\(name.derBytes.count) bytes, RFC 4514 \"\(name.rfc4514)\") inside a subtree excluded by certificate \(k)",
+                        id: "nc-dirname")
                 }
                 if !permitted.isEmpty {
-                    invariant(permitted.contains { isPrefix($0, of: rdns) },
-                              "accepted path: certificate \(i) has a directoryName (RFC 4514 \"\(name.rfc4514)\") outside every subtree permitted by certificate \(k)",
-                              id: "nc-dirname")
+                    invariant(
+                        permitted.contains { isPrefix($0, of: rdns) },
+                        "accepted path: certificate \(i) has a directoryName (RFC 4514 \"\(name.rfc4514)\") outside every subtree permitted by certificate \(k)",
+                        id: "nc-dirname")
                 }
             }
         }
@@ -246,15 +251,17 @@ func checkExcludedHostConstraints(_ path: [Certificate]) {
                         let n = name.lowercased()
                         guard !base.isEmpty else { continue }
                         let inside = n.hasSuffix("." + base) || (!c.hasPrefix(".") && n == base)
-                        invariant(!inside, "accepted path: SAN DNS:\(name) of certificate \(i) is in subtree DNS:\(constraint) excluded by certificate \(k)",
-                                  id: "nc-host")
+                        invariant(
+                            !inside, "accepted path: SAN DNS:\(name) of certificate \(i) is in subtree DNS:\(constraint) excluded by certificate \(k)",
+                            id: "nc-host")
                     case (.ipAddress(let range), .ipAddress(let address)) where range.count == 2 * address.count:
                         let half = address.count
                         let network = Array(range.prefix(half))
                         let mask = Array(range.suffix(half))
                         let inside = zip(Array(address), zip(network, mask)).allSatisfy { a, nm in a & nm.1 == nm.0 & nm.1 }
-                        invariant(!inside, "accepted path: SAN IP \(IPAddressText.format(address)) of certificate \(i) is in a range excluded by certificate \(k)",
-                                  id: "nc-host")
+                        invariant(
+                            !inside, "accepted path: SAN IP \(IPAddressText.format(address)) of certificate \(i) is in a range excluded by certificate \(k)",
+                            id: "nc-host")
                     default:
                         break
                     }

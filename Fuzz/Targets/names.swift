@@ -65,14 +65,17 @@ public func fuzzNames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     let matched = ServerIdentity.matches(sans, name: .dns(reference))
     if reference.utf8.allSatisfy({ $0 < 0x80 }) {
-        invariant(ServerIdentity.matches(sans, name: .dns(reference.uppercased())) == matched,
-                  "DNS matching of \(reference) is case-sensitive")
-        invariant(ServerIdentity.matches(sans, name: .dns(reference.lowercased())) == matched,
-                  "DNS matching of \(reference) is case-sensitive")
+        invariant(
+            ServerIdentity.matches(sans, name: .dns(reference.uppercased())) == matched,
+            "DNS matching of \(reference) is case-sensitive")
+        invariant(
+            ServerIdentity.matches(sans, name: .dns(reference.lowercased())) == matched,
+            "DNS matching of \(reference) is case-sensitive")
     }
     if !reference.hasSuffix("."), IPAddress(reference) == nil, !reference.isEmpty {
-        invariant(ServerIdentity.matches(sans, name: .dns(reference + ".")) == matched,
-                  "a trailing dot on \(reference) changes the match")
+        invariant(
+            ServerIdentity.matches(sans, name: .dns(reference + ".")) == matched,
+            "a trailing dot on \(reference) changes the match")
     }
     if IPAddress(reference) != nil {
         let dnsOnly = sanTexts.map { GeneralName.dnsName($0) }

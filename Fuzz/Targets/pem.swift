@@ -15,8 +15,9 @@ public func fuzzPEM(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             sink(document.line)
             sink(bytes: document.derBytes)
             let again = try? PEMDocument(pemEncoded: document.pemString)
-            invariant(again?.label == document.label && again?.derBytes == document.derBytes,
-                      "PEM block \(document.label) at line \(document.line) does not round-trip through pemString")
+            invariant(
+                again?.label == document.label && again?.derBytes == document.derBytes,
+                "PEM block \(document.label) at line \(document.line) does not round-trip through pemString")
         }
         if documents.count == 1 { invariant((try? PEMDocument(pemEncoded: text)) != nil, "single-block init disagrees with parseAll") }
     } catch {

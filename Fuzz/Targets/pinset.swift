@@ -13,8 +13,9 @@ import TrustEvaluation
 
 let pinSetTime: Int64 = 1_893_456_000  // 2030-01-01T00:00:00Z
 // PKCS #8 PrivateKeyInfo for Ed25519 (RFC 8410 §7) around RFC 8032 §7.1 TEST 1's secret key.
-let fixedEd25519 = try? PrivateKey(derEncoded: [0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20]
-    + (Hex.decode("9d61b19deffd5a60ba844af492ec2cc44449c5697b7ec5d6b5b6d6c7f9d5a3de") ?? []))
+let fixedEd25519 = try? PrivateKey(
+    derEncoded: [0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20]
+        + (Hex.decode("9d61b19deffd5a60ba844af492ec2cc44449c5697b7ec5d6b5b6d6c7f9d5a3de") ?? []))
 let otherP256 = try? PrivateKey.generate(.p256)
 let pinSetRules: PinSetRules? = {
     guard let fixedEd25519, let otherP256,
@@ -64,7 +65,9 @@ public func fuzzPinSet(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             var payload = document.payload
             let index = Int(bytes.first ?? 0) % payload.count
             payload[index] ^= 0x01
-            let tampered = Array(#"{"keyId": "\#(document.signedBy.keyID)", "payload": "\#(Base64.encode(payload))", "signature": "\#(Base64.encode(signatureOf(envelope)))"}"#.utf8)
+            let tampered = Array(
+                #"{"keyId": "\#(document.signedBy.keyID)", "payload": "\#(Base64.encode(payload))", "signature": "\#(Base64.encode(signatureOf(envelope)))"}"#
+                    .utf8)
             var fresh = PinSetChain(rules: rules)
             do throws(PinSetError) {
                 try fresh.accept(tampered)

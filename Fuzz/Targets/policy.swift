@@ -7,8 +7,9 @@
 import CertificateParsing
 import ServerTrust
 import TrustEvaluation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 let policyBase: String = getenv("FUZZ_POLICY_BASE").map { String(cString: $0) } ?? "/tmp/fuzz-seeds/policy-base"

@@ -1,11 +1,12 @@
-#if canImport(FoundationNetworking)
-internal import Foundation
-public import FoundationNetworking
-#else
-public import Foundation
-#endif
 public import ServerTrustHTTP
 internal import Synchronization
+
+#if canImport(FoundationNetworking)
+    internal import Foundation
+    public import FoundationNetworking
+#else
+    public import Foundation
+#endif
 
 /// A `URLProtocol` that serves the `http` and `https` requests of a `URLSession` through an
 /// `HTTPSession`, so that code written for `URLSession` connects under the app's

@@ -1,9 +1,10 @@
 public import Foundation
-#if canImport(FoundationNetworking)
-internal import FoundationNetworking
-#endif
 public import ServerTrust
 public import ServerTrustHTTP
+
+#if canImport(FoundationNetworking)
+    internal import FoundationNetworking
+#endif
 
 extension ServerTrustURLProtocol {
     /// The `URLError` a `URLSession` task fails with for an `HTTPError`: the
@@ -98,8 +99,10 @@ extension URLError {
 
 enum URLErrorMapping {
     /// A `URLError` with the failing URL and a description.
-    static func error(_ code: URLError.Code, url: URL?, _ description: String, httpError: HTTPError? = nil,
-                      decision: TrustDecision? = nil) -> URLError {
+    static func error(
+        _ code: URLError.Code, url: URL?, _ description: String, httpError: HTTPError? = nil,
+        decision: TrustDecision? = nil
+    ) -> URLError {
         var userInfo: [String: Any] = [NSLocalizedDescriptionKey: description]
         if let url { userInfo[NSURLErrorFailingURLErrorKey] = url }
         if let httpError { userInfo[ServerTrustURLProtocol.httpErrorKey] = httpError }
@@ -136,8 +139,10 @@ enum URLErrorMapping {
         let text = message.lowercased()
         guard text.contains("alert") else { return nil }
         if text.contains("certificate required") { return .clientCertificateRequired }
-        let rejections = ["bad certificate", "unknown ca", "certificate unknown", "certificate revoked", "certificate expired",
-                          "unsupported certificate", "access denied"]
+        let rejections = [
+            "bad certificate", "unknown ca", "certificate unknown", "certificate revoked", "certificate expired",
+            "unsupported certificate", "access denied",
+        ]
         return rejections.contains(where: text.contains) ? .clientCertificateRejected : nil
     }
 }

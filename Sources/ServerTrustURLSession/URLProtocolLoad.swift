@@ -1,8 +1,9 @@
 internal import Foundation
-#if canImport(FoundationNetworking)
-internal import FoundationNetworking
-#endif
 internal import ServerTrustHTTP
+
+#if canImport(FoundationNetworking)
+    internal import FoundationNetworking
+#endif
 
 /// One load of a ``ServerTrustURLProtocol``: from `startLoading()` to its last word to the
 /// client, or to `stopLoading()`.
@@ -115,8 +116,10 @@ final class URLProtocolLoad: @unchecked Sendable {
             let streamed = try await prepared.session.stream(request)
             noteActivity()
             guard let response = URLResponseConversion.response(streamed.head, requestURL: prepared.url) else {
-                fail(URLErrorMapping.error(.badServerResponse, url: prepared.url,
-                                           "the response could not be represented as an HTTPURLResponse: \(streamed.head)"))
+                fail(
+                    URLErrorMapping.error(
+                        .badServerResponse, url: prepared.url,
+                        "the response could not be represented as an HTTPURLResponse: \(streamed.head)"))
                 return
             }
             deliver { urlProtocol, client in client.urlProtocol(urlProtocol, didReceive: response, cacheStoragePolicy: .notAllowed) }
@@ -136,9 +139,11 @@ final class URLProtocolLoad: @unchecked Sendable {
         } catch {
             let httpError = error as? HTTPError ?? .transport(TransportError(code: -1, summary: "unexpected error", message: "\(error)"))
             if case .cancelled = httpError, lock.withLock({ idleTimedOut }) {
-                fail(URLErrorMapping.error(.timedOut, url: prepared.url,
-                                           "nothing was sent or received for \(prepared.idleTimeout ?? 0) s (URLRequest.timeoutInterval)",
-                                           httpError: httpError))
+                fail(
+                    URLErrorMapping.error(
+                        .timedOut, url: prepared.url,
+                        "nothing was sent or received for \(prepared.idleTimeout ?? 0) s (URLRequest.timeoutInterval)",
+                        httpError: httpError))
                 return
             }
             fail(ServerTrustURLProtocol.urlError(for: httpError, url: prepared.url))

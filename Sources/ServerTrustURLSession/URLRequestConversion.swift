@@ -1,9 +1,10 @@
 internal import Dispatch
 internal import Foundation
-#if canImport(FoundationNetworking)
-internal import FoundationNetworking
-#endif
 internal import ServerTrustHTTP
+
+#if canImport(FoundationNetworking)
+    internal import FoundationNetworking
+#endif
 
 /// A request ready to send: the `HTTPRequest`, the session, and what the load needs besides.
 struct PreparedRequest: Sendable {
@@ -39,9 +40,11 @@ final class BodyStreamBox: @unchecked Sendable {
             let count = stream.read(&buffer, maxLength: buffer.count)
             if count == 0 { return bytes }
             guard count > 0 else {
-                throw URLError(.requestBodyStreamExhausted, userInfo: [
-                    NSLocalizedDescriptionKey: "the request's body stream failed: \(stream.streamError.map { "\($0)" } ?? "read error")",
-                ])
+                throw URLError(
+                    .requestBodyStreamExhausted,
+                    userInfo: [
+                        NSLocalizedDescriptionKey: "the request's body stream failed: \(stream.streamError.map { "\($0)" } ?? "read error")"
+                    ])
             }
             bytes += buffer[0..<count]
         }
@@ -62,21 +65,24 @@ enum URLRequestConversion {
         }
         let scheme = url.scheme?.lowercased() ?? ""
         if task is URLSessionWebSocketTask || scheme == "ws" || scheme == "wss" {
-            return .failure(URLErrorMapping.error(
-                .unsupportedURL, url: url,
-                "ServerTrustURLProtocol does not serve WebSocket tasks; it refuses them rather than leave them "
-                    + "to Foundation's WebSocket protocol and its trust"))
+            return .failure(
+                URLErrorMapping.error(
+                    .unsupportedURL, url: url,
+                    "ServerTrustURLProtocol does not serve WebSocket tasks; it refuses them rather than leave them "
+                        + "to Foundation's WebSocket protocol and its trust"))
         }
         if task is URLSessionDownloadTask {
-            return .failure(URLErrorMapping.error(
-                .unsupportedURL, url: url,
-                "a URLProtocol cannot complete a download task on swift-corelibs-foundation (its file is read "
-                    + "from URLProtocol.properties, internal to FoundationNetworking); use a data task"))
+            return .failure(
+                URLErrorMapping.error(
+                    .unsupportedURL, url: url,
+                    "a URLProtocol cannot complete a download task on swift-corelibs-foundation (its file is read "
+                        + "from URLProtocol.properties, internal to FoundationNetworking); use a data task"))
         }
         guard let session else {
-            return .failure(URLErrorMapping.error(
-                .unsupportedURL, url: url,
-                "no HTTPSession is registered for ServerTrustURLProtocol (ServerTrustURLProtocol.register(_:)); the request was not sent"))
+            return .failure(
+                URLErrorMapping.error(
+                    .unsupportedURL, url: url,
+                    "no HTTPSession is registered for ServerTrustURLProtocol (ServerTrustURLProtocol.register(_:)); the request was not sent"))
         }
 
         var headers = HTTPHeaders()
@@ -110,15 +116,17 @@ enum URLRequestConversion {
         case .stream(let stream):
             bodyStream = BodyStreamBox(stream)
         case .requestedFromDelegate:
-            return .failure(URLErrorMapping.error(
-                .requestBodyStreamExhausted, url: url,
-                "uploadTask(withStreamedRequest:) asks the session's delegate for the body, which a URLProtocol cannot reach; "
-                    + "give the request an httpBodyStream, or use uploadTask(with:from:) or uploadTask(with:fromFile:)"))
+            return .failure(
+                URLErrorMapping.error(
+                    .requestBodyStreamExhausted, url: url,
+                    "uploadTask(withStreamedRequest:) asks the session's delegate for the body, which a URLProtocol cannot reach; "
+                        + "give the request an httpBodyStream, or use uploadTask(with:from:) or uploadTask(with:fromFile:)"))
         case .unreadable:
-            return .failure(URLErrorMapping.error(
-                .requestBodyStreamExhausted, url: url,
-                "the upload task's body could not be read from this Foundation (URLSessionTask.knownBody not found); "
-                    + "the request was not sent without it"))
+            return .failure(
+                URLErrorMapping.error(
+                    .requestBodyStreamExhausted, url: url,
+                    "the upload task's body could not be read from this Foundation (URLSessionTask.knownBody not found); "
+                        + "the request was not sent without it"))
         }
 
         // The whole request may take as long as the session allows, and never less than the

@@ -1,8 +1,9 @@
 internal import Foundation
-#if canImport(FoundationNetworking)
-internal import FoundationNetworking
-#endif
 internal import ServerTrustHTTP
+
+#if canImport(FoundationNetworking)
+    internal import FoundationNetworking
+#endif
 
 /// `HTTPResponse` (a streamed response's head) to `HTTPURLResponse`.
 enum URLResponseConversion {

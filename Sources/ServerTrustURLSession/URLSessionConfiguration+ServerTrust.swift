@@ -1,8 +1,8 @@
 #if canImport(FoundationNetworking)
-internal import Foundation
-public import FoundationNetworking
+    internal import Foundation
+    public import FoundationNetworking
 #else
-public import Foundation
+    public import Foundation
 #endif
 
 extension URLSessionConfiguration {

@@ -1,8 +1,9 @@
 import CertificateParsing
 import ServerTrustHTTP
 import TrustEvaluation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Exit codes shared by every subcommand.

@@ -1,7 +1,7 @@
 // The `servertrust` command: thin argument handling over the libraries. Every subcommand
 // prints a one-line error and exits non-zero on bad input (docs/bad-input-catalogue.md §9).
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -23,10 +23,13 @@ struct CurlSpellingsTests {
         let leafPin: String
         let intermediatePin: String
 
-        init(keySlot: Int = 110, leaf: ((LabPKI) throws -> LabTLSServer.Identity)? = nil,
-             configure: (inout LabTLSServer.Configuration) -> Void = { _ in }) throws {
-            pki = try LabPKI.webChain(host: CurlSpellingsTests.host, leafNotBefore: CurlSpellingsTests.now - LabClock.day,
-                                      leafNotAfter: CurlSpellingsTests.now + 30 * LabClock.day, keySlot: keySlot)
+        init(
+            keySlot: Int = 110, leaf: ((LabPKI) throws -> LabTLSServer.Identity)? = nil,
+            configure: (inout LabTLSServer.Configuration) -> Void = { _ in }
+        ) throws {
+            pki = try LabPKI.webChain(
+                host: CurlSpellingsTests.host, leafNotBefore: CurlSpellingsTests.now - LabClock.day,
+                leafNotAfter: CurlSpellingsTests.now + 30 * LabClock.day, keySlot: keySlot)
             var configuration = LabTLSServer.Configuration(identity: try leaf?(pki) ?? .init(pki: pki), name: "curl-beside")
             configure(&configuration)
             server = try LabTLSServer.started(configuration)
@@ -73,8 +76,10 @@ struct CurlSpellingsTests {
             ["--cacert", setup.root, "--pinnedpubkey", "sha256//47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=;" + setup.leafPin]
         },
         Row(name: "pinned, matching: --pinnedpubkey PEM-FILE", curlStatus: 0) { setup in
-            ["--cacert", setup.root, "--pinnedpubkey",
-             try LabFiles.write(LabPEM.encode(setup.pki.leafKey.publicKeyInfoDER, label: "PUBLIC KEY"), to: setup.directory + "/leaf.pub.pem")]
+            [
+                "--cacert", setup.root, "--pinnedpubkey",
+                try LabFiles.write(LabPEM.encode(setup.pki.leafKey.publicKeyInfoDER, label: "PUBLIC KEY"), to: setup.directory + "/leaf.pub.pem"),
+            ]
         },
         Row(name: "pinned, matching: --pinnedpubkey DER-FILE", curlStatus: 0) { setup in
             ["--cacert", setup.root, "--pinnedpubkey", try LabFiles.write(setup.pki.leafKey.publicKeyInfoDER, to: setup.directory + "/leaf.pub.der")]
@@ -83,7 +88,9 @@ struct CurlSpellingsTests {
             ["--cacert", setup.root, "--pinnedpubkey", "sha256//47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="]
         },
         // curl pins the leaf's key only: the genuine intermediate's pin does not do.
-        Row(name: "pinned, mismatching: the intermediate's key (curl pins the leaf)", curlStatus: 90) { ["--cacert", $0.root, "--pinnedpubkey", $0.intermediatePin] },
+        Row(name: "pinned, mismatching: the intermediate's key (curl pins the leaf)", curlStatus: 90) {
+            ["--cacert", $0.root, "--pinnedpubkey", $0.intermediatePin]
+        },
         Row(name: "pinned but untrusted: the leaf's pin does not make the chain trusted", curlStatus: 60) { ["--pinnedpubkey", $0.leafPin] },
         Row(name: "insecure and pinned, matching: -k --pinnedpubkey LEAF", curlStatus: 0) { ["-k", "--pinnedpubkey", $0.leafPin] },
         Row(name: "insecure and pinned, mismatching: -k --pinnedpubkey INTERMEDIATE", curlStatus: 90) { ["-k", "--pinnedpubkey", $0.intermediatePin] },
@@ -115,12 +122,14 @@ struct CurlSpellingsTests {
         let replaced = try setup.both(["--cacert", setup.unrelatedRoots], environment: system)
         #expect(replaced.curl.status == 60 && replaced.ours.status == 1, "\(replaced.summary)")
         // Our --anchors adds the root instead, so the system root still counts.
-        let added = try CLIRunner.run(["get", setup.url, "--resolve", setup.resolve, "--anchors", setup.unrelatedRoots],
-                                      environment: setup.environment.merging(system) { _, new in new })
+        let added = try CLIRunner.run(
+            ["get", setup.url, "--resolve", setup.resolve, "--anchors", setup.unrelatedRoots],
+            environment: setup.environment.merging(system) { _, new in new })
         #expect(added.status == 0, "\(added.stderr)")
         // Two --cacert files add up (curl keeps the last one; ours trusts both).
-        let both = try CLIRunner.run(["get", setup.url, "--resolve", setup.resolve, "--cacert", setup.unrelatedRoots, "--cacert", setup.root],
-                                     environment: setup.environment)
+        let both = try CLIRunner.run(
+            ["get", setup.url, "--resolve", setup.resolve, "--cacert", setup.unrelatedRoots, "--cacert", setup.root],
+            environment: setup.environment)
         #expect(both.status == 0, "\(both.stderr)")
     }
 
@@ -154,8 +163,12 @@ struct CurlSpellingsTests {
     @Test("hostname mismatch and a self-signed server: rejected by both, trusted by both with -k")
     func otherServers() throws {
         let wrongHost = try Setup(leaf: { pki in
-            LabTLSServer.Identity(chain: [try pki.issueLeaf(host: "other.example.test", notBefore: Self.now - LabClock.day,
-                                                            notAfter: Self.now + LabClock.day), pki.intermediate], key: pki.leafKey)
+            LabTLSServer.Identity(
+                chain: [
+                    try pki.issueLeaf(
+                        host: "other.example.test", notBefore: Self.now - LabClock.day,
+                        notAfter: Self.now + LabClock.day), pki.intermediate,
+                ], key: pki.leafKey)
         })
         defer { wrongHost.server.stop() }
         let mismatch = try wrongHost.both(["--cacert", wrongHost.root])
@@ -165,8 +178,9 @@ struct CurlSpellingsTests {
 
         let key = try LabKey.shared(.p256, slot: 350)
         let selfSigned = try LabCertificate.issue(
-            LabCertificateSpec(subject: LabName([("CN", Self.host)]), notBefore: Self.now - LabClock.day, notAfter: Self.now + 30 * LabClock.day,
-                               extensions: [.basicConstraints(ca: true), .subjectAltName([.forHost(Self.host)]), .subjectKeyIdentifier()]),
+            LabCertificateSpec(
+                subject: LabName([("CN", Self.host)]), notBefore: Self.now - LabClock.day, notAfter: Self.now + 30 * LabClock.day,
+                extensions: [.basicConstraints(ca: true), .subjectAltName([.forHost(Self.host)]), .subjectKeyIdentifier()]),
             subjectKey: key)
         let setup = try Setup(leaf: { _ in LabTLSServer.Identity(chain: [selfSigned], key: key) })
         defer { setup.server.stop() }
@@ -277,8 +291,10 @@ struct CurlSpellingsTests {
 
     @Test("-m and --connect-timeout refuse what is not a positive number of seconds, naming the spelling given")
     func badTimeouts() throws {
-        for (arguments, names) in [(["-m", "soon"], "-m must be"), (["--max-time", "-1"], "--max-time must be"),
-                                   (["--connect-timeout", "0"], "--connect-timeout must be"), (["--connect-timeout", "inf"], "--connect-timeout must be")] {
+        for (arguments, names) in [
+            (["-m", "soon"], "-m must be"), (["--max-time", "-1"], "--max-time must be"),
+            (["--connect-timeout", "0"], "--connect-timeout must be"), (["--connect-timeout", "inf"], "--connect-timeout must be"),
+        ] {
             let result = try CLIRunner.run(["get", "https://\(Self.host)/"] + arguments)
             #expect(result.status == 2 && result.stderr.hasPrefix("servertrust: get: \(names) a positive number of seconds"), "\(arguments): \(result.stderr)")
             #expect(result.stderr.split(separator: "\n").count == 1)
@@ -299,8 +315,10 @@ struct CurlSpellingsTests {
             let spec = LabCertificateSpec(
                 subject: LabName([("CN", "curl-beside client")]), notBefore: CurlSpellingsTests.now - LabClock.day,
                 notAfter: CurlSpellingsTests.now + 30 * LabClock.day,
-                extensions: [.basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
-                             .subjectKeyIdentifier(), .authorityKeyIdentifier()])
+                extensions: [
+                    .basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
+                    .subjectKeyIdentifier(), .authorityKeyIdentifier(),
+                ])
             let clientLeaf = try LabCertificate.issue(spec, subjectKey: clientPKI.leafKey, issuer: clientPKI.intermediateIssuer)
             setup = try Setup(configure: { $0.clientAuthentication = .init(trustedCertificates: [clientPKI.root]) })
             let pfx = try LabPKCS12.create(certificate: clientLeaf, key: clientPKI.leafKey, chain: [clientPKI.intermediate], password: "pw")
@@ -316,9 +334,11 @@ struct CurlSpellingsTests {
         let setup = client.setup
         defer { setup.server.stop() }
         let trust = ["--cacert", setup.root]
-        for arguments in [["--cert", client.p12 + ":pw", "--cert-type", "P12"], ["--cert", client.p12, "--cert-type", "p12", "--pass", "pw"],
-                          ["-E", client.p12 + ":pw", "--cert-type", "P12"], ["--cert", client.pem, "--key", client.key],
-                          ["--cert", client.pem, "--key", client.key, "--cert-type", "PEM"]] {
+        for arguments in [
+            ["--cert", client.p12 + ":pw", "--cert-type", "P12"], ["--cert", client.p12, "--cert-type", "p12", "--pass", "pw"],
+            ["-E", client.p12 + ":pw", "--cert-type", "P12"], ["--cert", client.pem, "--key", client.key],
+            ["--cert", client.pem, "--key", client.key, "--cert-type", "PEM"],
+        ] {
             let pair = try setup.both(trust + arguments)
             #expect(pair.curl.status == 0 && pair.ours.status == 0, "\(arguments): \(pair.summary)")
         }
@@ -333,7 +353,8 @@ struct CurlSpellingsTests {
         let untyped = try setup.both(trust + ["--cert", client.p12 + ":pw"])
         #expect(untyped.curl.status == 58 && untyped.ours.status == 0, "\(untyped.summary)")
         // The type given must be the file's.
-        let mistyped = try CLIRunner.run(["get", setup.url, "--resolve", setup.resolve] + trust + ["--cert", client.pem, "--key", client.key, "--cert-type", "P12"])
+        let mistyped = try CLIRunner.run(
+            ["get", setup.url, "--resolve", setup.resolve] + trust + ["--cert", client.pem, "--key", client.key, "--cert-type", "P12"])
         #expect(mistyped.status == 2 && mistyped.stderr.contains("--cert-type P12, but --cert \(client.pem) is PEM text"), "\(mistyped.stderr)")
         // Requests reached the server only with a certificate: 5 pairs, and our untyped run.
         #expect(setup.server.statistics.requestsServed == 11)

@@ -45,7 +45,10 @@ struct DemoCommandTests {
         let details = steps.map { $0["detail"] ?? "" }
         #expect(details.prefix(5) == ["not-pinned", "unknownKey", "badSignature", "fetch: not-pinned", "serial 2 in force"], "\(details)")
         #expect(details[6] == "serialNotIncreasing")
-        #expect(steps.map { $0["actual"] ?? "" } == ["refused", "refused", "refused", "refused", "accepted", "accepted", "refused", "accepted", "accepted", "accepted"])
+        #expect(
+            steps.map { $0["actual"] ?? "" } == [
+                "refused", "refused", "refused", "refused", "accepted", "accepted", "refused", "accepted", "accepted", "accepted",
+            ])
     }
 
     @Test("the human matrix names both semantics and ends with the summary line")

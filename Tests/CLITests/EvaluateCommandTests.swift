@@ -80,7 +80,8 @@ struct EvaluateCommandTests {
     /// unless the arguments give `--at`.
     static func evaluate(_ arguments: [String], system: String? = nil) throws -> CLIRunner.Result {
         let instant = arguments.contains("--at") ? [] : ["--at", at]
-        return try CLIRunner.run(["evaluate"] + arguments + instant, environment: ["SSL_CERT_FILE": system ?? files.system, "SSL_CERT_DIR": files.directory + "/no-such-dir"])
+        return try CLIRunner.run(
+            ["evaluate"] + arguments + instant, environment: ["SSL_CERT_FILE": system ?? files.system, "SSL_CERT_DIR": files.directory + "/no-such-dir"])
     }
 
     @Test("an attacker appending the genuine pinned intermediate is rejected by every pin option, the genuine chain trusted")
@@ -114,7 +115,9 @@ struct EvaluateCommandTests {
             }
         }
         // --explain says what the pins were compared with.
-        let explained = try Self.evaluate([files.attackerAppended, "--host", Self.host, "--pin", files.intermediatePin, "--allow-invalid", "--no-validate-domain", "--explain"], system: system)
+        let explained = try Self.evaluate(
+            [files.attackerAppended, "--host", Self.host, "--pin", files.intermediatePin, "--allow-invalid", "--no-validate-domain", "--explain"],
+            system: system)
         #expect(explained.stdout.contains("pins compared with the leaf only"), "\(explained.stdout)")
     }
 

@@ -16,10 +16,13 @@ struct GetCommandTests {
         let directory: String
         let rootPath: String
 
-        init(identity: ((LabPKI) throws -> LabTLSServer.Identity)? = nil,
-             configure: (inout LabTLSServer.Configuration) -> Void = { _ in }) throws {
-            pki = try LabPKI.webChain(host: GetCommandTests.host, leafNotBefore: GetCommandTests.now - LabClock.day,
-                                      leafNotAfter: GetCommandTests.now + 30 * LabClock.day, keySlot: 50)
+        init(
+            identity: ((LabPKI) throws -> LabTLSServer.Identity)? = nil,
+            configure: (inout LabTLSServer.Configuration) -> Void = { _ in }
+        ) throws {
+            pki = try LabPKI.webChain(
+                host: GetCommandTests.host, leafNotBefore: GetCommandTests.now - LabClock.day,
+                leafNotAfter: GetCommandTests.now + 30 * LabClock.day, keySlot: 50)
             var configuration = LabTLSServer.Configuration(identity: try identity?(pki) ?? .init(pki: pki), name: "cli")
             configuration.handler = { request in
                 switch request.path {
@@ -65,16 +68,19 @@ struct GetCommandTests {
     @Test("exit 1 when trust is rejected, and nothing reaches the server")
     func rejected() throws {
         let fixture = try Fixture { pki in
-            let leaf = try pki.issueLeaf(host: "other.example.test", notBefore: GetCommandTests.now - LabClock.day,
-                                         notAfter: GetCommandTests.now + LabClock.day)
+            let leaf = try pki.issueLeaf(
+                host: "other.example.test", notBefore: GetCommandTests.now - LabClock.day,
+                notAfter: GetCommandTests.now + LabClock.day)
             return LabTLSServer.Identity(chain: [leaf, pki.intermediate], key: pki.leafKey)
         }
         defer { fixture.server.stop() }
         let result = try fixture.get("/", ["--json"])
         #expect(result.status == 1, "\(result.stderr)")
         // The first line in words (UserMessages); the decision record after it keeps the kind.
-        #expect(result.stderr.hasPrefix("servertrust: get: server trust rejected: www.example.test:\(fixture.server.port): "
-                                        + "certificate is not valid for www.example.test (it is for other.example.test)\n"), "\(result.stderr)")
+        #expect(
+            result.stderr.hasPrefix(
+                "servertrust: get: server trust rejected: www.example.test:\(fixture.server.port): "
+                    + "certificate is not valid for www.example.test (it is for other.example.test)\n"), "\(result.stderr)")
         #expect(result.stderr.contains("evaluator: DefaultTrustEvaluator") && result.stderr.contains("hostValidationFailed"))
         #expect(result.stdout.contains("\"failureKind\":\"hostnameMismatch\""))
         // Without the host check it passes.
@@ -92,8 +98,10 @@ struct GetCommandTests {
         let leaf = try Certificate(derEncoded: fixture.pki.leaf.der)
         #expect(try fixture.get("/", ["--pin", "sha256/" + leaf.spkiSHA256Base64]).status == 0)
         let wrong = try fixture.get("/", ["--pin", "sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="])
-        #expect(wrong.status == 1 && wrong.stderr.contains("server trust rejected: www.example.test:\(fixture.server.port): public key does not match the pinned public key"),
-                "\(wrong.stderr)")
+        #expect(
+            wrong.status == 1
+                && wrong.stderr.contains("server trust rejected: www.example.test:\(fixture.server.port): public key does not match the pinned public key"),
+            "\(wrong.stderr)")
         #expect(wrong.stderr.contains("evaluator: SPKIPinsTrustEvaluator") && wrong.stderr.contains("spkiPinningFailed"), "\(wrong.stderr)")
         // Pins hold even with --allow-invalid and no anchors.
         let invalidPinned = try CLIRunner.run(["get", fixture.url(), "--allow-invalid", "--pin", "sha256/" + leaf.spkiSHA256Base64] + fixture.resolve)
@@ -154,10 +162,12 @@ struct GetCommandTests {
     func badInput() throws {
         let fixture = try Fixture()
         defer { fixture.server.stop() }
-        for arguments in [["get"], ["get", "ftp://example.test/"], ["get", fixture.url(), "--resolve", "nonsense"],
-                          ["get", fixture.url(), "--anchors", fixture.directory + "/absent.pem"],
-                          ["get", fixture.url(), "--pin", "md5/abc"], ["get", fixture.url(), "--bogus"],
-                          ["get", fixture.url(), "-u", "nocolon"], ["get", fixture.url(), "--cert", fixture.rootPath]] {
+        for arguments in [
+            ["get"], ["get", "ftp://example.test/"], ["get", fixture.url(), "--resolve", "nonsense"],
+            ["get", fixture.url(), "--anchors", fixture.directory + "/absent.pem"],
+            ["get", fixture.url(), "--pin", "md5/abc"], ["get", fixture.url(), "--bogus"],
+            ["get", fixture.url(), "-u", "nocolon"], ["get", fixture.url(), "--cert", fixture.rootPath],
+        ] {
             let result = try CLIRunner.run(arguments)
             #expect(result.status == 2, "\(arguments): \(result.stderr)")
             #expect(result.stderr.hasPrefix("servertrust: get: "), "\(arguments): \(result.stderr)")
@@ -213,12 +223,15 @@ struct GetCommandTests {
         #expect(fixture.server.statistics.connectionsAccepted == 0)
     }
 
-    @Test("a URL with CR or LF is bad input (exit 2), not a transport failure; nothing reaches the server",
-          arguments: ["/a\r\nX-Injected: 1", "/a?b=\n", "host%0D%0A"])
+    @Test(
+        "a URL with CR or LF is bad input (exit 2), not a transport failure; nothing reaches the server",
+        arguments: ["/a\r\nX-Injected: 1", "/a?b=\n", "host%0D%0A"])
     func smugglingURL(_ change: String) throws {
         let fixture = try Fixture()
         defer { fixture.server.stop() }
-        let url = change.hasPrefix("/") ? fixture.url() + String(change.dropFirst())
+        let url =
+            change.hasPrefix("/")
+            ? fixture.url() + String(change.dropFirst())
             : fixture.url().replacingOccurrences(of: "www.", with: "www%0D%0A.")
         let result = try CLIRunner.run(["get", url, "--anchors", fixture.rootPath] + fixture.resolve)
         #expect(result.status == 2, "\(result.stderr)")
@@ -248,19 +261,24 @@ struct GetCommandTests {
         #expect(noClientCertificate.status == 4, "\(noClientCertificate.stderr)")
         #expect(noClientCertificate.stderr.contains("transport failure: curl"))
         fixture.server.stop()
-        let refused = try CLIRunner.run(["get", "https://\(Self.host):\(refusedPort)/", "--anchors", fixture.rootPath,
-                                         "--resolve", "\(Self.host):\(refusedPort):127.0.0.1"])
+        let refused = try CLIRunner.run([
+            "get", "https://\(Self.host):\(refusedPort)/", "--anchors", fixture.rootPath,
+            "--resolve", "\(Self.host):\(refusedPort):127.0.0.1",
+        ])
         #expect(refused.status == 4 && refused.stderr.contains("curl 7"), "\(refused.stderr)")
     }
 
     @Test("--cert with a PEM certificate and key, or PKCS#12 with --pass")
     func clientCertificates() throws {
-        let clientPKI = try LabPKI.webChain(host: "client.example.test", leafNotBefore: Self.now - LabClock.day,
-                                            leafNotAfter: Self.now + 30 * LabClock.day, keySlot: 52)
+        let clientPKI = try LabPKI.webChain(
+            host: "client.example.test", leafNotBefore: Self.now - LabClock.day,
+            leafNotAfter: Self.now + 30 * LabClock.day, keySlot: 52)
         let spec = LabCertificateSpec(
             subject: LabName([("CN", "cli client")]), notBefore: Self.now - LabClock.day, notAfter: Self.now + 30 * LabClock.day,
-            extensions: [.basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
-                         .subjectKeyIdentifier(), .authorityKeyIdentifier()])
+            extensions: [
+                .basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
+                .subjectKeyIdentifier(), .authorityKeyIdentifier(),
+            ])
         let clientLeaf = try LabCertificate.issue(spec, subjectKey: clientPKI.leafKey, issuer: clientPKI.intermediateIssuer)
         let fixture = try Fixture(configure: { configuration in
             configuration.clientAuthentication = .init(trustedCertificates: [clientPKI.root])
@@ -348,8 +366,9 @@ struct GetCommandTests {
         let fixture = try Fixture(identity: { pki in
             attackerPKI = pki
             let attacker = try LabCertificate.issue(
-                LabPKI.leafSpec(host: GetCommandTests.host, keyAlgorithm: .p256, notBefore: GetCommandTests.now - LabClock.day,
-                                notAfter: GetCommandTests.now + LabClock.day), subjectKey: attackerKey)
+                LabPKI.leafSpec(
+                    host: GetCommandTests.host, keyAlgorithm: .p256, notBefore: GetCommandTests.now - LabClock.day,
+                    notAfter: GetCommandTests.now + LabClock.day), subjectKey: attackerKey)
             return LabTLSServer.Identity(chain: [attacker, pki.intermediate], key: attackerKey)
         })
         defer { fixture.server.stop() }
@@ -409,8 +428,9 @@ struct GetCommandTests {
         let fixture = try Fixture()
         defer { fixture.server.stop() }
         let proxyHost = "proxy.example.test"
-        let proxyPKI = try LabPKI.webChain(host: proxyHost, leafNotBefore: Self.now - LabClock.day, leafNotAfter: Self.now + 30 * LabClock.day,
-                                           keySlot: 54)
+        let proxyPKI = try LabPKI.webChain(
+            host: proxyHost, leafNotBefore: Self.now - LabClock.day, leafNotAfter: Self.now + 30 * LabClock.day,
+            keySlot: 54)
         let interception = try LabPKI.webChain(host: "mitm.invalid", keySlot: 53)
         var configuration = LabMITMRelay.Configuration(mode: .httpProxy, interceptionCA: interception.rootIssuer)
         configuration.hostOverrides = [Self.host: "127.0.0.1"]
@@ -418,8 +438,10 @@ struct GetCommandTests {
         let relay = try LabMITMRelay.started(configuration)
         defer { relay.stop() }
         let proxyRoot = try LabFiles.write(proxyPKI.root.pem, to: fixture.directory + "/proxy-root.pem")
-        let base = ["get", fixture.url(), "--anchors", fixture.rootPath, "--proxy", "https://\(proxyHost):\(relay.port)",
-                    "--resolve", "\(proxyHost):\(relay.port):127.0.0.1"]
+        let base = [
+            "get", fixture.url(), "--anchors", fixture.rootPath, "--proxy", "https://\(proxyHost):\(relay.port)",
+            "--resolve", "\(proxyHost):\(relay.port):127.0.0.1",
+        ]
         let through = try CLIRunner.run(base + ["--proxy-cacert", proxyRoot, "--json"])
         #expect(through.status == 0, "\(through.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(through.stdout.utf8)) as? [String: Any])
@@ -427,13 +449,15 @@ struct GetCommandTests {
         let proxyDecision = try #require(object["proxyDecision"] as? [String: Any])
         #expect(proxyDecision["host"] as? String == proxyHost && proxyDecision["verdict"] as? String == "accepted", "\(proxyDecision)")
         let rejected = try CLIRunner.run(base)
-        #expect(rejected.status == 1 && rejected.stderr.hasPrefix("servertrust: get: proxy trust rejected: \(proxyHost):\(relay.port): certificate not trusted: "),
-                "\(rejected.stderr)")
+        #expect(
+            rejected.status == 1 && rejected.stderr.hasPrefix("servertrust: get: proxy trust rejected: \(proxyHost):\(relay.port): certificate not trusted: "),
+            "\(rejected.stderr)")
         #expect(rejected.stderr.contains("add the issuing CA with --proxy-cacert FILE"), "\(rejected.stderr)")
         let rejectedJSON = try CLIRunner.run(base + ["--json"])
         let rejectedObject = try #require(try JSONSerialization.jsonObject(with: Data(rejectedJSON.stdout.utf8)) as? [String: Any])
-        #expect(rejectedJSON.status == 1 && (rejectedObject["proxyDecision"] as? [String: Any])?["host"] as? String == proxyHost,
-                "\(rejectedJSON.stdout)")
+        #expect(
+            rejectedJSON.status == 1 && (rejectedObject["proxyDecision"] as? [String: Any])?["host"] as? String == proxyHost,
+            "\(rejectedJSON.stdout)")
         #expect(relay.statistics.connectRequests.count == 1)
         let plainProxy = try CLIRunner.run(["get", fixture.url(), "--proxy", "http://127.0.0.1:9", "--proxy-cacert", proxyRoot])
         #expect(plainProxy.status == 2 && plainProxy.stderr.contains("--proxy-cacert needs an https:// --proxy"), "\(plainProxy.stderr)")
@@ -455,8 +479,11 @@ extension GetCommandTests {
         let received = Mutex<[LabHTTPRequest]>([])
         var collectorConfiguration = LabTLSServer.Configuration(
             identity: try LabTLSServer.Identity(
-                chain: [fixture.pki.issueLeaf(host: "report.example.test", notBefore: Self.now - LabClock.day,
-                                              notAfter: Self.now + LabClock.day), fixture.pki.intermediate],
+                chain: [
+                    fixture.pki.issueLeaf(
+                        host: "report.example.test", notBefore: Self.now - LabClock.day,
+                        notAfter: Self.now + LabClock.day), fixture.pki.intermediate,
+                ],
                 key: fixture.pki.leafKey),
             name: "report-collector")
         collectorConfiguration.handler = { request in
@@ -476,19 +503,26 @@ extension GetCommandTests {
         let servedBefore = fixture.server.statistics.requestsServed
 
         // Pinned with a backup pin: trusted.
-        let good = try Self.policyFile(["version": 1, "anchors": ["root.pem"], "anchorsOnly": true,
-                                        "hosts": [["host": Self.host, "pins": [leafPin, strangers[0]]]]],
-                                       named: "good.json", in: fixture.directory)
+        let good = try Self.policyFile(
+            [
+                "version": 1, "anchors": ["root.pem"], "anchorsOnly": true,
+                "hosts": [["host": Self.host, "pins": [leafPin, strangers[0]]]],
+            ],
+            named: "good.json", in: fixture.directory)
         let trusted = try CLIRunner.run(["get", fixture.url(), "--policy", good] + fixture.resolve, environment: environment)
         #expect(trusted.status == 0 && trusted.stdout == "hello from cli", "\(trusted.stderr)")
         #expect(!trusted.stderr.contains("pin-failure report"))
 
         // Pins that do not match: refused before the request, and the report is posted.
-        let bad = try Self.policyFile(["version": 1, "anchors": ["root.pem"], "reportUris": [reportURI],
-                                       "hosts": [["host": "**.example.test", "pins": strangers]]],
-                                      named: "bad.json", in: fixture.directory)
-        let refused = try CLIRunner.run(["get", fixture.url(), "--policy", bad, "--json"] + fixture.resolve + reportResolve,
-                                        environment: environment)
+        let bad = try Self.policyFile(
+            [
+                "version": 1, "anchors": ["root.pem"], "reportUris": [reportURI],
+                "hosts": [["host": "**.example.test", "pins": strangers]],
+            ],
+            named: "bad.json", in: fixture.directory)
+        let refused = try CLIRunner.run(
+            ["get", fixture.url(), "--policy", bad, "--json"] + fixture.resolve + reportResolve,
+            environment: environment)
         #expect(refused.status == 1, "\(refused.stderr)")
         #expect(refused.stderr.contains("spkiPinningFailed"), "\(refused.stderr)")
         #expect(refused.stderr.contains("pin-failure report for \(Self.host) sent to \(reportURI): HTTP 204"), "\(refused.stderr)")
@@ -500,15 +534,19 @@ extension GetCommandTests {
         #expect(fixture.server.statistics.requestsServed == servedBefore + 1, "only the trusted request reached the server")
 
         // A host the file does not cover is refused (allHostsMustBeEvaluated defaults to true).
-        let elsewhere = try Self.policyFile(["version": 1, "anchors": ["root.pem"],
-                                             "hosts": [["host": "api.example.test", "evaluator": "default"]]],
-                                            named: "elsewhere.json", in: fixture.directory)
+        let elsewhere = try Self.policyFile(
+            [
+                "version": 1, "anchors": ["root.pem"],
+                "hosts": [["host": "api.example.test", "evaluator": "default"]],
+            ],
+            named: "elsewhere.json", in: fixture.directory)
         let uncovered = try CLIRunner.run(["get", fixture.url(), "--policy", elsewhere] + fixture.resolve, environment: environment)
         #expect(uncovered.status == 1 && uncovered.stderr.contains("noRequiredEvaluator"), "\(uncovered.stderr)")
 
         // Bad input: a malformed file, and options the file replaces.
-        let broken = try Self.policyFile(["version": 1, "hosts": [["host": Self.host, "pins": ["md5/abc"]]]],
-                                         named: "broken.json", in: fixture.directory)
+        let broken = try Self.policyFile(
+            ["version": 1, "hosts": [["host": Self.host, "pins": ["md5/abc"]]]],
+            named: "broken.json", in: fixture.directory)
         let malformed = try CLIRunner.run(["get", fixture.url(), "--policy", broken] + fixture.resolve)
         #expect(malformed.status == 2 && malformed.stderr.contains("$.hosts[0]"), "\(malformed.stderr)")
         let combined = try CLIRunner.run(["get", fixture.url(), "--policy", good, "--pin", leafPin] + fixture.resolve)

@@ -24,8 +24,9 @@ struct HelpAndBadInputTests {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return CLIRunner.Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                                stderr: String(decoding: errData, as: UTF8.self))
+        return CLIRunner.Result(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
     }
 
     static let helpCases: [[String]] = [
@@ -39,8 +40,9 @@ struct HelpAndBadInputTests {
         #expect(result.status == 0, "\(command): \(result.stderr)")
         #expect(result.stderr.isEmpty, "\(command)")
         let usage = "usage: servertrust " + command.joined(separator: " ")
-        #expect(result.stdout.hasPrefix(usage) || (command == ["bench", "evaluate"] && result.stdout.hasPrefix("usage: servertrust bench evaluate")),
-                "\(command): \(result.stdout.prefix(80))")
+        #expect(
+            result.stdout.hasPrefix(usage) || (command == ["bench", "evaluate"] && result.stdout.hasPrefix("usage: servertrust bench evaluate")),
+            "\(command): \(result.stdout.prefix(80))")
         #expect(result.stdout.contains("exit codes:"), "\(command)")
         #expect(result.stdout.split(separator: "\n").count >= 4, "\(command): a description, not only a usage line")
     }
@@ -50,7 +52,9 @@ struct HelpAndBadInputTests {
         for spelling in ["help", "--help", "-h"] {
             let result = try CLIRunner.run([spelling])
             #expect(result.status == 0)
-            for command in ["inspect FILE", "inspect https://HOST", "pins ", "pinset ", "evaluate ", "get ", "demo ", "bench ", "stress ", "limbo-serve", "exit codes:"] {
+            for command in [
+                "inspect FILE", "inspect https://HOST", "pins ", "pinset ", "evaluate ", "get ", "demo ", "bench ", "stress ", "limbo-serve", "exit codes:",
+            ] {
                 #expect(result.stdout.contains(command), "\(spelling): missing \(command)")
             }
         }
@@ -155,15 +159,19 @@ struct HelpAndBadInputTests {
 
     @Test("limbo-serve BASIC: RFC 5280 validation with the pkits_inputs policy inputs; the policy set is in the reason")
     func limboServeBasic() throws {
-        let input = [
-            try Self.basicRequest(id: "defaults", inputs: nil),
-            // The chain asserts no certificate policy, so an explicit policy cannot be met.
-            try Self.basicRequest(
-                id: "explicit", inputs: ["user_initial_policy_set": ["2.5.29.32.0"], "initial_explicit_policy": true,
-                    "initial_policy_mapping_inhibit": false, "initial_any_policy_inhibit": false]),
-            try Self.basicRequest(id: "bad-inputs", inputs: ["initial_explicit_policy": "yes"]),
-            try Self.basicRequest(id: "bad-oid", inputs: ["user_initial_policy_set": ["not.an.oid"]]),
-        ].joined(separator: "\n") + "\n"
+        let input =
+            [
+                try Self.basicRequest(id: "defaults", inputs: nil),
+                // The chain asserts no certificate policy, so an explicit policy cannot be met.
+                try Self.basicRequest(
+                    id: "explicit",
+                    inputs: [
+                        "user_initial_policy_set": ["2.5.29.32.0"], "initial_explicit_policy": true,
+                        "initial_policy_mapping_inhibit": false, "initial_any_policy_inhibit": false,
+                    ]),
+                try Self.basicRequest(id: "bad-inputs", inputs: ["initial_explicit_policy": "yes"]),
+                try Self.basicRequest(id: "bad-oid", inputs: ["user_initial_policy_set": ["not.an.oid"]]),
+            ].joined(separator: "\n") + "\n"
         let result = try Self.run(["limbo-serve"], stdin: input)
         #expect(result.status == 0, "\(result.stderr)")
         let lines = try Self.responses(result.stdout)
@@ -198,14 +206,15 @@ struct HelpAndBadInputTests {
 
     @Test("limbo-serve: a bad line is a FAILURE response, not a crash; answers stay in order")
     func limboServeBadLines() throws {
-        let input = [
-            "{not json",
-            "[1, 2, 3]",
-            #"{"id": "no-certificate"}"#,
-            #"{"id": "garbage-certificate", "peer_certificate": "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", "validation_time": "2026-01-01T00:00:00Z"}"#,
-            try Self.limboRequest(id: "wrong-host", host: "other.cli.test"),
-            try Self.limboRequest(id: "good", host: "limbo.cli.test"),
-        ].joined(separator: "\n") + "\n"
+        let input =
+            [
+                "{not json",
+                "[1, 2, 3]",
+                #"{"id": "no-certificate"}"#,
+                #"{"id": "garbage-certificate", "peer_certificate": "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", "validation_time": "2026-01-01T00:00:00Z"}"#,
+                try Self.limboRequest(id: "wrong-host", host: "other.cli.test"),
+                try Self.limboRequest(id: "good", host: "limbo.cli.test"),
+            ].joined(separator: "\n") + "\n"
         let result = try Self.run(["limbo-serve"], stdin: input)
         #expect(result.status == 0, "\(result.stderr)")
         let lines = try Self.responses(result.stdout)

@@ -46,12 +46,14 @@ struct InspectCommandTests {
         #expect(result.stdout.contains("SPKI pin   sha256/") || result.stdout.contains("sha256/"))
     }
 
-    @Test("bad input gives a one-line error naming the file and exit 2", arguments: [
-        ("missing", nil as [UInt8]?),
-        ("garbage", Array("hello, not a certificate".utf8)),
-        ("truncated-der", [0x30, 0x82, 0x01, 0x00, 0x30]),
-        ("pem-without-end", Array("-----BEGIN CERTIFICATE-----\nMIIB\n".utf8)),
-    ])
+    @Test(
+        "bad input gives a one-line error naming the file and exit 2",
+        arguments: [
+            ("missing", nil as [UInt8]?),
+            ("garbage", Array("hello, not a certificate".utf8)),
+            ("truncated-der", [0x30, 0x82, 0x01, 0x00, 0x30]),
+            ("pem-without-end", Array("-----BEGIN CERTIFICATE-----\nMIIB\n".utf8)),
+        ])
     func badInput(name: String, bytes: [UInt8]?) throws {
         let dir = try CLIRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -20,8 +20,9 @@ struct InspectHostTests {
         let strangerRoots: String
 
         init(chain: ((LabPKI) -> [LabCertificate])? = nil) throws {
-            pki = try LabPKI.webChain(host: InspectHostTests.host, leafNotBefore: InspectHostTests.now - LabClock.day,
-                                      leafNotAfter: InspectHostTests.now + 90 * LabClock.day, keySlot: 90)
+            pki = try LabPKI.webChain(
+                host: InspectHostTests.host, leafNotBefore: InspectHostTests.now - LabClock.day,
+                leafNotAfter: InspectHostTests.now + 90 * LabClock.day, keySlot: 90)
             // Another CA, named differently (a same-named root would be a badSignature, not an unknown root).
             let stranger = try LabPKI.webChain(host: InspectHostTests.host, algorithm: .p384, keySlot: 91)
             let served = chain?(pki) ?? pki.serverChain
@@ -40,8 +41,9 @@ struct InspectHostTests {
         func resolve(_ host: String = InspectHostTests.host) -> [String] { ["--resolve", "\(host):\(server.port):127.0.0.1"] }
 
         func inspect(_ extra: [String] = [], host: String = InspectHostTests.host, roots: String? = nil) throws -> CLIRunner.Result {
-            try CLIRunner.run(["inspect", url(host)] + resolve(host) + extra,
-                              environment: ["SSL_CERT_FILE": roots ?? trustedRoots, "SSL_CERT_DIR": directory + "/no-such-dir"])
+            try CLIRunner.run(
+                ["inspect", url(host)] + resolve(host) + extra,
+                environment: ["SSL_CERT_FILE": roots ?? trustedRoots, "SSL_CERT_DIR": directory + "/no-such-dir"])
         }
     }
 
@@ -205,14 +207,16 @@ struct InspectHostTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(trusted.stdout.utf8)) as? [String: Any])
         #expect(object["proxy"] as? String == relay.proxyURL && object["verified"] as? Bool == true)
         // pins through the same proxy: the minted leaf's key, not the genuine one.
-        let pins = try CLIRunner.run(["pins", fixture.url(), "--proxy", relay.proxyURL, "--format", "curl"],
-                                     environment: environment.merging(["SSL_CERT_FILE": interceptionRoots]) { $1 })
+        let pins = try CLIRunner.run(
+            ["pins", fixture.url(), "--proxy", relay.proxyURL, "--format", "curl"],
+            environment: environment.merging(["SSL_CERT_FILE": interceptionRoots]) { $1 })
         let minted = try #require(relay.mintedCertificates[Self.host])
         let mintedPin = try Self.pin(minted)
         #expect(pins.status == 0 && pins.stdout.contains("sha256//" + mintedPin), "\(pins.stdout) \(pins.stderr)")
         let pinsFromFile = try CLIRunner.run(["pins", fixture.trustedRoots, "--proxy", relay.proxyURL])
-        #expect(pinsFromFile.status == 2 && pinsFromFile.stderr == "servertrust: pins: --proxy is for an https:// URL, not a file\n",
-                "\(pinsFromFile.stderr)")
+        #expect(
+            pinsFromFile.status == 2 && pinsFromFile.stderr == "servertrust: pins: --proxy is for an https:// URL, not a file\n",
+            "\(pinsFromFile.stderr)")
     }
 
     @Test("bad input exits 2 with one line and connects nowhere")

@@ -13,9 +13,11 @@ struct PasswordSourceTests {
 
     /// A server that echoes the Authorization header it got.
     static func echoSetup() throws -> Setup {
-        try Setup(keySlot: 120, configure: { configuration in
-            configuration.handler = { request in .text("auth=\(request.header("Authorization") ?? "-")") }
-        })
+        try Setup(
+            keySlot: 120,
+            configure: { configuration in
+                configuration.handler = { request in .text("auth=\(request.header("Authorization") ?? "-")") }
+            })
     }
 
     @Test("--pass env:, file:, pass: and a literal phrase open the PKCS#12 file; curl takes only the literal")
@@ -33,25 +35,34 @@ struct PasswordSourceTests {
             #expect(pair.curl.status == (pass == "pw" ? 0 : 58), "--pass \(pass): \(pair.summary)")
         }
         // A source that gives the wrong password is a wrong password.
-        let wrong = try CLIRunner.run(["get", setup.url, "--resolve", setup.resolve] + base + ["--pass", "env:SERVERTRUST_TEST_P12_PASSWORD"],
-                                      environment: setup.environment.merging(["SERVERTRUST_TEST_P12_PASSWORD": "nope"]) { _, new in new })
+        let wrong = try CLIRunner.run(
+            ["get", setup.url, "--resolve", setup.resolve] + base + ["--pass", "env:SERVERTRUST_TEST_P12_PASSWORD"],
+            environment: setup.environment.merging(["SERVERTRUST_TEST_P12_PASSWORD": "nope"]) { _, new in new })
         #expect(wrong.status == 2 && wrong.stderr == "servertrust: get: --cert \(client.p12): wrong password\n", "\(wrong.stderr)")
     }
 
-    @Test("bad sources: exit 2, one line naming the option, the password never echoed, nothing sent", arguments: [
-        (["--cert", "C", "--pass", "env:SERVERTRUST_TEST_UNSET"], "--pass env:SERVERTRUST_TEST_UNSET: the environment variable SERVERTRUST_TEST_UNSET is not set"),
-        (["--cert", "C", "--pass", "env:"], "--pass env: needs a variable name (env:NAME)"),
-        (["--cert", "C", "--pass", "file:/nonexistent/password"], "--pass file:/nonexistent/password: No such file or directory"),
-        (["--cert", "C:pw", "--pass", "pw"], "--cert FILE:PASSWORD and --pass both give the password: give it once"),
-        (["--pass", "pw"], "--pass needs --cert"),
-        (["-u", "alice"], "-u alice has no password: write -u USER:PASS, or keep it out of argv with --user-password env:NAME or file:PATH"),
-        (["--user", "alice"], "--user alice has no password: write --user USER:PASS"),
-        (["-u", "alice:pw", "--user-password", "env:HOME"], "-u USER:PASS and --user-password both give the password: give it once"),
-        (["-u", "alice", "--user-password", "hunter2"], "--user-password takes env:NAME, file:PATH or pass:TEXT"),
-        (["--user-password", "env:HOME"], "--user-password needs -u USER"),
-        (["--proxy", "http://127.0.0.1:9", "--proxy-user", "p"], "--proxy-user p has no password: write --proxy-user USER:PASS, or keep it out of argv with --proxy-user-password env:NAME or file:PATH"),
-        (["--proxy", "http://127.0.0.1:9", "--proxy-user-password", "env:HOME"], "--proxy-user-password needs --proxy-user USER"),
-    ])
+    @Test(
+        "bad sources: exit 2, one line naming the option, the password never echoed, nothing sent",
+        arguments: [
+            (
+                ["--cert", "C", "--pass", "env:SERVERTRUST_TEST_UNSET"],
+                "--pass env:SERVERTRUST_TEST_UNSET: the environment variable SERVERTRUST_TEST_UNSET is not set"
+            ),
+            (["--cert", "C", "--pass", "env:"], "--pass env: needs a variable name (env:NAME)"),
+            (["--cert", "C", "--pass", "file:/nonexistent/password"], "--pass file:/nonexistent/password: No such file or directory"),
+            (["--cert", "C:pw", "--pass", "pw"], "--cert FILE:PASSWORD and --pass both give the password: give it once"),
+            (["--pass", "pw"], "--pass needs --cert"),
+            (["-u", "alice"], "-u alice has no password: write -u USER:PASS, or keep it out of argv with --user-password env:NAME or file:PATH"),
+            (["--user", "alice"], "--user alice has no password: write --user USER:PASS"),
+            (["-u", "alice:pw", "--user-password", "env:HOME"], "-u USER:PASS and --user-password both give the password: give it once"),
+            (["-u", "alice", "--user-password", "hunter2"], "--user-password takes env:NAME, file:PATH or pass:TEXT"),
+            (["--user-password", "env:HOME"], "--user-password needs -u USER"),
+            (
+                ["--proxy", "http://127.0.0.1:9", "--proxy-user", "p"],
+                "--proxy-user p has no password: write --proxy-user USER:PASS, or keep it out of argv with --proxy-user-password env:NAME or file:PATH"
+            ),
+            (["--proxy", "http://127.0.0.1:9", "--proxy-user-password", "env:HOME"], "--proxy-user-password needs --proxy-user USER"),
+        ])
     func badSources(_ arguments: [String], _ says: String) throws {
         let setup = try Self.echoSetup()
         defer { setup.server.stop() }
@@ -68,13 +79,15 @@ struct PasswordSourceTests {
     func userPassword() throws {
         let setup = try Self.echoSetup()
         defer { setup.server.stop() }
-        let curl = try CLIRunner.run(["-sS", "--resolve", setup.resolve, "--cacert", setup.root, "-u", "alice:s3cret:with colon", setup.url],
-                                     environment: setup.environment, executable: CurlBeside.curl)
+        let curl = try CLIRunner.run(
+            ["-sS", "--resolve", setup.resolve, "--cacert", setup.root, "-u", "alice:s3cret:with colon", setup.url],
+            environment: setup.environment, executable: CurlBeside.curl)
         #expect(curl.status == 0 && curl.stdout.hasPrefix("auth=Basic "), "\(curl.stderr)")
         let passwordFile = try LabFiles.write("s3cret:with colon\n", to: setup.directory + "/user-password")
         for source in ["env:SERVERTRUST_TEST_USER_PASSWORD", "file:" + passwordFile, "pass:s3cret:with colon"] {
-            let ours = try CLIRunner.run(["get", setup.url, "--resolve", setup.resolve, "--cacert", setup.root, "-u", "alice", "--user-password", source],
-                                         environment: setup.environment.merging(["SERVERTRUST_TEST_USER_PASSWORD": "s3cret:with colon"]) { _, new in new })
+            let ours = try CLIRunner.run(
+                ["get", setup.url, "--resolve", setup.resolve, "--cacert", setup.root, "-u", "alice", "--user-password", source],
+                environment: setup.environment.merging(["SERVERTRUST_TEST_USER_PASSWORD": "s3cret:with colon"]) { _, new in new })
             #expect(ours.status == 0 && ours.stdout == curl.stdout, "\(source): \(ours.stdout) \(ours.stderr)")
         }
     }
@@ -92,7 +105,8 @@ struct PasswordSourceTests {
         let interceptionRoot = try LabFiles.write(interception.root.pem, to: setup.directory + "/mitm.pem")
         let base = ["get", setup.url, "--proxy", relay.proxyURL, "--cacert", interceptionRoot]
         let environment = ["SERVERTRUST_TEST_PROXY_PASSWORD": "pw"]
-        let through = try CLIRunner.run(base + ["--proxy-user", "proxy", "--proxy-user-password", "env:SERVERTRUST_TEST_PROXY_PASSWORD"], environment: environment)
+        let through = try CLIRunner.run(
+            base + ["--proxy-user", "proxy", "--proxy-user-password", "env:SERVERTRUST_TEST_PROXY_PASSWORD"], environment: environment)
         #expect(through.status == 0 && through.stdout == "hello from curl-beside", "\(through.stderr)")
         let wrong = try CLIRunner.run(base + ["--proxy-user", "proxy", "--proxy-user-password", "pass:nope"])
         #expect(wrong.status == 4, "\(wrong.stderr)")

@@ -7,7 +7,8 @@ import Testing
 /// keySlot 97 for the endpoint's TLS identity).
 @Suite("servertrust pinset", .serialized)
 struct PinSetCommandTests {
-    static let policy = #"{"version": 1, "hosts": [{"host": "api.example.test", "pins": ["sha256/C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M=", "sha256/diGVwiVYbubAI3RW4hB9xU8e/CH2GnkuvVFZE8zmgzI="]}]}"#
+    static let policy =
+        #"{"version": 1, "hosts": [{"host": "api.example.test", "pins": ["sha256/C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M=", "sha256/diGVwiVYbubAI3RW4hB9xU8e/CH2GnkuvVFZE8zmgzI="]}]}"#
 
     /// Two signing keys made by `keygen`, and the public keys it printed.
     struct Keys {
@@ -56,7 +57,9 @@ struct PinSetCommandTests {
         let keys = try Keys()
         defer { try? FileManager.default.removeItem(atPath: keys.directory) }
         let document = keys.directory + "/set4.json"
-        let signed = try CLIRunner.run(["pinset", "sign", keys.directory + "/policy.json", "--key", keys.paths[1], "--serial", "4", "--expires-in", "30", "--out", document])
+        let signed = try CLIRunner.run([
+            "pinset", "sign", keys.directory + "/policy.json", "--key", keys.paths[1], "--serial", "4", "--expires-in", "30", "--out", document,
+        ])
         #expect(signed.status == 0, "\(signed.stderr)")
         let ok = try keys.verify(document, ["--json"])
         #expect(ok.status == 0, "\(ok.stderr)")
@@ -93,7 +96,8 @@ struct PinSetCommandTests {
         defer { try? FileManager.default.removeItem(atPath: keys.directory) }
         let rsa = try LabKey.shared(.rsa(bits: 2048), slot: 297)
         try Data(try rsa.privateKeyPEM().utf8).write(to: URL(fileURLWithPath: keys.directory + "/rsa.pem"))
-        try Data(#"{"version": 1, "anchors": ["/etc/ssl/certs"], "hosts": [{"host": "a.test"}]}"#.utf8).write(to: URL(fileURLWithPath: keys.directory + "/paths.json"))
+        try Data(#"{"version": 1, "anchors": ["/etc/ssl/certs"], "hosts": [{"host": "a.test"}]}"#.utf8).write(
+            to: URL(fileURLWithPath: keys.directory + "/paths.json"))
         let runs: [[String]] = [
             ["pinset", "verify", keys.directory + "/policy.json", "--key", keys.publicKeys[0]],
             ["pinset", "sign", keys.directory + "/paths.json", "--key", keys.paths[0], "--serial", "1"],
@@ -125,8 +129,9 @@ struct PinSetCommandTests {
     func serve() throws {
         let keys = try Keys()
         defer { try? FileManager.default.removeItem(atPath: keys.directory) }
-        let pki = try LabPKI.webChain(host: "pins.example.test", leafNotBefore: Int64(Date().timeIntervalSince1970) - LabClock.day,
-                                      leafNotAfter: Int64(Date().timeIntervalSince1970) + 30 * LabClock.day, keySlot: 97)
+        let pki = try LabPKI.webChain(
+            host: "pins.example.test", leafNotBefore: Int64(Date().timeIntervalSince1970) - LabClock.day,
+            leafNotAfter: Int64(Date().timeIntervalSince1970) + 30 * LabClock.day, keySlot: 97)
         try pki.write(to: keys.directory)
         let document = keys.directory + "/set.json"
         #expect(try CLIRunner.run(["pinset", "sign", keys.directory + "/policy.json", "--key", keys.paths[0], "--serial", "1", "--out", document]).status == 0)
@@ -146,8 +151,9 @@ struct PinSetCommandTests {
         #expect(url.hasPrefix("https://127.0.0.1:") && url.hasSuffix("/pinset.json"), "\(url)")
         let port = try #require(URL(string: url)?.port)
         func curl(_ extra: [String] = []) throws -> CLIRunner.Result {
-            try CLIRunner.run(["-s", "-D", "-", "--cacert", keys.directory + "/root.pem", "--resolve", "pins.example.test:\(port):127.0.0.1"] + extra
-                              + ["https://pins.example.test:\(port)/pinset.json"], executable: "/usr/bin/curl")
+            try CLIRunner.run(
+                ["-s", "-D", "-", "--cacert", keys.directory + "/root.pem", "--resolve", "pins.example.test:\(port):127.0.0.1"] + extra
+                    + ["https://pins.example.test:\(port)/pinset.json"], executable: "/usr/bin/curl")
         }
         let first = try curl()
         #expect(first.status == 0 && first.stdout.hasPrefix("HTTP/1.1 200"), "\(first.stdout) \(first.stderr)")

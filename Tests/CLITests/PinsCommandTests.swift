@@ -22,8 +22,9 @@ struct PinsCommandTests {
         var environment: [String: String] { ["SSL_CERT_FILE": roots, "SSL_CERT_DIR": directory + "/no-such-dir"] }
 
         init(leafDays: Int64 = 90, keySlot: Int = 93) throws {
-            pki = try LabPKI.webChain(host: PinsCommandTests.host, leafNotBefore: PinsCommandTests.now - LabClock.day,
-                                      leafNotAfter: PinsCommandTests.now + leafDays * LabClock.day, keySlot: keySlot)
+            pki = try LabPKI.webChain(
+                host: PinsCommandTests.host, leafNotBefore: PinsCommandTests.now - LabClock.day,
+                leafNotAfter: PinsCommandTests.now + leafDays * LabClock.day, keySlot: keySlot)
             directory = try CLIRunner.temporaryDirectory()
             roots = try LabFiles.writeBundle([pki.root], to: directory + "/roots.pem")
             chain = try LabFiles.writeBundle(pki.serverChain, to: directory + "/chain.pem")
@@ -81,12 +82,14 @@ struct PinsCommandTests {
         #expect(trusted.stdout.hasPrefix("trusted: \(Self.host)"), "\(trusted.stdout)")
 
         // The pins hold: a chain from another CA, trusted by the system roots, is refused.
-        let stranger = try LabPKI.webChain(host: Self.host, leafNotBefore: Self.now - LabClock.day,
-                                           leafNotAfter: Self.now + 30 * LabClock.day, keySlot: 94)
+        let stranger = try LabPKI.webChain(
+            host: Self.host, leafNotBefore: Self.now - LabClock.day,
+            leafNotAfter: Self.now + 30 * LabClock.day, keySlot: 94)
         let strangerChain = try LabFiles.writeBundle(stranger.serverChain, to: fixture.directory + "/stranger.pem")
         let bothRoots = try LabFiles.writeBundle([fixture.pki.root, stranger.root], to: fixture.directory + "/both.pem")
-        let refused = try CLIRunner.run(["evaluate", strangerChain, "--host", Self.host, "--policy", policy],
-                                        environment: ["SSL_CERT_FILE": bothRoots, "SSL_CERT_DIR": fixture.directory + "/no-such-dir"])
+        let refused = try CLIRunner.run(
+            ["evaluate", strangerChain, "--host", Self.host, "--policy", policy],
+            environment: ["SSL_CERT_FILE": bothRoots, "SSL_CERT_DIR": fixture.directory + "/no-such-dir"])
         #expect(refused.status == 1, "\(refused.stdout) \(refused.stderr)")
         #expect(refused.stdout.contains("spkiPinningFailed"), "\(refused.stdout)")
     }
@@ -215,8 +218,10 @@ struct PinsCommandTests {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else { return }
         let run = Process()
         run.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        run.arguments = ["-sS", "-o", "/dev/null", "--cacert", fixture.roots, "--resolve", "\(Self.host):\(server.port):127.0.0.1",
-                         "--pinnedpubkey", pinned, url + "/"]
+        run.arguments = [
+            "-sS", "-o", "/dev/null", "--cacert", fixture.roots, "--resolve", "\(Self.host):\(server.port):127.0.0.1",
+            "--pinnedpubkey", pinned, url + "/",
+        ]
         try run.run()
         run.waitUntilExit()
         #expect(run.terminationStatus == 0, "curl refused its own --pinnedpubkey line")
@@ -226,13 +231,17 @@ struct PinsCommandTests {
     func warnings() throws {
         let fixture = try Fixture(leafDays: 10, keySlot: 95)
         defer { fixture.remove() }
-        let server = try LabTLSServer.started(LabTLSServer.Configuration(
-            identity: .init(chain: [fixture.pki.leaf], key: fixture.pki.leafKey), name: "cli-pins-incomplete"))
+        let server = try LabTLSServer.started(
+            LabTLSServer.Configuration(
+                identity: .init(chain: [fixture.pki.leaf], key: fixture.pki.leafKey), name: "cli-pins-incomplete"))
         defer { server.stop() }
-        let result = try fixture.pins(["https://\(Self.host):\(server.port)", "--resolve", "\(Self.host):\(server.port):127.0.0.1",
-                                       "--format", "json"])
+        let result = try fixture.pins([
+            "https://\(Self.host):\(server.port)", "--resolve", "\(Self.host):\(server.port):127.0.0.1",
+            "--format", "json",
+        ])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("servertrust: pins: warning: the pinned leaf CN=\(Self.host) expires in 9 days")
+        #expect(
+            result.stderr.contains("servertrust: pins: warning: the pinned leaf CN=\(Self.host) expires in 9 days")
                 || result.stderr.contains("servertrust: pins: warning: the pinned leaf CN=\(Self.host) expires in 10 days"), "\(result.stderr)")
         #expect(result.stderr.contains("servertrust: pins: warning: the chain is incomplete"), "\(result.stderr)")
         // The config is still printed, and still loads.

@@ -526,7 +526,9 @@ struct MalformedInputTests {
         }
         let start = try #require(MalformedCase.base.with { $0.extensions = CertificateTemplate.defaultExtensions + repeated }.der.lastRange(of: private40[0]))
         #expect(error.offset == start.lowerBound)
-        #expect(try Certificate(derEncoded: MalformedCase.base.with { $0.extensions = CertificateTemplate.defaultExtensions + private40 }.der).extensions.all.count > 40)
+        #expect(
+            try Certificate(derEncoded: MalformedCase.base.with { $0.extensions = CertificateTemplate.defaultExtensions + private40 }.der).extensions.all.count
+                > 40)
 
         let policies = (1...5_000).map { B.seq(B.oid("1.3.6.1.4.1.99999.4.\($0)")) }
         let unique = B.ext("2.5.29.32", B.seq(list: policies))

@@ -127,13 +127,16 @@ struct PEMTests {
         let indented = lf.split(separator: "\n", omittingEmptySubsequences: false)
             .map { $0.hasPrefix("-----") ? String($0) : "  " + $0 }.joined(separator: "\n")
         #expect(try PEMDocument.parseAll(indented) == a)
-        #expect(try Certificate(pemEncoded: fixtures.certificatePEM.replacingOccurrences(of: "\n", with: "\r\n"))
-            == Certificate(pemEncoded: fixtures.certificatePEM))
+        #expect(
+            try Certificate(pemEncoded: fixtures.certificatePEM.replacingOccurrences(of: "\n", with: "\r\n"))
+                == Certificate(pemEncoded: fixtures.certificatePEM))
     }
 
-    @Test("pemString round-trips for every length up to 200 bytes", arguments: [
-        "CERTIFICATE", "PUBLIC KEY", "PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY", "X509 CRL",
-    ])
+    @Test(
+        "pemString round-trips for every length up to 200 bytes",
+        arguments: [
+            "CERTIFICATE", "PUBLIC KEY", "PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY", "X509 CRL",
+        ])
     func roundTrip(label: String) throws {
         var generator = SystemRandomNumberGenerator()
         for count in 1...200 {
@@ -241,7 +244,10 @@ struct PEMTests {
         do {
             _ = try CertificateRevocationList.load(Array(text.utf8))
         } catch {
-            guard case .der(_, let block?) = error else { Issue.record("expected a DER error with a block, got \(error)"); return }
+            guard case .der(_, let block?) = error else {
+                Issue.record("expected a DER error with a block, got \(error)")
+                return
+            }
             #expect(block.index == 1)
             #expect(block.line == 2)
             #expect(error.description.hasPrefix("CRL in PEM block 1 (line 2): "))

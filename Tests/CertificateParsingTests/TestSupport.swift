@@ -1,7 +1,6 @@
+import CertificateParsing
 import Foundation
 import Testing
-
-import CertificateParsing
 
 // Shared helpers for the CertificateParsing tests: a tiny DER builder (independent of the
 // reader under test), a hand-built certificate template, and an `openssl` runner.
@@ -77,9 +76,10 @@ enum DERBuilder {
 
     /// A Name of single-attribute RDNs; `C` is a PrintableString, the rest UTF8String.
     static func name(_ attributes: [(String, String)]) -> [UInt8] {
-        seq(list: attributes.map { type, value in
-            set(seq(oid(type), type == "2.5.4.6" ? printable(value) : utf8(value)))
-        })
+        seq(
+            list: attributes.map { type, value in
+                set(seq(oid(type), type == "2.5.4.6" ? printable(value) : utf8(value)))
+            })
     }
 
     /// An Extension.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import ServerTrustLab
+import Testing
 
 // The fault-mode servers and oversized certificates of issue 7 §3, judged by the curl and
 // openssl command-line tools: the Lab must produce exactly the fault it names, independently
@@ -50,11 +50,15 @@ import ServerTrustLab
         #expect(identity.chain.last?.issuerNameDER == pki.root.subjectNameDER)
         // Only the length is unusual: openssl (depth limit 100) verifies it.
         let directory = try TemporaryDirectory()
-        let result = try OpenSSLCLI.verify(leaf: identity.chain[0], root: pki.root, untrusted: Array(identity.chain.dropFirst()),
-                                           in: directory)
+        let result = try OpenSSLCLI.verify(
+            leaf: identity.chain[0], root: pki.root, untrusted: Array(identity.chain.dropFirst()),
+            in: directory)
         #expect(result.ok, "\(result)")
-        #expect(try OpenSSLCLI.verify(leaf: identity.chain[0], root: pki.root, untrusted: Array(identity.chain.dropFirst()),
-                                      extra: ["-verify_depth", "10"], in: directory).ok == false)
+        #expect(
+            try OpenSSLCLI.verify(
+                leaf: identity.chain[0], root: pki.root, untrusted: Array(identity.chain.dropFirst()),
+                extra: ["-verify_depth", "10"], in: directory
+            ).ok == false)
     }
 
     @Test func oversizedLeafIsJustOverAMebibyteAndParses() throws {

@@ -1,5 +1,5 @@
-import Testing
 import ServerTrustLab
+import Testing
 
 /// Generated CRLs and distribution points, judged by `openssl crl` / `openssl x509`: every
 /// field prints as configured and the signature verifies with the issuer's certificate.
@@ -14,10 +14,11 @@ import ServerTrustLab
 
     @Test func completeCRLWithEntryExtensionsVerifies() throws {
         let issuer = try Self.issuer()
-        var spec = LabCRLSpec(entries: [
-            LabRevokedEntry(serial: [0x0A], reason: 1),
-            LabRevokedEntry(serial: [0x0B], reason: 6, certificateIssuer: [.directoryName(LabName([("CN", "Other CA")]))]),
-        ], number: 7)
+        var spec = LabCRLSpec(
+            entries: [
+                LabRevokedEntry(serial: [0x0A], reason: 1),
+                LabRevokedEntry(serial: [0x0B], reason: 6, certificateIssuer: [.directoryName(LabName([("CN", "Other CA")]))]),
+            ], number: 7)
         var idp = LabIssuingDistributionPoint(name: .fullName([.uri("http://crl.example/lab.crl")]))
         idp.onlyContainsUserCerts = true
         idp.onlySomeReasons = [1, 2]
@@ -55,7 +56,8 @@ import ServerTrustLab
             LabDistributionPoint(name: .relativeToCRLIssuer([LabAttribute("CN", "Partition 1")]), reasons: [1, 3]),
             LabDistributionPoint(crlIssuer: [.directoryName(LabName([("CN", "Delegated CRL Issuer")]))]),
         ]
-        let spec = LabCertificateSpec(subject: .cn("dp.example"), extensions: [.distributionPoints(points), .freshestCRL([.uri("http://crl.example/delta.crl")])])
+        let spec = LabCertificateSpec(
+            subject: .cn("dp.example"), extensions: [.distributionPoints(points), .freshestCRL([.uri("http://crl.example/delta.crl")])])
         let certificate = try LabCertificate.issue(spec, subjectKey: LabKey.shared(.p256, slot: 1))
         let result = try OpenSSLCLI.text(certificate, in: TemporaryDirectory())
         #expect(result.ok, "\(result)")

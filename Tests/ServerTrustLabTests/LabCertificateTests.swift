@@ -1,5 +1,5 @@
-import Testing
 import ServerTrustLab
+import Testing
 
 /// Certificate assembly and signing: every scheme verifies with `openssl verify`, and
 /// odd field values come out exactly as specified.
@@ -18,14 +18,18 @@ import ServerTrustLab
         SchemeCase(scheme: .rsaPKCS1(.sha256), key: .rsa(bits: 2048), textName: ["sha256WithRSAEncryption"]),
         SchemeCase(scheme: .rsaPKCS1(.sha384), key: .rsa(bits: 2048), textName: ["sha384WithRSAEncryption"]),
         SchemeCase(scheme: .rsaPKCS1(.sha512), key: .rsa(bits: 2048), textName: ["sha512WithRSAEncryption"]),
-        SchemeCase(scheme: .rsaPSS(.sha256, saltLength: 32), key: .rsa(bits: 2048),
-                   textName: ["rsassaPss", "Hash Algorithm: sha256", "Mask Algorithm: mgf1 with sha256", "Salt Length: 0x20"]),
-        SchemeCase(scheme: .rsaPSS(.sha1, saltLength: 20), key: .rsa(bits: 2048),
-                   textName: ["rsassaPss", "Hash Algorithm: sha1 (default)", "Salt Length: 0x14 (default)"]),
-        SchemeCase(scheme: .rsaPSS(.sha384, saltLength: 48), key: .rsa(bits: 2048),
-                   textName: ["rsassaPss", "Hash Algorithm: sha384", "Mask Algorithm: mgf1 with sha384", "Salt Length: 0x30"]),
-        SchemeCase(scheme: .rsaPSS(.sha512, saltLength: 0), key: .rsa(bits: 2048),
-                   textName: ["rsassaPss", "Hash Algorithm: sha512", "Salt Length: 0x00"]),
+        SchemeCase(
+            scheme: .rsaPSS(.sha256, saltLength: 32), key: .rsa(bits: 2048),
+            textName: ["rsassaPss", "Hash Algorithm: sha256", "Mask Algorithm: mgf1 with sha256", "Salt Length: 0x20"]),
+        SchemeCase(
+            scheme: .rsaPSS(.sha1, saltLength: 20), key: .rsa(bits: 2048),
+            textName: ["rsassaPss", "Hash Algorithm: sha1 (default)", "Salt Length: 0x14 (default)"]),
+        SchemeCase(
+            scheme: .rsaPSS(.sha384, saltLength: 48), key: .rsa(bits: 2048),
+            textName: ["rsassaPss", "Hash Algorithm: sha384", "Mask Algorithm: mgf1 with sha384", "Salt Length: 0x30"]),
+        SchemeCase(
+            scheme: .rsaPSS(.sha512, saltLength: 0), key: .rsa(bits: 2048),
+            textName: ["rsassaPss", "Hash Algorithm: sha512", "Salt Length: 0x00"]),
         SchemeCase(scheme: .ecdsa(.sha1), key: .p256, textName: ["ecdsa-with-SHA1"]),
         SchemeCase(scheme: .ecdsa(.sha224), key: .p256, textName: ["ecdsa-with-SHA224"]),
         SchemeCase(scheme: .ecdsa(.sha256), key: .p256, textName: ["ecdsa-with-SHA256"]),
@@ -50,8 +54,9 @@ import ServerTrustLab
     func everySchemeVerifiesWithOpenSSL(_ testCase: SchemeCase) throws {
         let directory = try TemporaryDirectory()
         let issuer = try Self.ca(testCase.key)
-        var spec = LabCertificateSpec(subject: .cn("scheme.example"),
-                                      extensions: [.authorityKeyIdentifier(), .basicConstraints(ca: false)])
+        var spec = LabCertificateSpec(
+            subject: .cn("scheme.example"),
+            extensions: [.authorityKeyIdentifier(), .basicConstraints(ca: false)])
         spec.signatureScheme = testCase.scheme
         let leaf = try LabCertificate.issue(spec, subjectKey: LabKey.shared(.p256, slot: 11), issuer: issuer)
 
@@ -90,9 +95,11 @@ import ServerTrustLab
             0xA2, 0x03, 0x02, 0x01, 0x20,
         ]
         #expect(try LabSignatureScheme.rsaPSS(.sha256, saltLength: 32).algorithmIdentifierDER == expected)
-        #expect(try LabSignatureScheme.rsaPKCS1(.sha256).algorithmIdentifierDER
+        #expect(
+            try LabSignatureScheme.rsaPKCS1(.sha256).algorithmIdentifierDER
                 == [0x30, 0x0D, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x0B, 0x05, 0x00])
-        #expect(try LabSignatureScheme.ecdsa(.sha256).algorithmIdentifierDER
+        #expect(
+            try LabSignatureScheme.ecdsa(.sha256).algorithmIdentifierDER
                 == [0x30, 0x0A, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x04, 0x03, 0x02])
         #expect(try LabSignatureScheme.ed25519.algorithmIdentifierDER == [0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70])
         #expect(throws: LabError.self) { try LabSignatureScheme.ecdsa(.md5).algorithmIdentifierDER }
@@ -115,8 +122,9 @@ import ServerTrustLab
 
     @Test func validityUsesGeneralizedTimeFrom2050() throws {
         let directory = try TemporaryDirectory()
-        let spec = LabCertificateSpec(subject: .cn("long"), notBefore: LabClock.reference,
-                                      notAfter: 2_524_608_000)  // 2050-01-01T00:00:00Z
+        let spec = LabCertificateSpec(
+            subject: .cn("long"), notBefore: LabClock.reference,
+            notAfter: 2_524_608_000)  // 2050-01-01T00:00:00Z
         let certificate = try LabCertificate.issue(spec, subjectKey: LabKey.shared(.p256))
         let asn1 = try OpenSSLCLI.asn1parse(certificate.der, in: directory)
         #expect(asn1.output.contains("UTCTIME           :260101000000Z"), "\(asn1)")
@@ -137,8 +145,9 @@ import ServerTrustLab
     @Test(arguments: serials)
     func serialsAreVerbatim(serial: [UInt8], rendering: String) throws {
         let directory = try TemporaryDirectory()
-        let certificate = try LabCertificate.issue(LabCertificateSpec(subject: .cn("serial"), serial: serial),
-                                                   subjectKey: LabKey.shared(.p256))
+        let certificate = try LabCertificate.issue(
+            LabCertificateSpec(subject: .cn("serial"), serial: serial),
+            subjectKey: LabKey.shared(.p256))
         #expect(certificate.serialNumber == serial)
         let path = try directory.write(certificate.pem, named: "c.pem")
         let result = try OpenSSLCLI.run(["x509", "-in", path, "-noout", "-serial"])
@@ -147,8 +156,9 @@ import ServerTrustLab
 
     @Test func twentyByteSerialInTextOutput() throws {
         let serial = (1...20).map { UInt8($0) }
-        let certificate = try LabCertificate.issue(LabCertificateSpec(subject: .cn("s"), serial: serial),
-                                                   subjectKey: LabKey.shared(.p256))
+        let certificate = try LabCertificate.issue(
+            LabCertificateSpec(subject: .cn("s"), serial: serial),
+            subjectKey: LabKey.shared(.p256))
         let text = try OpenSSLCLI.text(certificate, in: TemporaryDirectory())
         #expect(text.output.contains(hex(serial, uppercase: false, separator: ":")), "\(text)")
         #expect(LabCertificateSpec.randomSerial().count == 16)
@@ -176,16 +186,20 @@ import ServerTrustLab
 
     @Test func issuerNameIsTheIssuerSubjectVerbatim() throws {
         // A deliberately unusual issuer encoding (BMPString CN, non-sorted multi-valued RDN) must be copied byte for byte.
-        let odd = LabDER.sequence([LabDER.set([
-            LabDER.sequence([try LabDER.oid("2.5.4.11"), LabDER.string("Unit", as: .bmp)]),
-            LabDER.sequence([try LabDER.oid("2.5.4.3"), LabDER.string("Odd CA", as: .bmp)]),
-        ], sorted: false)])
+        let odd = LabDER.sequence([
+            LabDER.set(
+                [
+                    LabDER.sequence([try LabDER.oid("2.5.4.11"), LabDER.string("Unit", as: .bmp)]),
+                    LabDER.sequence([try LabDER.oid("2.5.4.3"), LabDER.string("Odd CA", as: .bmp)]),
+                ], sorted: false)
+        ])
         let caKey = try LabKey.shared(.p384)
         let ca = try LabCertificate.issue(
             LabCertificateSpec(subject: LabName(der: odd), extensions: [.basicConstraints(ca: true)]), subjectKey: caKey
         )
-        let leaf = try LabCertificate.issue(LabCertificateSpec(subject: .cn("leaf")), subjectKey: LabKey.shared(.p256),
-                                            issuer: LabIssuer(certificate: ca, key: caKey))
+        let leaf = try LabCertificate.issue(
+            LabCertificateSpec(subject: .cn("leaf")), subjectKey: LabKey.shared(.p256),
+            issuer: LabIssuer(certificate: ca, key: caKey))
         #expect(leaf.issuerNameDER == odd)
         var forged = LabCertificateSpec(subject: .cn("forged"))
         forged.issuerNameOverride = .cn("Somebody Else")
@@ -196,8 +210,9 @@ import ServerTrustLab
     @Test func signArbitraryTBS() throws {
         let directory = try TemporaryDirectory()
         let issuer = try Self.ca(.p256)
-        let leaf = try LabCertificate.issue(LabCertificateSpec(subject: .cn("resign")),
-                                            subjectKey: LabKey.shared(.p256, slot: 11), issuer: issuer)
+        let leaf = try LabCertificate.issue(
+            LabCertificateSpec(subject: .cn("resign")),
+            subjectKey: LabKey.shared(.p256, slot: 11), issuer: issuer)
         // Re-signing the same TBS with the right key verifies; with another key it does not.
         let resigned = try LabCertificate.sign(tbsDER: leaf.tbsDER, with: issuer.key)
         let good = try LabCertificate(der: resigned)

@@ -1,5 +1,5 @@
-import Testing
 import ServerTrustLab
+import Testing
 
 /// Known-answer tests for the hand-written DER encoder, plus an `openssl asn1parse` cross-check.
 @Suite struct LabDERTests {
@@ -43,14 +43,15 @@ import ServerTrustLab
     }
 
     @Test func namedBitStringsDropTrailingZeroBits() {
-        #expect(LabDER.namedBitString([0]) == [0x03, 0x02, 0x07, 0x80])               // digitalSignature
-        #expect(LabDER.namedBitString([5, 6]) == [0x03, 0x02, 0x01, 0x06])            // keyCertSign|cRLSign
-        #expect(LabDER.namedBitString([0, 8]) == [0x03, 0x03, 0x07, 0x80, 0x80])      // + decipherOnly
+        #expect(LabDER.namedBitString([0]) == [0x03, 0x02, 0x07, 0x80])  // digitalSignature
+        #expect(LabDER.namedBitString([5, 6]) == [0x03, 0x02, 0x01, 0x06])  // keyCertSign|cRLSign
+        #expect(LabDER.namedBitString([0, 8]) == [0x03, 0x03, 0x07, 0x80, 0x80])  // + decipherOnly
         #expect(LabDER.namedBitString([]) == [0x03, 0x01, 0x00])
     }
 
     @Test func setsAreSortedUnlessAskedNotTo() {
-        let b = LabDER.utf8String("b"), a = LabDER.utf8String("a")
+        let b = LabDER.utf8String("b")
+        let a = LabDER.utf8String("a")
         #expect(LabDER.set([b, a]) == [0x31, 0x06] + a + b)
         #expect(LabDER.set([b, a], sorted: false) == [0x31, 0x06] + b + a)
     }
@@ -72,11 +73,11 @@ import ServerTrustLab
     /// RFC 5280 §4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050 and before 1950.
     @Test(arguments: [
         (LabClock.reference, "260101000000Z", LabDER.Tag.utcTime),
-        (Int64(2_524_607_999), "491231235959Z", LabDER.Tag.utcTime),          // 2049-12-31T23:59:59Z
-        (Int64(2_524_608_000), "20500101000000Z", LabDER.Tag.generalizedTime), // 2050-01-01T00:00:00Z
-        (Int64(-631_152_000), "500101000000Z", LabDER.Tag.utcTime),           // 1950-01-01T00:00:00Z
-        (Int64(-631_152_001), "19491231235959Z", LabDER.Tag.generalizedTime), // 1949-12-31T23:59:59Z
-        (Int64(951_782_400), "000229000000Z", LabDER.Tag.utcTime),            // 2000-02-29 leap day
+        (Int64(2_524_607_999), "491231235959Z", LabDER.Tag.utcTime),  // 2049-12-31T23:59:59Z
+        (Int64(2_524_608_000), "20500101000000Z", LabDER.Tag.generalizedTime),  // 2050-01-01T00:00:00Z
+        (Int64(-631_152_000), "500101000000Z", LabDER.Tag.utcTime),  // 1950-01-01T00:00:00Z
+        (Int64(-631_152_001), "19491231235959Z", LabDER.Tag.generalizedTime),  // 1949-12-31T23:59:59Z
+        (Int64(951_782_400), "000229000000Z", LabDER.Tag.utcTime),  // 2000-02-29 leap day
         (Int64(253_402_300_799), "99991231235959Z", LabDER.Tag.generalizedTime),
     ])
     func timesFollowRFC5280(seconds: Int64, text: String, tag: UInt8) throws {
@@ -114,10 +115,12 @@ import ServerTrustLab
         ])
         let result = try OpenSSLCLI.asn1parse(structure, in: directory)
         #expect(result.ok, "\(result)")
-        for expected in ["BOOLEAN", "INTEGER           :-81", "ecdsa-with-SHA256", "ENUMERATED", "UTF8STRING",
-                         "PRINTABLESTRING", "IA5STRING", "BMPSTRING", "UNIVERSALSTRING", "T61STRING",
-                         "VISIBLESTRING", "NUMERICSTRING", "UTCTIME           :260101000000Z",
-                         "GENERALIZEDTIME   :20260101000000Z", "cont [ 0 ]", "cont [ 40 ]"] {
+        for expected in [
+            "BOOLEAN", "INTEGER           :-81", "ecdsa-with-SHA256", "ENUMERATED", "UTF8STRING",
+            "PRINTABLESTRING", "IA5STRING", "BMPSTRING", "UNIVERSALSTRING", "T61STRING",
+            "VISIBLESTRING", "NUMERICSTRING", "UTCTIME           :260101000000Z",
+            "GENERALIZEDTIME   :20260101000000Z", "cont [ 0 ]", "cont [ 40 ]",
+        ] {
             #expect(result.output.contains(expected), "missing \(expected) in \(result.output)")
         }
     }

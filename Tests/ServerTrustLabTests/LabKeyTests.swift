@@ -1,5 +1,5 @@
-import Testing
 import ServerTrustLab
+import Testing
 
 /// Key generation, the process-wide cache, and every private-key encoding, judged by `openssl pkey`.
 @Suite struct LabKeyTests {
@@ -126,8 +126,10 @@ import ServerTrustLab
         let key = try LabKey.shared(.p256)
         let keyPath = try directory.write(try key.privateKeyPEM(), named: "key.pem")
         let certPath = directory.path + "/req.der"
-        let result = try OpenSSLCLI.run(["req", "-x509", "-new", "-key", keyPath, "-subj", "/CN=ski", "-days", "1",
-                                         "-outform", "DER", "-out", certPath])
+        let result = try OpenSSLCLI.run([
+            "req", "-x509", "-new", "-key", keyPath, "-subj", "/CN=ski", "-days", "1",
+            "-outform", "DER", "-out", certPath,
+        ])
         #expect(result.ok, "\(result)")
         let der = try #require(FileBytes.read(certPath))
         let certificate = try LabCertificate(der: der)

@@ -1,5 +1,5 @@
-import Testing
 import ServerTrustLab
+import Testing
 
 /// Distinguished-name encoding: attribute types, string types, multi-valued RDNs.
 @Suite struct LabNameTests {
@@ -9,17 +9,20 @@ import ServerTrustLab
 
     @Test func pairsBecomeOrderedSingleValuedRDNs() throws {
         let directory = try TemporaryDirectory()
-        let name = LabName([("C", "US"), ("ST", "California"), ("L", "San Francisco"), ("O", "Example"),
-                            ("OU", "Web"), ("CN", "x"), ("emailAddress", "a@example.com"), ("DC", "example"),
-                            ("serialNumber", "42"), ("2.5.4.97", "VATUS-1")])
+        let name = LabName([
+            ("C", "US"), ("ST", "California"), ("L", "San Francisco"), ("O", "Example"),
+            ("OU", "Web"), ("CN", "x"), ("emailAddress", "a@example.com"), ("DC", "example"),
+            ("serialNumber", "42"), ("2.5.4.97", "VATUS-1"),
+        ])
         let certificate = try Self.selfSigned(name)
         #expect(certificate.subjectNameDER == (try name.derEncoded()))
         #expect(certificate.issuerNameDER == certificate.subjectNameDER)
         let path = try directory.write(certificate.pem, named: "c.pem")
         let result = try OpenSSLCLI.run(["x509", "-in", path, "-noout", "-subject", "-nameopt", "RFC2253"])
-        #expect(result.output.contains(
-            "subject=organizationIdentifier=VATUS-1,serialNumber=42,DC=example,emailAddress=a@example.com,CN=x,OU=Web,O=Example,L=San Francisco,ST=California,C=US"
-        ), "\(result)")
+        #expect(
+            result.output.contains(
+                "subject=organizationIdentifier=VATUS-1,serialNumber=42,DC=example,emailAddress=a@example.com,CN=x,OU=Web,O=Example,L=San Francisco,ST=California,C=US"
+            ), "\(result)")
     }
 
     @Test func defaultStringTypesFollowRFC5280() throws {

@@ -1,6 +1,6 @@
-import Testing
 import Foundation
 import ServerTrustLab
+import Testing
 
 /// PEM helpers and file output.
 @Suite struct LabOutputTests {
@@ -34,8 +34,10 @@ import ServerTrustLab
         let paths = try pki.write(to: out)
         #expect(paths.count == 8)
         for path in paths { #expect(FileManager.default.fileExists(atPath: path), "\(path)") }
-        let verify = try OpenSSLCLI.run(["verify", "-attime", String(LabClock.reference), "-CAfile", out + "/root.pem",
-                                         "-untrusted", out + "/chain.pem", out + "/leaf.pem"])
+        let verify = try OpenSSLCLI.run([
+            "verify", "-attime", String(LabClock.reference), "-CAfile", out + "/root.pem",
+            "-untrusted", out + "/chain.pem", out + "/leaf.pem",
+        ])
         #expect(verify.ok, "\(verify)")
         let der = try OpenSSLCLI.run(["x509", "-inform", "DER", "-in", out + "/intermediate.der", "-noout"])
         #expect(der.ok, "\(der)")

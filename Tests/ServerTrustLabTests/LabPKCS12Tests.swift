@@ -1,5 +1,5 @@
-import Testing
 import ServerTrustLab
+import Testing
 
 /// PKCS#12 output, judged by `openssl pkcs12`.
 @Suite struct LabPKCS12Tests {
@@ -7,8 +7,9 @@ import ServerTrustLab
     func opensslReadsThePFX(algorithm: LabKeyAlgorithm) throws {
         let directory = try TemporaryDirectory()
         let pki = try LabPKI.webChain(host: "p12.example", algorithm: algorithm)
-        let pfx = try LabPKCS12.create(certificate: pki.leaf, key: pki.leafKey, chain: [pki.intermediate, pki.root],
-                                       password: "s3cret", friendlyName: "lab leaf")
+        let pfx = try LabPKCS12.create(
+            certificate: pki.leaf, key: pki.leafKey, chain: [pki.intermediate, pki.root],
+            password: "s3cret", friendlyName: "lab leaf")
         let path = try directory.write(pfx, named: "bundle.p12")
 
         let info = try OpenSSLCLI.run(["pkcs12", "-info", "-nokeys", "-in", path, "-passin", "pass:s3cret"])
@@ -42,9 +43,12 @@ import ServerTrustLab
 
     @Test func unparseableCertificateThrows() throws {
         let key = try LabKey.shared(.p256)
-        let garbage = try LabCertificate(der: LabCertificate.sign(
-            tbsDER: LabDER.sequence([LabDER.integer(1), LabDER.integer(2), LabDER.integer(3), LabDER.integer(4),
-                                     LabDER.integer(5), LabDER.integer(6)]), with: key))
+        let garbage = try LabCertificate(
+            der: LabCertificate.sign(
+                tbsDER: LabDER.sequence([
+                    LabDER.integer(1), LabDER.integer(2), LabDER.integer(3), LabDER.integer(4),
+                    LabDER.integer(5), LabDER.integer(6),
+                ]), with: key))
         #expect(throws: LabError.self) {
             try LabPKCS12.create(certificate: garbage, key: key, password: "x")
         }

@@ -1,5 +1,5 @@
-import Testing
 import ServerTrustLab
+import Testing
 
 /// The web-PKI builder: chains verify with `openssl verify` for every key algorithm.
 @Suite struct LabPKITests {
@@ -24,16 +24,22 @@ import ServerTrustLab
         let root = try OpenSSLCLI.text(pki.root, in: directory).output
         let intermediate = try OpenSSLCLI.text(pki.intermediate, in: directory).output
         let leaf = try OpenSSLCLI.text(pki.leaf, in: directory).output
-        for needle in ["X509v3 Basic Constraints: critical", "CA:TRUE", "Certificate Sign, CRL Sign",
-                       "X509v3 Subject Key Identifier", "Not Before: Jan  4 00:00:00 2016 GMT"] {
+        for needle in [
+            "X509v3 Basic Constraints: critical", "CA:TRUE", "Certificate Sign, CRL Sign",
+            "X509v3 Subject Key Identifier", "Not Before: Jan  4 00:00:00 2016 GMT",
+        ] {
             #expect(root.contains(needle), "root missing \(needle)")
         }
-        for needle in ["CA:TRUE, pathlen:0", "TLS Web Server Authentication, TLS Web Client Authentication",
-                       "X509v3 Authority Key Identifier"] {
+        for needle in [
+            "CA:TRUE, pathlen:0", "TLS Web Server Authentication, TLS Web Client Authentication",
+            "X509v3 Authority Key Identifier",
+        ] {
             #expect(intermediate.contains(needle), "intermediate missing \(needle)")
         }
-        for needle in ["CA:FALSE", "Digital Signature, Key Encipherment", "DNS:shape.example",
-                       "Not Before: Dec  2 00:00:00 2025 GMT", "Not After : Mar  2 00:00:00 2026 GMT"] {
+        for needle in [
+            "CA:FALSE", "Digital Signature, Key Encipherment", "DNS:shape.example",
+            "Not Before: Dec  2 00:00:00 2025 GMT", "Not After : Mar  2 00:00:00 2026 GMT",
+        ] {
             #expect(leaf.contains(needle), "leaf missing \(needle) in \(leaf)")
         }
         #expect(pki.serverChain == [pki.leaf, pki.intermediate])
@@ -44,15 +50,18 @@ import ServerTrustLab
     @Test func leafValidityWindowIsEnforced() throws {
         let directory = try TemporaryDirectory()
         let pki = try LabPKI.webChain(host: "time.example")
-        let expired = try OpenSSLCLI.verify(leaf: pki.leaf, root: pki.root, untrusted: [pki.intermediate],
-                                            at: LabPKI.leafValidity.notAfter + 1, in: directory)
+        let expired = try OpenSSLCLI.verify(
+            leaf: pki.leaf, root: pki.root, untrusted: [pki.intermediate],
+            at: LabPKI.leafValidity.notAfter + 1, in: directory)
         #expect(!expired.ok && expired.output.contains("certificate has expired"), "\(expired)")
-        let early = try OpenSSLCLI.verify(leaf: pki.leaf, root: pki.root, untrusted: [pki.intermediate],
-                                          at: LabPKI.leafValidity.notBefore - 1, in: directory)
+        let early = try OpenSSLCLI.verify(
+            leaf: pki.leaf, root: pki.root, untrusted: [pki.intermediate],
+            at: LabPKI.leafValidity.notBefore - 1, in: directory)
         #expect(!early.ok && early.output.contains("not yet valid"), "\(early)")
 
-        let custom = try LabPKI.webChain(host: "time.example", leafNotBefore: LabClock.reference - 10 * LabClock.day,
-                                         leafNotAfter: LabClock.reference - LabClock.day)
+        let custom = try LabPKI.webChain(
+            host: "time.example", leafNotBefore: LabClock.reference - 10 * LabClock.day,
+            leafNotAfter: LabClock.reference - LabClock.day)
         let stale = try OpenSSLCLI.verify(leaf: custom.leaf, root: custom.root, untrusted: [custom.intermediate], in: directory)
         #expect(!stale.ok && stale.output.contains("certificate has expired"), "\(stale)")
     }
@@ -62,19 +71,22 @@ import ServerTrustLab
         let pki = try LabPKI.webChain(host: "first.example")
         let second = try pki.withLeaf(host: "second.example")
         #expect(second.root == pki.root && second.intermediate == pki.intermediate && second.leaf != pki.leaf)
-        let ok = try OpenSSLCLI.verify(leaf: second.leaf, root: second.root, untrusted: [second.intermediate],
-                                       extra: ["-verify_hostname", "second.example"], in: directory)
+        let ok = try OpenSSLCLI.verify(
+            leaf: second.leaf, root: second.root, untrusted: [second.intermediate],
+            extra: ["-verify_hostname", "second.example"], in: directory)
         #expect(ok.ok, "\(ok)")
-        let wrongHost = try OpenSSLCLI.verify(leaf: second.leaf, root: second.root, untrusted: [second.intermediate],
-                                              extra: ["-verify_hostname", "first.example"], in: directory)
+        let wrongHost = try OpenSSLCLI.verify(
+            leaf: second.leaf, root: second.root, untrusted: [second.intermediate],
+            extra: ["-verify_hostname", "first.example"], in: directory)
         #expect(!wrongHost.ok && wrongHost.output.contains("hostname mismatch"), "\(wrongHost)")
     }
 
     @Test func ipHostsAndCustomSANs() throws {
         let directory = try TemporaryDirectory()
         let pki = try LabPKI.webChain(host: "127.0.0.1")
-        let ip = try OpenSSLCLI.verify(leaf: pki.leaf, root: pki.root, untrusted: [pki.intermediate],
-                                       extra: ["-verify_ip", "127.0.0.1"], in: directory)
+        let ip = try OpenSSLCLI.verify(
+            leaf: pki.leaf, root: pki.root, untrusted: [pki.intermediate],
+            extra: ["-verify_ip", "127.0.0.1"], in: directory)
         #expect(ip.ok, "\(ip)")
         let v6 = try pki.withLeaf(host: "::1")
         #expect(try OpenSSLCLI.text(v6.leaf, in: directory).output.contains("IP Address:0:0:0:0:0:0:0:1"))
@@ -82,8 +94,9 @@ import ServerTrustLab
         let custom = try LabPKI.webChain(host: "custom.example", leafSubjectAltNames: [.dns("alt.example"), .dns("*.wild.example")])
         let text = try OpenSSLCLI.text(custom.leaf, in: directory).output
         #expect(text.contains("DNS:alt.example, DNS:*.wild.example") && !text.contains("DNS:custom.example"), "\(text)")
-        let wildcard = try OpenSSLCLI.verify(leaf: custom.leaf, root: custom.root, untrusted: [custom.intermediate],
-                                             extra: ["-verify_hostname", "a.wild.example"], in: directory)
+        let wildcard = try OpenSSLCLI.verify(
+            leaf: custom.leaf, root: custom.root, untrusted: [custom.intermediate],
+            extra: ["-verify_hostname", "a.wild.example"], in: directory)
         #expect(wildcard.ok, "\(wildcard)")
     }
 
@@ -102,9 +115,11 @@ import ServerTrustLab
 
     @Test func leafSpecCanBeCustomised() throws {
         let pki = try LabPKI.webChain(host: "spec.example")
-        var spec = LabPKI.leafSpec(host: "spec.example", keyAlgorithm: .p256, extraExtensions: [
-            .authorityInfoAccess(ocsp: ["http://ocsp.example"], caIssuers: []),
-        ])
+        var spec = LabPKI.leafSpec(
+            host: "spec.example", keyAlgorithm: .p256,
+            extraExtensions: [
+                .authorityInfoAccess(ocsp: ["http://ocsp.example"], caIssuers: [])
+            ])
         spec.serial = [0x42]
         let leaf = try LabCertificate.issue(spec, subjectKey: pki.leafKey, issuer: pki.intermediateIssuer)
         #expect(leaf.serialNumber == [0x42])

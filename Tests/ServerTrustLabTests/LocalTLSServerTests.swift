@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import ServerTrustLab
 import Synchronization
+import Testing
 
 // LabTLSServer judged by independent clients: the curl and openssl command-line tools, run as
 // separate processes against loopback ports the OS chose.
@@ -32,8 +32,9 @@ enum LabServerClients {
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let stderrText = errorData.waitForValue()
-        return CLIResult(status: process.terminationStatus,
-                         output: String(decoding: outputData, as: UTF8.self) + String(decoding: stderrText, as: UTF8.self))
+        return CLIResult(
+            status: process.terminationStatus,
+            output: String(decoding: outputData, as: UTF8.self) + String(decoding: stderrText, as: UTF8.self))
     }
 
     /// `curl -sS` with the given arguments.
@@ -52,8 +53,9 @@ enum LabServerClients {
 
     /// A web PKI whose leaf is valid on today's wall clock.
     static func currentPKI(host: String, algorithm: LabKeyAlgorithm = .p256, keySlot: Int = 20) throws -> LabPKI {
-        try LabPKI.webChain(host: host, algorithm: algorithm, leafNotBefore: now - LabClock.day,
-                            leafNotAfter: now + 30 * LabClock.day, keySlot: keySlot)
+        try LabPKI.webChain(
+            host: host, algorithm: algorithm, leafNotBefore: now - LabClock.day,
+            leafNotAfter: now + 30 * LabClock.day, keySlot: keySlot)
     }
 
     /// Another leaf from `pki`'s intermediate, valid today.
@@ -83,8 +85,9 @@ enum LabServerClients {
         var matching: Set<Int32> = []
         for name in descriptors {
             guard let descriptor = Int32(name),
-                  let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name),
-                  target.hasPrefix("socket:") else { continue }
+                let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name),
+                target.hasPrefix("socket:")
+            else { continue }
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let status = withUnsafeMutablePointer(to: &storage) { pointer in
@@ -155,8 +158,10 @@ struct ServerFixture {
 
     var rootPath: String { directory.path + "/root.pem" }
 
-    init(host: String = "www.example.test", keySlot: Int = 20,
-         configure: (inout LabTLSServer.Configuration, LabPKI) throws -> Void = { _, _ in }) throws {
+    init(
+        host: String = "www.example.test", keySlot: Int = 20,
+        configure: (inout LabTLSServer.Configuration, LabPKI) throws -> Void = { _, _ in }
+    ) throws {
         self.host = host
         pki = try LabServerClients.currentPKI(host: host, keySlot: keySlot)
         directory = try TemporaryDirectory()
@@ -178,8 +183,11 @@ struct ServerFixture {
 
     /// `openssl s_client -connect 127.0.0.1:port -servername host -CAfile root.pem …`.
     func sClient(_ extra: [String], serverName: String? = nil, input: String? = nil) throws -> CLIResult {
-        try LabServerClients.sClient(["-connect", "127.0.0.1:\(server.port)", "-servername", serverName ?? host,
-                                      "-CAfile", rootPath, "-verify_return_error"] + extra, input: input)
+        try LabServerClients.sClient(
+            [
+                "-connect", "127.0.0.1:\(server.port)", "-servername", serverName ?? host,
+                "-CAfile", rootPath, "-verify_return_error",
+            ] + extra, input: input)
     }
 }
 
@@ -298,8 +306,10 @@ struct ServerFixture {
             subject: LabName([("CN", "lab client")]),
             notBefore: LabServerClients.now - LabClock.day,
             notAfter: LabServerClients.now + 30 * LabClock.day,
-            extensions: [.basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
-                         .subjectKeyIdentifier(), .authorityKeyIdentifier()]
+            extensions: [
+                .basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
+                .subjectKeyIdentifier(), .authorityKeyIdentifier(),
+            ]
         )
         let clientLeaf = try LabCertificate.issue(clientSpec, subjectKey: clientPKI.leafKey, issuer: clientPKI.intermediateIssuer)
         let fixture = try ServerFixture { configuration, _ in
@@ -348,8 +358,9 @@ struct ServerFixture {
         }
         defer { fixture.server.stop() }
         let url = fixture.server.url(host: fixture.host)
-        let result = try LabServerClients.curl(["--cacert", fixture.rootPath, "-w", "|%{num_connects};"] + fixture.resolve()
-                                               + [url, fixture.server.url(host: fixture.host, path: "/second")])
+        let result = try LabServerClients.curl(
+            ["--cacert", fixture.rootPath, "-w", "|%{num_connects};"] + fixture.resolve()
+                + [url, fixture.server.url(host: fixture.host, path: "/second")])
         // The second transfer reused the first connection, found it closed, and made one new
         // connection ("Connection died, retrying a fresh connect"); both got their answers.
         #expect(result.ok && result.output == "first|1;second|1;", "\(result)")
@@ -396,9 +407,12 @@ struct ServerFixture {
         let fixture = try ServerFixture { configuration, _ in configuration.maximumConnections = 1 }
         defer { fixture.server.stop() }
         let url = fixture.server.url(host: fixture.host)
-        let result = try LabServerClients.curl(["--cacert", fixture.rootPath, "-H", "Connection: close", "--parallel",
-                                                "--parallel-immediate", "--parallel-max", "4"] + fixture.resolve()
-                                               + [url, url, url, url])
+        let result = try LabServerClients.curl(
+            [
+                "--cacert", fixture.rootPath, "-H", "Connection: close", "--parallel",
+                "--parallel-immediate", "--parallel-max", "4",
+            ] + fixture.resolve()
+                + [url, url, url, url])
         #expect(result.ok, "\(result)")
         #expect(LabServerClients.count("hello from", in: result.output) == 4, "\(result)")
         #expect(fixture.server.statistics.connectionsAccepted == 4)
@@ -442,9 +456,10 @@ struct ServerFixture {
         staller.standardError = FileHandle.nullDevice
         try staller.run()
 
-        #expect(LabServerClients.eventually(within: 5) {
-            fixture.server.statistics.handshakesCompleted == 1 && stalling.server.statistics.connectionsAccepted == 1
-        })
+        #expect(
+            LabServerClients.eventually(within: 5) {
+                fixture.server.statistics.handshakesCompleted == 1 && stalling.server.statistics.connectionsAccepted == 1
+            })
         // The measures see the live resources: 2 listeners + 2 accepted connections, and
         // accept + connection threads of each server.
         #expect(LabServerClients.openSockets(ports: ports, side: .local).count == 4)

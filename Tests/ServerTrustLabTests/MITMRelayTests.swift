@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import ServerTrustLab
+import Testing
 
 /// An upstream LabTLSServer (the "genuine" site) plus a LabMITMRelay whose interception CA is
 /// a separate root, each written to a temporary directory for curl and openssl.
@@ -14,8 +14,10 @@ struct RelayFixture {
     var genuineRootPath: String { upstream.rootPath }
     var interceptionRootPath: String { directory.path + "/interception-root.pem" }
 
-    init(mode: (UInt16) -> LabMITMRelay.Mode = { _ in .httpProxy },
-         configure: (inout LabMITMRelay.Configuration) -> Void = { _ in }) throws {
+    init(
+        mode: (UInt16) -> LabMITMRelay.Mode = { _ in .httpProxy },
+        configure: (inout LabMITMRelay.Configuration) -> Void = { _ in }
+    ) throws {
         upstream = try ServerFixture(host: Self.host, keySlot: 23) { configuration, _ in
             configuration.name = "upstream"
             // `/big` exercises the relay's copy loop well past one TLS record and socket buffer.
@@ -39,8 +41,9 @@ struct RelayFixture {
 
     /// `curl --proxy http://127.0.0.1:RELAY --cacert <root> https://www.example.test:UPSTREAM/`.
     func curlThroughProxy(cacert: String, _ extra: [String] = []) throws -> CLIResult {
-        try LabServerClients.curl(["--proxy", relay.proxyURL, "--cacert", cacert] + extra
-                                  + [upstream.server.url(host: Self.host)])
+        try LabServerClients.curl(
+            ["--proxy", relay.proxyURL, "--cacert", cacert] + extra
+                + [upstream.server.url(host: Self.host)])
     }
 }
 
@@ -66,8 +69,10 @@ struct RelayFixture {
         let fixture = try RelayFixture()
         defer { fixture.stop() }
         let big = fixture.upstream.server.url(host: RelayFixture.host, path: "/big")
-        let result = try LabServerClients.curl(["--proxy", fixture.relay.proxyURL, "--cacert", fixture.interceptionRootPath,
-                                                "-w", "%{size_download} ", "-o", "/dev/null", big, "-o", "/dev/null", big])
+        let result = try LabServerClients.curl([
+            "--proxy", fixture.relay.proxyURL, "--cacert", fixture.interceptionRootPath,
+            "-w", "%{size_download} ", "-o", "/dev/null", big, "-o", "/dev/null", big,
+        ])
         #expect(result.ok && result.output == "3000000 3000000 ", "exit \(result.status): \(result.output.prefix(300))")
         // Both requests went through one tunnel and one upstream connection.
         #expect(fixture.relay.statistics.connectRequests.count == 1)
@@ -96,14 +101,18 @@ struct RelayFixture {
         let fixture = try RelayFixture()
         defer { fixture.stop() }
         let connect = "\(RelayFixture.host):\(fixture.upstream.server.port)"
-        let result = try LabServerClients.sClient(["-proxy", "127.0.0.1:\(fixture.relay.port)", "-connect", connect,
-                                                   "-servername", RelayFixture.host, "-CAfile", fixture.interceptionRootPath,
-                                                   "-showcerts"], input: "")
+        let result = try LabServerClients.sClient(
+            [
+                "-proxy", "127.0.0.1:\(fixture.relay.port)", "-connect", connect,
+                "-servername", RelayFixture.host, "-CAfile", fixture.interceptionRootPath,
+                "-showcerts",
+            ], input: "")
         #expect(result.output.contains("Verify return code: 0 (ok)"), "\(result)")
         // Read the served leaf back out of s_client's output and let openssl describe it.
         let lines = result.output.components(separatedBy: "\n")
         guard let begin = lines.firstIndex(of: "-----BEGIN CERTIFICATE-----"),
-              let end = lines[begin...].firstIndex(of: "-----END CERTIFICATE-----") else {
+            let end = lines[begin...].firstIndex(of: "-----END CERTIFICATE-----")
+        else {
             Issue.record("no certificate in \(result)")
             return
         }
@@ -120,8 +129,10 @@ struct RelayFixture {
         let fixture = try RelayFixture()
         defer { fixture.stop() }
         // No SNI for IP literals: the CONNECT host names the certificate.
-        let result = try LabServerClients.curl(["--proxy", fixture.relay.proxyURL, "--cacert", fixture.interceptionRootPath,
-                                                fixture.upstream.server.url()])
+        let result = try LabServerClients.curl([
+            "--proxy", fixture.relay.proxyURL, "--cacert", fixture.interceptionRootPath,
+            fixture.upstream.server.url(),
+        ])
         #expect(result.ok && result.output == "hello from upstream", "\(result)")
         let leaf = try #require(fixture.relay.mintedCertificates["127.0.0.1"])
         let text = try OpenSSLCLI.text(leaf, in: fixture.directory)
@@ -174,17 +185,21 @@ struct RelayFixture {
         let proxyRoot = try fixture.directory.write(proxyPKI.root.pem, named: "proxy-root.pem")
         // curl trusts the proxy's root for the proxy and only the genuine root for the origin:
         // passing through (not intercepting) is what lets the origin's own chain verify.
-        let result = try LabServerClients.curl(["--proxy", fixture.relay.proxyURL, "--proxy-cacert", proxyRoot,
-                                                "--cacert", fixture.genuineRootPath, "-w", "|%{http_connect}",
-                                                fixture.upstream.server.url(host: RelayFixture.host)])
+        let result = try LabServerClients.curl([
+            "--proxy", fixture.relay.proxyURL, "--proxy-cacert", proxyRoot,
+            "--cacert", fixture.genuineRootPath, "-w", "|%{http_connect}",
+            fixture.upstream.server.url(host: RelayFixture.host),
+        ])
         #expect(result.ok && result.output == "hello from upstream|200", "\(result)")
         var statistics = fixture.relay.statistics
         #expect(statistics.proxyHandshakesCompleted == 1 && statistics.tunnelsPassedThrough == 1)
         #expect(statistics.connectionsIntercepted == 0 && statistics.bytesRelayed > 0)
         #expect(fixture.upstream.server.statistics.requestsServed == 1)
         // Without the proxy's root, curl refuses the proxy itself (60) and sends no CONNECT.
-        let untrusted = try LabServerClients.curl(["--proxy", fixture.relay.proxyURL, "--proxy-cacert", fixture.genuineRootPath,
-                                                   "--cacert", fixture.genuineRootPath, fixture.upstream.server.url(host: RelayFixture.host)])
+        let untrusted = try LabServerClients.curl([
+            "--proxy", fixture.relay.proxyURL, "--proxy-cacert", fixture.genuineRootPath,
+            "--cacert", fixture.genuineRootPath, fixture.upstream.server.url(host: RelayFixture.host),
+        ])
         #expect(untrusted.status == 60, "\(untrusted)")
         statistics = fixture.relay.statistics
         #expect(statistics.connectRequests.count == 1)
@@ -215,8 +230,10 @@ struct RelayFixture {
         // A tunnel kept open by a waiting s_client, so stop() has live connections to end.
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        holder.arguments = ["s_client", "-proxy", "127.0.0.1:\(fixture.relay.port)",
-                            "-connect", "\(RelayFixture.host):\(fixture.upstream.server.port)", "-servername", RelayFixture.host, "-quiet"]
+        holder.arguments = [
+            "s_client", "-proxy", "127.0.0.1:\(fixture.relay.port)",
+            "-connect", "\(RelayFixture.host):\(fixture.upstream.server.port)", "-servername", RelayFixture.host, "-quiet",
+        ]
         let holderInput = Pipe()
         holder.standardInput = holderInput
         holder.standardOutput = FileHandle.nullDevice

@@ -20,7 +20,7 @@ let package = Package(
         .executableTarget(
             name: "recipes",
             dependencies: [.product(name: "ServerTrustKit", package: project.lastPathComponent)]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

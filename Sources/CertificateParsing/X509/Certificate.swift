@@ -343,4 +343,3 @@ public enum CertificateLoadingError: Error, Hashable, Sendable, CustomStringConv
         }
     }
 }
-

@@ -55,7 +55,6 @@ public struct DistinguishedName: Hashable, Sendable, CustomStringConvertible {
         return decoded ?? []
     }
 
-
     /// Every attribute, in order.
     public var attributes: [AttributeTypeAndValue] { rdns.flatMap(\.attributes) }
 

@@ -374,8 +374,12 @@ enum NameComparison {
             }
             // Canonical singletons that decompose to ASCII, so that they hash with it.
             switch value {
-            case 0x037E: scalars.append(";"); return
-            case 0x1FEF: scalars.append("`"); return
+            case 0x037E:
+                scalars.append(";")
+                return
+            case 0x1FEF:
+                scalars.append("`")
+                return
             default: break
             }
             if scalar.properties.changesWhenCaseFolded {

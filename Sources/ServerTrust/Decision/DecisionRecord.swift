@@ -1,6 +1,6 @@
 public import CertificateParsing
-public import TrustEvaluation
 import Foundation
+public import TrustEvaluation
 
 /// The record of one trust decision: which policy and mode applied, the anchors used, the
 /// chain built, the host-name result, and which pin matched — or, on a pin failure, the served

@@ -55,7 +55,8 @@ public struct PinSetChain: Sendable {
         guard document.serial > serial else {
             throw PinSetError(
                 .serialNotIncreasing,
-                "serial \(document.serial) is \(document.serial == serial ? "the serial in force (a replay with other contents)" : "older than the serial in force, \(serial) (a rollback)")")
+                "serial \(document.serial) is \(document.serial == serial ? "the serial in force (a replay with other contents)" : "older than the serial in force, \(serial) (a rollback)")"
+            )
         }
         if let problem = rules.windowProblem(document, at: rules.clock.now()) { throw problem }
         return document

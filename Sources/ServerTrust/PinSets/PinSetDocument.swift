@@ -81,7 +81,9 @@ public struct PinSetDocument: Sendable {
             guard let pinned = host.pinnedHost else { continue }
             for pin in pinned.pins + pinned.negativePins {
                 if let key = keys.first(where: { pin.algorithm.digest($0.publicKeyInfoDER[...]) == pin.digest }) {
-                    problems.append(PolicyConfigurationError(.notAllowedInPinSet, path: "$.hosts[\(index)]", "\(pin) is the pin of the signing key \(key): signing keys are never TLS keys"))
+                    problems.append(
+                        PolicyConfigurationError(
+                            .notAllowedInPinSet, path: "$.hosts[\(index)]", "\(pin) is the pin of the signing key \(key): signing keys are never TLS keys"))
                 }
             }
         }
@@ -115,16 +117,28 @@ public struct PinSetDocument: Sendable {
             }
             fields[key] = reader.string(object, key, "$")
         }
-        var keyID = "", payload: [UInt8] = [], signature: [UInt8] = []
+        var keyID = ""
+        var payload: [UInt8] = []
+        var signature: [UInt8] = []
         if let text = fields["keyId"] {
-            if PinSetEncoding.isKeyID(text) { keyID = text } else { reader.fail(.invalidValue, "$.keyId", "not 64 lowercase hex digits (SHA-256 of the key's SubjectPublicKeyInfo)") }
+            if PinSetEncoding.isKeyID(text) {
+                keyID = text
+            } else {
+                reader.fail(.invalidValue, "$.keyId", "not 64 lowercase hex digits (SHA-256 of the key's SubjectPublicKeyInfo)")
+            }
         }
         if let text = fields["payload"] {
-            if let decoded = PinSetEncoding.canonicalBase64(text) { payload = decoded } else { reader.fail(.invalidValue, "$.payload", "not canonical base64 (padded, no whitespace)") }
+            if let decoded = PinSetEncoding.canonicalBase64(text) {
+                payload = decoded
+            } else {
+                reader.fail(.invalidValue, "$.payload", "not canonical base64 (padded, no whitespace)")
+            }
         }
         if let text = fields["signature"] {
             // Ed25519 signatures have 64 bytes, DER ECDSA P-256 ones at most 72.
-            if let decoded = PinSetEncoding.canonicalBase64(text), decoded.count <= 72 { signature = decoded } else {
+            if let decoded = PinSetEncoding.canonicalBase64(text), decoded.count <= 72 {
+                signature = decoded
+            } else {
                 reader.fail(.invalidValue, "$.signature", "not canonical base64 of at most 72 bytes")
             }
         }
@@ -238,7 +252,8 @@ public struct PinSetDocument: Sendable {
         guard let brace = policyJSON.firstIndex(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }), policyJSON[brace] == UInt8(ascii: "{") else {
             throw PinSetError(.malformed, "the policy is not a JSON object")
         }
-        var member = #""pinSet": {"version": 1, "serial": \#(serial), "issuedAt": "\#(ASN1TimeText.rfc3339(issuedAt))", "#
+        var member =
+            #""pinSet": {"version": 1, "serial": \#(serial), "issuedAt": "\#(ASN1TimeText.rfc3339(issuedAt))", "#
             + #""expiresAt": "\#(ASN1TimeText.rfc3339(expiresAt))""#
         if let nextSigningKeys {
             member += #", "signingKeys": ["# + nextSigningKeys.map { "\"\($0.base64)\"" }.joined(separator: ", ") + "]"

@@ -62,10 +62,16 @@ public struct PinSetRules: Sendable {
     /// Why `document` is outside its window at `time`, or `nil`.
     func windowProblem(_ document: PinSetDocument, at time: Int64) -> PinSetError? {
         if document.issuedAt > time.addingSaturated(clockSkew) {
-            return PinSetError(.notYetValid, "serial \(document.serial) is issued at \(ASN1TimeText.rfc3339(document.issuedAt)), after now (\(ASN1TimeText.rfc3339(time))) plus \(clockSkew) s of tolerated skew")
+            return PinSetError(
+                .notYetValid,
+                "serial \(document.serial) is issued at \(ASN1TimeText.rfc3339(document.issuedAt)), after now (\(ASN1TimeText.rfc3339(time))) plus \(clockSkew) s of tolerated skew"
+            )
         }
         if isExpired(document, at: time) {
-            return PinSetError(.expired, "serial \(document.serial) expired at \(ASN1TimeText.rfc3339(document.expiresAt)), before now (\(ASN1TimeText.rfc3339(time))) less \(clockSkew) s of tolerated skew")
+            return PinSetError(
+                .expired,
+                "serial \(document.serial) expired at \(ASN1TimeText.rfc3339(document.expiresAt)), before now (\(ASN1TimeText.rfc3339(time))) less \(clockSkew) s of tolerated skew"
+            )
         }
         return nil
     }

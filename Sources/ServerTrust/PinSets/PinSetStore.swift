@@ -1,7 +1,8 @@
 import CertificateParsing
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where a client keeps the pin sets it accepted, across restarts, so that a crash at any
@@ -92,11 +93,13 @@ public struct PinSetStore: Sendable {
         if best.index != 0 {
             problems += dropped[0]
             if dropped[0].isEmpty {
-                problems.append(PinSetError(.storeUnusable, "\(path) holds an older set than \(previousPath); serial \(best.chain.serial) from the older file is in force"))
+                problems.append(
+                    PinSetError(.storeUnusable, "\(path) holds an older set than \(previousPath); serial \(best.chain.serial) from the older file is in force"))
             }
         }
-        return Restored(chain: best.chain, etag: best.chain.current == nil ? nil : best.etag, problems: problems,
-                        needsRepair: best.index != 0 || !problems.isEmpty)
+        return Restored(
+            chain: best.chain, etag: best.chain.current == nil ? nil : best.etag, problems: problems,
+            needsRepair: best.index != 0 || !problems.isEmpty)
     }
 
     /// Replaces the store, crash-safely (see the type's documentation).

@@ -35,8 +35,9 @@ public struct PinningConfiguration: Sendable {
         var seen: [HostPattern: Int] = [:]
         for (index, host) in hosts.enumerated() {
             if let first = seen[host.pattern] {
-                problems.append(PolicyConfigurationError(
-                    .duplicateHostPattern, path: path(index), "\(host.pattern) is already configured at \(path(first))"))
+                problems.append(
+                    PolicyConfigurationError(
+                        .duplicateHostPattern, path: path(index), "\(host.pattern) is already configured at \(path(first))"))
             } else {
                 seen[host.pattern] = index
             }
@@ -46,18 +47,20 @@ public struct PinningConfiguration: Sendable {
                         && other.element.pattern != host.pattern
                 }
                 if !covered {
-                    problems.append(PolicyConfigurationError(
-                        .excludeWithoutParent, path: path(index), "\(host.pattern) is excluded, but no other entry covers it"))
+                    problems.append(
+                        PolicyConfigurationError(
+                            .excludeWithoutParent, path: path(index), "\(host.pattern) is excluded, but no other entry covers it"))
                 }
                 continue
             }
             if host.pins.isEmpty && host.negativePins.isEmpty {
                 problems.append(PolicyConfigurationError(.noPins, path: path(index), "\(host.pattern) has no pins"))
             } else if host.enforcePinning && host.requiresBackupPin && !host.pins.isEmpty && host.distinctPinCount < 2 {
-                problems.append(PolicyConfigurationError(
-                    .missingBackupPin, path: path(index),
-                    "enforcing pinning for \(host.pattern) needs at least 2 distinct pins, one for a backup key; "
-                        + "with \(host.distinctPinCount) a key change locks every client out (RFC 7469 §4.3)"))
+                problems.append(
+                    PolicyConfigurationError(
+                        .missingBackupPin, path: path(index),
+                        "enforcing pinning for \(host.pattern) needs at least 2 distinct pins, one for a backup key; "
+                            + "with \(host.distinctPinCount) a key change locks every client out (RFC 7469 §4.3)"))
             }
         }
         return problems

@@ -66,9 +66,10 @@ enum JSONDuplicateKeys {
                         stack[last].names[text] = seen + 1
                         stack[last].key = text
                         if seen >= 1 {
-                            problems.append(PolicyConfigurationError(
-                                .duplicateKey, path: valuePath,
-                                "the key appears more than once in its object (a JSON parser keeps one of them silently; RFC 8259 §4)"))
+                            problems.append(
+                                PolicyConfigurationError(
+                                    .duplicateKey, path: valuePath,
+                                    "the key appears more than once in its object (a JSON parser keeps one of them silently; RFC 8259 §4)"))
                         }
                     }
                 default:
@@ -116,7 +117,8 @@ enum JSONDuplicateKeys {
                     // A surrogate pair (RFC 8259 §7); a lone surrogate becomes U+FFFD.
                     var value = UInt32(unit)
                     if (0xD800..<0xDC00).contains(unit), position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
-                       bytes[position + 1] == UInt8(ascii: "u") {
+                        bytes[position + 1] == UInt8(ascii: "u")
+                    {
                         let saved = position
                         position += 2
                         if let low = hex4(), (0xDC00..<0xE000).contains(low) {

@@ -52,8 +52,10 @@ extension PolicyFile {
         guard let entry = reader.object(value, path) else { return nil }
         reader.allowOnly(
             entry,
-            ["kTSKPublicKeyHashes", "kTSKIncludeSubdomains", "kTSKExcludeSubdomainFromParentPolicy", "kTSKEnforcePinning", "kTSKReportUris",
-             "kTSKDisableDefaultReportUri", "kTSKExpirationDate", "kTSKPublicKeyAlgorithms"], path)
+            [
+                "kTSKPublicKeyHashes", "kTSKIncludeSubdomains", "kTSKExcludeSubdomainFromParentPolicy", "kTSKEnforcePinning", "kTSKReportUris",
+                "kTSKDisableDefaultReportUri", "kTSKExpirationDate", "kTSKPublicKeyAlgorithms",
+            ], path)
         let includeSubdomains = reader.bool(entry, "kTSKIncludeSubdomains", path) ?? false
         let pattern: HostPattern
         do {

@@ -141,17 +141,20 @@ public struct PolicyFile: Sendable {
                 case .securityPolicy:
                     built.append(host.securityPolicy ?? SecurityPolicy(semantics: semantics))
                 case .pinnedCertificates:
-                    built.append(PinnedCertificatesTrustEvaluator(
-                        certificates: host.certificates, acceptSelfSignedCertificates: host.acceptSelfSignedCertificates,
-                        performDefaultValidation: host.performDefaultValidation, validateHost: host.validateHost))
+                    built.append(
+                        PinnedCertificatesTrustEvaluator(
+                            certificates: host.certificates, acceptSelfSignedCertificates: host.acceptSelfSignedCertificates,
+                            performDefaultValidation: host.performDefaultValidation, validateHost: host.validateHost))
                 case .publicKeys:
-                    built.append(PublicKeysTrustEvaluator(
-                        certificates: host.certificates, performDefaultValidation: host.performDefaultValidation, validateHost: host.validateHost))
+                    built.append(
+                        PublicKeysTrustEvaluator(
+                            certificates: host.certificates, performDefaultValidation: host.performDefaultValidation, validateHost: host.validateHost))
                 case .spkiPins:
-                    built.append(SPKIPinsTrustEvaluator(
-                        configuration: PinningConfiguration(unchecked: host.pinnedHost.map { [$0] } ?? []),
-                        performDefaultValidation: host.performDefaultValidation, validateHost: host.validateHost,
-                        reporter: reporter, logger: logger))
+                    built.append(
+                        SPKIPinsTrustEvaluator(
+                            configuration: PinningConfiguration(unchecked: host.pinnedHost.map { [$0] } ?? []),
+                            performDefaultValidation: host.performDefaultValidation, validateHost: host.validateHost,
+                            reporter: reporter, logger: logger))
                 case .disabled:
                     built.append(DisabledTrustEvaluator())
                 }

@@ -36,7 +36,9 @@ struct PolicyFileParser {
         "reportUris": [.spkiPins],
     ]
 
-    static let hostKeys: Set<String> = Set(hostKeyUsers.keys).union(["host", "includeSubdomains", "excludeFromParentPolicy", "evaluator", "anchors", "anchorsOnly", "crls"])
+    static let hostKeys: Set<String> = Set(hostKeyUsers.keys).union([
+        "host", "includeSubdomains", "excludeFromParentPolicy", "evaluator", "anchors", "anchorsOnly", "crls",
+    ])
 
     init(baseDirectory: String, profile: Profile = .file) {
         self.baseDirectory = baseDirectory

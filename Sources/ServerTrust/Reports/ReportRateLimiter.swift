@@ -1,6 +1,6 @@
 import Foundation
-public import TrustEvaluation
 import Synchronization
+public import TrustEvaluation
 
 /// Lets an identical failure report through at most once per interval, and remembers what it
 /// let through in a file, so a restart does not resend (TrustKit's limiter is in memory only

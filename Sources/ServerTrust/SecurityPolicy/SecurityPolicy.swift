@@ -124,8 +124,9 @@ public struct SecurityPolicy: Sendable {
             domain = trust.host
             if validatesDomainName && domain == nil {
                 recorder.step(.noHostToValidate)
-                return recorder.reject(TrustEvaluationError(
-                    .noHostToValidate, host: nil, "validatesDomainName is set but neither the caller nor the trust names a host"))
+                return recorder.reject(
+                    TrustEvaluationError(
+                        .noHostToValidate, host: nil, "validatesDomainName is set but neither the caller nor the trust names a host"))
             }
             recorder.step(.domainFromTrust(domain ?? "(none)"))
         }
@@ -134,9 +135,10 @@ public struct SecurityPolicy: Sendable {
         // need pins, checked before any evaluation, so even a valid server is refused.
         if domain != nil && allowInvalidCertificates && validatesDomainName && (pinningMode == .none || pinnedCertificates.isEmpty) {
             recorder.step(.earlyRejection)
-            return recorder.reject(TrustEvaluationError(
-                .allowInvalidCertificatesRequiresPinning, host: domain,
-                "In order to validate a domain name for self signed certificates, you MUST use pinning."))
+            return recorder.reject(
+                TrustEvaluationError(
+                    .allowInvalidCertificatesRequiresPinning, host: domain,
+                    "In order to validate a domain name for self signed certificates, you MUST use pinning."))
         }
 
         // Step 2: SecPolicyCreateSSL(true, domain) or SecPolicyCreateBasicX509(). Like
@@ -202,9 +204,10 @@ public struct SecurityPolicy: Sendable {
         if let failure = result.failure, let retried = expiredRetry(trust, failure: failure, recorder: &recorder) { result = retried }
         if let failure = result.failure {
             recorder.pinEvidence(chain: ProvenChain(leafOf: trust.served).certificates, configured: pinnedCertificates.map(\.spkiPinText))
-            return recorder.reject(.validation(
-                failure, host: domain, otherwise: failure.kind == .untrustedRoot ? .certificatePinningFailed : .chainValidationFailed,
-                context: "against the pinned certificates: "))
+            return recorder.reject(
+                .validation(
+                    failure, host: domain, otherwise: failure.kind == .untrustedRoot ? .certificatePinningFailed : .chainValidationFailed,
+                    context: "against the pinned certificates: "))
         }
         // The pinned certificates were the only anchors, so the path ends at one of them; the
         // match below is on that validated path (normally its anchor).
@@ -248,9 +251,10 @@ public struct SecurityPolicy: Sendable {
             if let failure = result.failure, let retried = expiredRetry(anchored, failure: failure, recorder: &recorder) { result = retried }
             if let failure = result.failure {
                 recorder.pinEvidence(chain: ProvenChain(leafOf: trust.served).certificates, configured: pinnedCertificates.map(\.spkiPinText))
-                return recorder.reject(.validation(
-                    failure, host: domain, otherwise: failure.kind == .untrustedRoot ? .publicKeyPinningFailed : .chainValidationFailed,
-                    context: "against the pinned keys: "))
+                return recorder.reject(
+                    .validation(
+                        failure, host: domain, otherwise: failure.kind == .untrustedRoot ? .publicKeyPinningFailed : .chainValidationFailed,
+                        context: "against the pinned keys: "))
             }
             proven = anchored.provenChain(after: result, semantics: semantics)
         }

@@ -43,8 +43,10 @@ public struct PeerTrust: Sendable {
     ///     chain's host (what URLSession's server-trust challenge carries).
     ///   - verifyTime: The evaluation instant; `nil` means now, by `clock`.
     ///   - clock: "Now".
-    public init(served: ServedChain, systemAnchors: TrustStore, policy: ValidationPolicy? = nil, verifyTime: Int64? = nil,
-                clock: TrustClock = .system) {
+    public init(
+        served: ServedChain, systemAnchors: TrustStore, policy: ValidationPolicy? = nil, verifyTime: Int64? = nil,
+        clock: TrustClock = .system
+    ) {
         self.served = served
         self.policy = policy ?? .sslServer(host: served.host)
         self.anchorsOnly = false
@@ -68,8 +70,9 @@ public struct PeerTrust: Sendable {
         certificates: [Certificate], host: String?, port: Int = 443, systemAnchors: TrustStore, policy: ValidationPolicy? = nil,
         verifyTime: Int64? = nil, clock: TrustClock = .system
     ) {
-        self.init(served: ServedChain(certificates: certificates, host: host, port: port), systemAnchors: systemAnchors,
-                  policy: policy, verifyTime: verifyTime, clock: clock)
+        self.init(
+            served: ServedChain(certificates: certificates, host: host, port: port), systemAnchors: systemAnchors,
+            policy: policy, verifyTime: verifyTime, clock: clock)
     }
 
     /// The certificates the server sent, leaf first.

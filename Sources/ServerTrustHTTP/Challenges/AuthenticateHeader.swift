@@ -239,11 +239,11 @@ enum AuthenticateHeader {
     }
 }
 
-private extension UInt8 {
-    static let space = UInt8(ascii: " ")
-    static let tab = UInt8(ascii: "\t")
-    static let comma = UInt8(ascii: ",")
-    static let equals = UInt8(ascii: "=")
-    static let quote = UInt8(ascii: "\"")
-    static let backslash = UInt8(ascii: "\\")
+extension UInt8 {
+    fileprivate static let space = UInt8(ascii: " ")
+    fileprivate static let tab = UInt8(ascii: "\t")
+    fileprivate static let comma = UInt8(ascii: ",")
+    fileprivate static let equals = UInt8(ascii: "=")
+    fileprivate static let quote = UInt8(ascii: "\"")
+    fileprivate static let backslash = UInt8(ascii: "\\")
 }

@@ -1,8 +1,8 @@
-public import ServerTrust
 internal import CertificateParsing
-public import TrustEvaluation
 internal import Foundation
+public import ServerTrust
 internal import Synchronization
+public import TrustEvaluation
 
 /// Where a credential applies, as `URLProtectionSpace` describes it.
 public struct ProtectionSpace: Hashable, Sendable, CustomStringConvertible {
@@ -44,8 +44,10 @@ public struct ProtectionSpace: Hashable, Sendable, CustomStringConvertible {
     ///   - authenticationMethod: The kind of challenge.
     ///   - isProxy: Whether a proxy asks.
     ///   - distinguishedNames: Acceptable CA names (client certificates).
-    public init(host: String, port: Int, protocol: String, realm: String? = nil, authenticationMethod: AuthenticationMethod,
-                isProxy: Bool = false, distinguishedNames: [String] = []) {
+    public init(
+        host: String, port: Int, protocol: String, realm: String? = nil, authenticationMethod: AuthenticationMethod,
+        isProxy: Bool = false, distinguishedNames: [String] = []
+    ) {
         self.host = host.lowercased()
         self.port = port
         self.protocol = `protocol`

@@ -28,8 +28,9 @@ public final class CredentialStore: Sendable {
         var loaded: [ProtectionSpace: Credential] = [:]
         for record in records {
             guard let method = ProtectionSpace.AuthenticationMethod(rawValue: record.method) else { continue }
-            let space = ProtectionSpace(host: record.host, port: record.port, protocol: record.protocol, realm: record.realm,
-                                        authenticationMethod: method, isProxy: record.proxy)
+            let space = ProtectionSpace(
+                host: record.host, port: record.port, protocol: record.protocol, realm: record.realm,
+                authenticationMethod: method, isProxy: record.proxy)
             loaded[space] = .user(record.user, password: record.password, persistence: .permanent)
         }
         entries.withLock { $0 = loaded }
@@ -84,8 +85,9 @@ public final class CredentialStore: Sendable {
         let records: [Record] = entries.withLock { entries in
             entries.compactMap { space, credential in
                 guard credential.persistence == .permanent, case .password(let user, let password) = credential.kind else { return nil }
-                return Record(host: space.host, port: space.port, protocol: space.protocol, realm: space.realm,
-                              method: space.authenticationMethod.rawValue, proxy: space.isProxy, user: user, password: password)
+                return Record(
+                    host: space.host, port: space.port, protocol: space.protocol, realm: space.realm,
+                    method: space.authenticationMethod.rawValue, proxy: space.isProxy, user: user, password: password)
             }
         }.sorted { ($0.host, $0.port, $0.realm ?? "") < ($1.host, $1.port, $1.realm ?? "") }
         let data: [UInt8]

@@ -10,8 +10,9 @@ extension HTTPSession {
     ) async throws(HTTPError) -> Output {
         // Without hooks a request is sent once, as it is: no copy of the configuration and no
         // allocation on the way (this is every request of a session that sets none).
-        guard request.interceptor != nil || configuration.interceptor != nil || configuration.retryPolicy != nil
-            || !configuration.eventMonitors.isEmpty
+        guard
+            request.interceptor != nil || configuration.interceptor != nil || configuration.retryPolicy != nil
+                || !configuration.eventMonitors.isEmpty
         else { return try await send(request) }
         let configuration = self.configuration
         let interceptors = [request.interceptor, configuration.interceptor].compactMap { $0 }

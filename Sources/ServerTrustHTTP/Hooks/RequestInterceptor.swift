@@ -1,4 +1,3 @@
-
 /// Changes a request before each attempt is sent (Alamofire's `RequestAdapter`): add a token,
 /// sign it, route it. Runs in the requesting task, once per attempt, never on a transfer
 /// thread.

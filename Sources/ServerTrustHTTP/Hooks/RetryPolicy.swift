@@ -1,5 +1,5 @@
-public import TrustEvaluation
 internal import Foundation
+public import TrustEvaluation
 
 /// Retries what is safe to retry, with exponential backoff and jitter, honouring
 /// `Retry-After` (Alamofire's `RetryPolicy`).

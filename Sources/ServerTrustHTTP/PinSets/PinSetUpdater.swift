@@ -1,6 +1,6 @@
 public import ServerTrust
-public import TrustEvaluation
 import Synchronization
+public import TrustEvaluation
 
 /// Keeps an ``HTTPSession``'s pins current from signed pin sets (docs/pinset-format.md): it
 /// fetches the document over HTTPS, through the session itself, so the request is decided by

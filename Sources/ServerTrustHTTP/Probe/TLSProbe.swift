@@ -1,5 +1,5 @@
-internal import ServerTrust
 public import CertificateParsing
+internal import ServerTrust
 internal import Synchronization
 
 /// What a TLS server presented on one connection: the chain exactly as served and the facts
@@ -41,8 +41,10 @@ public struct ProbeResult: Sendable {
     ///   - httpVersion: The HTTP version of the request, if one completed.
     ///   - httpStatus: The response status, if one completed.
     ///   - requestError: The request's failure, if it failed after the handshake.
-    public init(host: String, port: Int, chain: [Certificate], tlsVersion: String?, alpn: String? = nil, cipher: String? = nil,
-                httpVersion: String? = nil, httpStatus: Int? = nil, requestError: HTTPError? = nil) {
+    public init(
+        host: String, port: Int, chain: [Certificate], tlsVersion: String?, alpn: String? = nil, cipher: String? = nil,
+        httpVersion: String? = nil, httpStatus: Int? = nil, requestError: HTTPError? = nil
+    ) {
         self.cipher = cipher
         self.host = host
         self.port = port
@@ -148,9 +150,10 @@ public enum TLSProbe {
         }
         switch outcome {
         case .success(let response):
-            return ProbeResult(host: bare, port: port, chain: served.certificates, tlsVersion: served.tlsVersion ?? response.tlsVersion,
-                               alpn: served.alpn, cipher: served.cipher, httpVersion: response.httpVersion,
-                               httpStatus: response.statusCode)
+            return ProbeResult(
+                host: bare, port: port, chain: served.certificates, tlsVersion: served.tlsVersion ?? response.tlsVersion,
+                alpn: served.alpn, cipher: served.cipher, httpVersion: response.httpVersion,
+                httpStatus: response.statusCode)
         case .failure(let error):
             // The refusal the probe itself made is the expected end of a handshake-only probe.
             if case .serverTrustRejected(let decision) = error, decision.evaluator == RecordingEvaluator.name {

@@ -1,6 +1,6 @@
 public import ServerTrust
-public import TrustEvaluation
 internal import Synchronization
+public import TrustEvaluation
 
 /// Posts pin-failure reports (TrustKit's JSON, RFC 7469 §3) to their report URIs through a
 /// dedicated ``HTTPSession`` of its own, asynchronously.
@@ -70,8 +70,10 @@ public final class HTTPPinFailureReporter: PinFailureReporter {
     ///   - timeout: Seconds per upload.
     ///   - maximumPendingUploads: Uploads allowed to run at once.
     ///   - onDelivery: Called (on a background task) after each upload, delivered or not.
-    public init(resolve: [String] = [], timeout: Double = 30, maximumPendingUploads: Int = 64,
-                onDelivery: (@Sendable (Delivery) -> Void)? = nil) {
+    public init(
+        resolve: [String] = [], timeout: Double = 30, maximumPendingUploads: Int = 64,
+        onDelivery: (@Sendable (Delivery) -> Void)? = nil
+    ) {
         self.anchors = .system
         self.resolve = resolve
         self.timeout = timeout
@@ -88,8 +90,10 @@ public final class HTTPPinFailureReporter: PinFailureReporter {
     ///   - timeout: Seconds per upload.
     ///   - maximumPendingUploads: Uploads allowed to run at once.
     ///   - onDelivery: Called (on a background task) after each upload, delivered or not.
-    public init(anchors: TrustStore, resolve: [String] = [], timeout: Double = 30, maximumPendingUploads: Int = 64,
-                onDelivery: (@Sendable (Delivery) -> Void)? = nil) {
+    public init(
+        anchors: TrustStore, resolve: [String] = [], timeout: Double = 30, maximumPendingUploads: Int = 64,
+        onDelivery: (@Sendable (Delivery) -> Void)? = nil
+    ) {
         self.anchors = .custom(anchors)
         self.resolve = resolve
         self.timeout = timeout

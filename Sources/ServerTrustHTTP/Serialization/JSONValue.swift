@@ -4,7 +4,8 @@ internal import Foundation
 /// and ``JSONRequestSerializer`` sends.
 public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible, ExpressibleByDictionaryLiteral,
     ExpressibleByArrayLiteral, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
-    ExpressibleByBooleanLiteral, ExpressibleByNilLiteral {
+    ExpressibleByBooleanLiteral, ExpressibleByNilLiteral
+{
     /// `null`.
     case null
     /// `true` / `false`.

@@ -222,8 +222,10 @@ public struct MultipartFormData: Sendable {
     ///   - contentType: The media type (default `application/octet-stream`).
     /// - Throws: ``HTTPError/fileError(path:reason:)`` if the file cannot be opened now or is
     ///   not a regular file (AFNetworking checks the same when the part is added).
-    public mutating func appendFile(name: String, path: String, filename: String? = nil,
-                                    contentType: String = "application/octet-stream") throws(HTTPError) {
+    public mutating func appendFile(
+        name: String, path: String, filename: String? = nil,
+        contentType: String = "application/octet-stream"
+    ) throws(HTTPError) {
         close(try StreamedBodyReader.openRegularFile(path).descriptor)
         let shownName = filename ?? String(path.split(separator: "/").last ?? Substring(path))
         parts.append(Part(name: name, filename: shownName, contentType: contentType, data: [], filePath: path))
@@ -248,7 +250,8 @@ public struct MultipartFormData: Sendable {
         let allowed = Set("'()+_,-./:=? ".utf8)
         let bytes = Array(boundary.utf8)
         if bytes.isEmpty || bytes.count > 70 || bytes.last == UInt8(ascii: " ")
-            || !bytes.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || allowed.contains($0) }) {
+            || !bytes.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || allowed.contains($0) })
+        {
             throw HTTPError.invalidRequest(
                 "multipart boundary \"\(RequestValidation.displayed(boundary))\" is not 1 to 70 of DIGIT, ALPHA, '()+_,-./:=? and space (RFC 2046 §5.1.1)")
         }

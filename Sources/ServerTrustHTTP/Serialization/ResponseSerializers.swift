@@ -158,8 +158,10 @@ public struct DecodableResponseSerializer<Value: Decodable & Sendable>: Response
     /// - Parameters:
     ///   - type: The type to decode.
     ///   - validation: The checks (default: 2xx and the JSON media types).
-    public init(_ type: Value.Type = Value.self,
-                validation: ResponseValidation = ResponseValidation(acceptableContentTypes: JSONResponseSerializer.jsonTypes)) {
+    public init(
+        _ type: Value.Type = Value.self,
+        validation: ResponseValidation = ResponseValidation(acceptableContentTypes: JSONResponseSerializer.jsonTypes)
+    ) {
         self.validation = validation
     }
 

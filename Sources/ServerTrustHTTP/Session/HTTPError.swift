@@ -1,4 +1,5 @@
 public import ServerTrust
+
 /// A libcurl failure: the `CURLcode`, curl's text for it, and the detail curl wrote into the
 /// transfer's error buffer.
 public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible {

@@ -52,8 +52,9 @@ public final class HTTPSession: Sendable {
         try RequestValidation.checkConfiguration(configuration)
         let core = try SessionCore(configuration: try configuration.withHostKeysLowercased())
         self.core = core
-        self.engine = try TransferEngine(core: core, maximumLanes: configuration.maximumTransferThreads,
-                                         maximumConnectionsPerHost: configuration.maximumConnectionsPerHost)
+        self.engine = try TransferEngine(
+            core: core, maximumLanes: configuration.maximumTransferThreads,
+            maximumConnectionsPerHost: configuration.maximumConnectionsPerHost)
     }
 
     /// Creates a session with default settings and the given decider.

@@ -2,6 +2,8 @@ public import ServerTrust
 public import TrustEvaluation
 
 /// A TLS protocol version, for minimums (ATS's `NSExceptionMinimumTLSVersion`).
+// swift-format-ignore: AlwaysUseLowerCamelCase
+// (tls1_2 spells the version as OpenSSL and the TLS RFCs do: TLS1_2_VERSION, "TLS 1.2".)
 public enum TLSVersion: String, Sendable, Hashable, Comparable, CaseIterable {
     /// TLS 1.0 (only as a per-host exception; OpenSSL's default security level may refuse it).
     case tls1_0 = "TLSv1.0"

@@ -66,7 +66,8 @@ struct RequestExecution {
             let channel = streaming && download == nil ? BodyChannel() : nil
             let sink: BodySink = download.map { .file($0) } ?? channel.map { .stream($0) } ?? .memory(limit: bodyLimit)
             let spec = TransferSpec(
-                target: target, method: method, headers: headers, body: body, streamedBody: streamedBody, timeout: request.timeout ?? core.configuration.timeout,
+                target: target, method: method, headers: headers, body: body, streamedBody: streamedBody,
+                timeout: request.timeout ?? core.configuration.timeout,
                 httpCredential: httpCredential, proxyCredential: proxyCredential, usesFreshConnection: request.usesFreshConnection,
                 sink: sink, uploadProgress: request.uploadProgress,
                 downloadProgress: request.downloadProgress, requestChallengeHandler: request.challengeHandler)
@@ -97,9 +98,11 @@ struct RequestExecution {
                     let proxyTarget = try RequestTarget(proxy.url)
                     let offered = AuthenticateHeader.challenges(raw.finalHeaders.values("Proxy-Authenticate"))
                     let response = makeResponse(raw, target: target, redirects: redirects, statusCode: 407)
-                    if let answer = try await authenticate(offered, host: proxyTarget.host, port: proxyTarget.port, scheme: "http",
-                                                           isProxy: true, response: response, proposed: proxy.credential,
-                                                           failures: &failures, handler: handler) {
+                    if let answer = try await authenticate(
+                        offered, host: proxyTarget.host, port: proxyTarget.port, scheme: "http",
+                        isProxy: true, response: response, proposed: proxy.credential,
+                        failures: &failures, handler: handler)
+                    {
                         proxyCredential = (answer.user, answer.password)
                         continue
                     }
@@ -127,9 +130,11 @@ struct RequestExecution {
             if response.statusCode == 401 {
                 let offered = AuthenticateHeader.challenges(response.headers.values("WWW-Authenticate"))
                 let proposed = target.hasSameOrigin(as: credentialOrigin) ? request.credential : nil
-                if !offered.isEmpty, let answer = try await authenticate(
-                    offered, host: target.host, port: target.port, scheme: target.scheme, isProxy: false, response: response,
-                    proposed: proposed, failures: &failures, handler: handler) {
+                if !offered.isEmpty,
+                    let answer = try await authenticate(
+                        offered, host: target.host, port: target.port, scheme: target.scheme, isProxy: false, response: response,
+                        proposed: proposed, failures: &failures, handler: handler)
+                {
                     try await intermediate()
                     httpCredential = answer
                     continue
@@ -138,7 +143,8 @@ struct RequestExecution {
             }
 
             if Self.isRedirect(response.statusCode), core.configuration.maximumRedirects > 0,
-               let location = response.headers["Location"] {
+                let location = response.headers["Location"]
+            {
                 guard redirects.count < core.configuration.maximumRedirects else { throw HTTPError.tooManyRedirects(redirects.count + 1) }
                 let next: RequestTarget
                 do {
@@ -179,12 +185,15 @@ struct RequestExecution {
         }
     }
 
-    private func makeResponse(_ raw: consuming RawResponse, target: RequestTarget, redirects: [(statusCode: Int, location: String)],
-                              statusCode: Int? = nil) -> HTTPResponse {
-        HTTPResponse(url: target.url, statusCode: statusCode ?? raw.statusCode, httpVersion: raw.httpVersion, headers: raw.finalHeaders, body: raw.body,
-                     timing: raw.timing, tlsVersion: raw.tlsVersion, tlsSessionResumed: raw.tlsSessionResumed,
-                     usedNewConnection: raw.usedNewConnection, trustDecisionBox: raw.trustDecisionBox,
-                     proxyTrustDecisionBox: raw.proxyTrustDecisionBox, redirects: redirects)
+    private func makeResponse(
+        _ raw: consuming RawResponse, target: RequestTarget, redirects: [(statusCode: Int, location: String)],
+        statusCode: Int? = nil
+    ) -> HTTPResponse {
+        HTTPResponse(
+            url: target.url, statusCode: statusCode ?? raw.statusCode, httpVersion: raw.httpVersion, headers: raw.finalHeaders, body: raw.body,
+            timing: raw.timing, tlsVersion: raw.tlsVersion, tlsSessionResumed: raw.tlsSessionResumed,
+            usedNewConnection: raw.usedNewConnection, trustDecisionBox: raw.trustDecisionBox,
+            proxyTrustDecisionBox: raw.proxyTrustDecisionBox, redirects: redirects)
     }
 
     /// Runs the HTTP-authentication challenge flow for the offered schemes (Digest before
@@ -197,15 +206,17 @@ struct RequestExecution {
         for challengeOffer in ordered {
             // A proxy only gets Basic from us (the preemptive proxy credential is Basic).
             if isProxy && challengeOffer.method != .httpBasic { continue }
-            let space = ProtectionSpace(host: host, port: port, protocol: scheme, realm: challengeOffer.realm,
-                                        authenticationMethod: challengeOffer.method, isProxy: isProxy)
+            let space = ProtectionSpace(
+                host: host, port: port, protocol: scheme, realm: challengeOffer.realm,
+                authenticationMethod: challengeOffer.method, isProxy: isProxy)
             let previous = failures[space, default: 0]
             // Give up after a few rejected credentials rather than loop with a server.
             guard previous < Self.maximumAttempts else { return nil }
             let remembered = session.core.credentials.credential(for: space)
             let candidate = proposed ?? remembered
-            let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: previous, proposedCredential: candidate,
-                                                    servedChain: nil, failureResponse: response, defaultDecider: nil)
+            let challenge = AuthenticationChallenge(
+                protectionSpace: space, previousFailureCount: previous, proposedCredential: candidate,
+                servedChain: nil, failureResponse: response, defaultDecider: nil)
             let disposition: ChallengeDisposition
             if let handler {
                 let reply = ChallengeReply()
@@ -237,8 +248,9 @@ struct RequestExecution {
             guard let chosen, case .password(let user, let password) = chosen.kind else { return nil }
             // Whichever way it came (the request, the handler, the store), before it is sent
             // or remembered.
-            try RequestValidation.checkCredential(user: user, password: password, origin: "credential for \(space)",
-                                                  isBasic: challengeOffer.method == .httpBasic)
+            try RequestValidation.checkCredential(
+                user: user, password: password, origin: "credential for \(space)",
+                isBasic: challengeOffer.method == .httpBasic)
             try session.core.credentials.set(chosen, for: space)
             failures[space] = previous + 1
             return (user, password, challengeOffer.method == .httpDigest ? Curl.authDigest : Curl.authBasic)
@@ -257,4 +269,3 @@ struct RequestExecution {
     /// Credentials tried per protection space and request.
     static let maximumAttempts = 5
 }
-

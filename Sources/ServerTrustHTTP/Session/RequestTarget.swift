@@ -21,7 +21,8 @@ struct RequestTarget: Sendable, Hashable {
         }
         try RequestValidation.checkURLText(text, field: "URL")
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-              scheme == "http" || scheme == "https" else {
+            scheme == "http" || scheme == "https"
+        else {
             throw HTTPError.invalidURL(text)
         }
         // URLComponents decodes these; libcurl decodes them too, and puts the host in `Host`
@@ -29,8 +30,9 @@ struct RequestTarget: Sendable, Hashable {
         try RequestValidation.checkDecodedURLPart(components.host, part: "host", url: text)
         if components.user != nil || components.password != nil {
             // libcurl sends URL credentials as Basic.
-            try RequestValidation.checkCredential(user: components.user ?? "", password: components.password ?? "",
-                                                  origin: "URL user information (percent-decoded)", isBasic: true)
+            try RequestValidation.checkCredential(
+                user: components.user ?? "", password: components.password ?? "",
+                origin: "URL user information (percent-decoded)", isBasic: true)
         }
         var host = components.host ?? ""
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -105,7 +107,7 @@ struct RequestTarget: Sendable, Hashable {
             let byte = utf8[index]
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"):
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"):
                 continue
             case UInt8(ascii: "A")...UInt8(ascii: "Z"):
                 hasUpperCase = true
@@ -181,7 +183,7 @@ enum FormEncoding {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 let hex = Array("0123456789ABCDEF".utf8)

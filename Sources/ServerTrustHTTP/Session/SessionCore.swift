@@ -1,6 +1,6 @@
 internal import ServerTrust
-internal import TrustEvaluation
 internal import Synchronization
+internal import TrustEvaluation
 
 /// The parts of a session that the transfer threads read: the configuration, the decider,
 /// the shared curl objects and the session's memory (decisions, credentials).

@@ -1,7 +1,7 @@
-internal import ServerTrust
 internal import CCurl
 internal import COpenSSL
 internal import CServerTrustShims
+internal import ServerTrust
 
 /// A trust decision belongs to its connection.
 ///

@@ -1,7 +1,7 @@
-internal import ServerTrust
 internal import CCurl
 internal import CServerTrustShims
 internal import Glibc
+internal import ServerTrust
 internal import Synchronization
 
 /// Owns one `CURL*` easy handle and its error buffer. It belongs to one ``TransferLane`` and
@@ -135,8 +135,9 @@ final class EasyHandle {
             timeout = transfer.spec.timeout
             credential = transfer.spec.httpCredential.map { Credential(user: $0.user, password: $0.password, schemes: $0.schemes) }
             proxyCredential = transfer.spec.proxyCredential.map { ProxyCredential(user: $0.user, password: $0.password) }
-            scope = ConnectionScope(hasRequestHandler: transfer.spec.requestChallengeHandler != nil,
-                                    usesFreshConnection: transfer.spec.usesFreshConnection)
+            scope = ConnectionScope(
+                hasRequestHandler: transfer.spec.requestChallengeHandler != nil,
+                usesFreshConnection: transfer.spec.usesFreshConnection)
             self.loadsResolveList = loadsResolveList
         }
     }
@@ -207,7 +208,8 @@ final class EasyHandle {
         check(CURLOPT_SSL_CTX_FUNCTION, CServerTrustShims_curl_easy_setopt_ssl_ctx_function(handle, easySSLContextCallback))
         setPointer(CURLOPT_SSL_CTX_DATA, opaqueSelf)
         setLong(CURLOPT_SSLVERSION, Self.curlVersion(configuration.minimumTLSVersion(for: spec.target.host)))
-        let scope = options?.scope
+        let scope =
+            options?.scope
             ?? ConnectionScope(hasRequestHandler: spec.requestChallengeHandler != nil, usesFreshConnection: spec.usesFreshConnection)
         setLong(CURLOPT_SSL_SESSIONID_CACHE, configuration.tlsSessionResumption && scope.usesSessionCache ? 1 : 0)
         setLong(CURLOPT_HTTP_VERSION, core.usesHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1))
@@ -400,7 +402,8 @@ final class EasyHandle {
             // End of a header block.
             if blockOpen, let transfer { closeHeaderBlock(of: transfer) }
         } else if end >= 5 && line[0] == UInt8(ascii: "H") && line[1] == UInt8(ascii: "T") && line[2] == UInt8(ascii: "T")
-                    && line[3] == UInt8(ascii: "P") && line[4] == UInt8(ascii: "/") {
+            && line[3] == UInt8(ascii: "P") && line[4] == UInt8(ascii: "/")
+        {
             blockOpen = true
             headerCount = 0
         } else {
@@ -538,8 +541,9 @@ let easySeekCallback: curl_seek_callback = { userdata, offset, whence in
 let easyProgressCallback: curl_xferinfo_callback = { userdata, downloadTotal, downloaded, uploadTotal, uploaded in
     guard let userdata else { return 0 }
     let easy = Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue()
-    return easy.reportProgress(downloadTotal: Int64(downloadTotal), downloaded: Int64(downloaded),
-                               uploadTotal: Int64(uploadTotal), uploaded: Int64(uploaded))
+    return easy.reportProgress(
+        downloadTotal: Int64(downloadTotal), downloaded: Int64(downloaded),
+        uploadTotal: Int64(uploadTotal), uploaded: Int64(uploaded))
 }
 
 let easySSLContextCallback: curl_ssl_ctx_callback = { _, sslContext, userdata in

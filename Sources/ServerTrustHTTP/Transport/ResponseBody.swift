@@ -99,7 +99,11 @@ final class BodyChannel: Sendable {
                 abandon()
                 throw HTTPError.cancelled
             }
-            enum Step { case chunk([UInt8], resume: (@Sendable () -> Void)?), end(HTTPError?), wait }
+            enum Step {
+                case chunk([UInt8], resume: (@Sendable () -> Void)?)
+                case end(HTTPError?)
+                case wait
+            }
             let step: Step = state.withLock { state in
                 if state.head < state.chunks.count {
                     let chunk = state.chunks[state.head]

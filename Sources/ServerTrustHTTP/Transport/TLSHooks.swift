@@ -1,8 +1,8 @@
-internal import ServerTrust
-internal import CertificateParsing
-internal import TrustEvaluation
 internal import COpenSSL
 internal import CServerTrustShims
+internal import CertificateParsing
+internal import ServerTrust
+internal import TrustEvaluation
 
 /// The OpenSSL side of the transport: what the `CURLOPT_SSL_CTX_FUNCTION` callback installs
 /// on each new connection's `SSL_CTX` (curl makes one per connection, just before the
@@ -22,21 +22,27 @@ enum TLSHooks {
     /// `context` is the ``EasyHandle`` that opens the connection.
     static func install(on context: OpaquePointer, context easy: UnsafeMutableRawPointer, role: Role) {
         if role == .proxy {
-            SSL_CTX_set_cert_verify_callback(context, { storeContext, arg in
-                guard let storeContext, let arg else { return 0 }
-                return TLSHooks.verdict(Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue().verifyProxy(storeContext), storeContext)
-            }, easy)
+            SSL_CTX_set_cert_verify_callback(
+                context,
+                { storeContext, arg in
+                    guard let storeContext, let arg else { return 0 }
+                    return TLSHooks.verdict(Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue().verifyProxy(storeContext), storeContext)
+                }, easy)
             return
         }
-        SSL_CTX_set_cert_verify_callback(context, { storeContext, arg in
-            guard let storeContext, let arg else { return 0 }
-            return TLSHooks.verdict(Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue().verifyServer(storeContext), storeContext)
-        }, easy)
-        SSL_CTX_set_cert_cb(context, { ssl, arg in
-            guard let ssl, let arg else { return 0 }
-            let easy = Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue()
-            return easy.answerCertificateRequest(ssl) ? 1 : 0
-        }, easy)
+        SSL_CTX_set_cert_verify_callback(
+            context,
+            { storeContext, arg in
+                guard let storeContext, let arg else { return 0 }
+                return TLSHooks.verdict(Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue().verifyServer(storeContext), storeContext)
+            }, easy)
+        SSL_CTX_set_cert_cb(
+            context,
+            { ssl, arg in
+                guard let ssl, let arg else { return 0 }
+                let easy = Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue()
+                return easy.answerCertificateRequest(ssl) ? 1 : 0
+            }, easy)
     }
 
     /// The certificate-verify callback's return value; a rejection is recorded as an
@@ -237,7 +243,8 @@ extension EasyHandle {
                 certificates.append(try Certificate(derEncoded: bytes))
             } catch {
                 let served = ServedChain(certificates: certificates, host: host, port: port, tlsVersion: version, cipher: cipher, alpn: alpn)
-                return .failure(UnreadableChain(decision: .rejected(served, by: "parser", .malformedCertificate, "certificate \(index) is malformed: \(error)")))
+                return .failure(
+                    UnreadableChain(decision: .rejected(served, by: "parser", .malformedCertificate, "certificate \(index) is malformed: \(error)")))
             }
         }
         return .success(ServedChain(certificates: certificates, host: host, port: port, tlsVersion: version, cipher: cipher, alpn: alpn))
@@ -248,8 +255,9 @@ extension EasyHandle {
     private func decideServerTrust(_ served: ServedChain, for transfer: Transfer, by decider: ServerTrustDecider) -> TrustDecision {
         let configuration = core.configuration
         let space = ProtectionSpace(host: transfer.spec.target.host, port: served.port, protocol: "https", authenticationMethod: .serverTrust)
-        let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: 0, proposedCredential: nil,
-                                                servedChain: served, failureResponse: nil, defaultDecider: decider)
+        let challenge = AuthenticationChallenge(
+            protectionSpace: space, previousFailureCount: 0, proposedCredential: nil,
+            servedChain: served, failureResponse: nil, defaultDecider: decider)
         let disposition: ChallengeDisposition
         if let handler = configuration.sessionChallengeHandler {
             disposition = lane.runningHandler { handler(challenge) }
@@ -280,8 +288,10 @@ extension EasyHandle {
 
     /// A task-level handler's four outcomes, waiting (on this thread) for a later answer;
     /// the request's task cancellation ends the wait at once.
-    private func runTaskHandler(_ handler: TaskChallengeHandler, _ challenge: AuthenticationChallenge,
-                                for transfer: Transfer) -> Result<ChallengeDisposition, HTTPError> {
+    private func runTaskHandler(
+        _ handler: TaskChallengeHandler, _ challenge: AuthenticationChallenge,
+        for transfer: Transfer
+    ) -> Result<ChallengeDisposition, HTTPError> {
         let reply = ChallengeReply()
         switch handler(challenge, ChallengeCompletion(reply: reply)) {
         case .disposition(let disposition): return .success(disposition)
@@ -305,10 +315,12 @@ extension EasyHandle {
             return Self.use(identity, on: ssl)
         }
         let configuration = core.configuration
-        let space = ProtectionSpace(host: target.host, port: target.port, protocol: "https", authenticationMethod: .clientCertificate,
-                                    distinguishedNames: TLSHooks.acceptableCANames(ssl))
-        let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: 0, proposedCredential: nil,
-                                                servedChain: nil, failureResponse: nil, defaultDecider: nil)
+        let space = ProtectionSpace(
+            host: target.host, port: target.port, protocol: "https", authenticationMethod: .clientCertificate,
+            distinguishedNames: TLSHooks.acceptableCANames(ssl))
+        let challenge = AuthenticationChallenge(
+            protectionSpace: space, previousFailureCount: 0, proposedCredential: nil,
+            servedChain: nil, failureResponse: nil, defaultDecider: nil)
         let disposition: ChallengeDisposition
         if let handler = configuration.sessionChallengeHandler {
             disposition = lane.runningHandler { handler(challenge) }

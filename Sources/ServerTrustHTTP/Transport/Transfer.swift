@@ -1,6 +1,6 @@
+internal import Glibc
 internal import ServerTrust
 internal import Synchronization
-internal import Glibc
 
 /// Everything one HTTP exchange (one hop: no redirects, no retries) needs; built by
 /// ``HTTPSession`` and read by the transfer thread.

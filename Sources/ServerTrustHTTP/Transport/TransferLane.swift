@@ -1,7 +1,7 @@
-internal import ServerTrust
 internal import CCurl
 internal import CServerTrustShims
 internal import Foundation
+internal import ServerTrust
 internal import Synchronization
 
 /// One transfer thread: a `CURLM` multi handle (with its own connection pool) driven by a
@@ -70,11 +70,13 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         // §11 run 6).
         let context = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<TransferLane>.fromOpaque(raw).takeRetainedValue().run()
-            return nil
-        }, context)
+        let created = pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                Unmanaged<TransferLane>.fromOpaque(raw).takeRetainedValue().run()
+                return nil
+            }, context)
         guard created == 0 else {
             Unmanaged<TransferLane>.fromOpaque(context).release()
             curl_multi_cleanup(multi)
@@ -301,7 +303,8 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         var left: Int32 = 0
         while let message = curl_multi_info_read(multi, &left) {
             guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle,
-                  let easy = removeActive(where: { $0.handle == handle }) else { continue }
+                let easy = removeActive(where: { $0.handle == handle })
+            else { continue }
             let code = message.pointee.data.result
             _ = curl_multi_remove_handle(multi, handle)
             guard let transfer = easy.transfer else {
@@ -315,8 +318,11 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
             if code == CURLE_OK { core.resolveLoaded.store(true, ordering: .relaxed) }
             let errorText = code == CURLE_OK ? "" : easy.errorText
             release(easy)
-            finish(transfer, failing: Self.failure(code, errorText: errorText, transfer: transfer,
-                                                   headerSectionUnfinished: headerSectionUnfinished))
+            finish(
+                transfer,
+                failing: Self.failure(
+                    code, errorText: errorText, transfer: transfer,
+                    headerSectionUnfinished: headerSectionUnfinished))
         }
     }
 
@@ -327,12 +333,15 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     /// the header section (status line and some fields, no blank line; curl's CLI exits 0 too).
     /// Such a response is truncated, not complete: it fails as curl fails a body cut short,
     /// with `CURLE_PARTIAL_FILE` (18), and a message saying what happened.
-    private static func failure(_ code: CURLcode, errorText: String, transfer: Transfer,
-                                headerSectionUnfinished: Bool = false) -> HTTPError? {
+    private static func failure(
+        _ code: CURLcode, errorText: String, transfer: Transfer,
+        headerSectionUnfinished: Bool = false
+    ) -> HTTPError? {
         if code == CURLE_OK && headerSectionUnfinished {
-            return .transport(TransportError(
-                code: Int(CURLE_PARTIAL_FILE.rawValue), summary: Curl.describe(CURLE_PARTIAL_FILE),
-                message: "connection closed inside the response header section (no blank line after the fields)"))
+            return .transport(
+                TransportError(
+                    code: Int(CURLE_PARTIAL_FILE.rawValue), summary: Curl.describe(CURLE_PARTIAL_FILE),
+                    message: "connection closed inside the response header section (no blank line after the fields)"))
         }
         if code == CURLE_OK { return nil }
         if let failure = transfer.challengeFailure { return failure }

@@ -248,7 +248,8 @@ public struct LabCertificate: Sendable, Hashable, CustomStringConvertible {
         var keyID: [UInt8]?
         let skiOID = try LabDER.oid("2.5.29.14")
         if let extensionsField = tbs.dropFirst(first + 6).first(where: { $0.tag == 0xA3 }),
-           let list = try extensionsField.children().first {
+            let list = try extensionsField.children().first
+        {
             for ext in try list.children() {
                 let parts = try ext.children()
                 if parts.first?.encoded == skiOID, let value = parts.last, value.tag == LabDER.Tag.octetString {

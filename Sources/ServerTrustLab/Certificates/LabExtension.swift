@@ -153,14 +153,14 @@ public enum LabExtension: Sendable, Hashable {
     public var isCritical: Bool {
         switch self {
         case .basicConstraints(_, _, let critical), .keyUsage(_, let critical),
-             .extendedKeyUsage(_, let critical), .subjectAltName(_, let critical),
-             .issuerAltName(_, let critical), .nameConstraints(_, _, let critical),
-             .subjectKeyIdentifier(_, let critical), .authorityKeyIdentifier(_, _, let critical),
-             .certificatePolicies(_, let critical), .policyMappings(_, let critical),
-             .policyConstraints(_, _, let critical), .inhibitAnyPolicy(_, let critical),
-             .authorityInfoAccess(_, _, let critical), .crlDistributionPoints(_, let critical),
-             .distributionPoints(_, let critical), .freshestCRL(_, let critical),
-             .signedCertificateTimestamps(_, let critical), .raw(_, let critical, _):
+            .extendedKeyUsage(_, let critical), .subjectAltName(_, let critical),
+            .issuerAltName(_, let critical), .nameConstraints(_, _, let critical),
+            .subjectKeyIdentifier(_, let critical), .authorityKeyIdentifier(_, _, let critical),
+            .certificatePolicies(_, let critical), .policyMappings(_, let critical),
+            .policyConstraints(_, _, let critical), .inhibitAnyPolicy(_, let critical),
+            .authorityInfoAccess(_, _, let critical), .crlDistributionPoints(_, let critical),
+            .distributionPoints(_, let critical), .freshestCRL(_, let critical),
+            .signedCertificateTimestamps(_, let critical), .raw(_, let critical, _):
             return critical
         case .precertificatePoison:
             return true
@@ -190,9 +190,10 @@ public enum LabExtension: Sendable, Hashable {
         case .keyUsage(let usages, _):
             return LabDER.namedBitString(usages.map(\.rawValue))
         case .extendedKeyUsage(let purposes, _):
-            return LabDER.sequence(try purposes.map {
-                try LabDER.oid(LabOID.resolve($0, table: LabOID.extendedKeyUsages, context: "extended key usage"))
-            })
+            return LabDER.sequence(
+                try purposes.map {
+                    try LabDER.oid(LabOID.resolve($0, table: LabOID.extendedKeyUsages, context: "extended key usage"))
+                })
         case .subjectAltName(let names, _), .issuerAltName(let names, _):
             return LabDER.sequence(try names.map { try $0.derEncoded() })
         case .nameConstraints(let permitted, let excluded, _):
@@ -222,27 +223,29 @@ public enum LabExtension: Sendable, Hashable {
             }
             return LabDER.sequence(fields)
         case .certificatePolicies(let policies, _):
-            return LabDER.sequence(try policies.map { policy in
-                let oid = try LabOID.resolve(policy.oid, table: LabOID.policies, context: "policy")
-                var qualifiers: [[UInt8]] = []
-                if let cps = policy.cpsURI {
-                    qualifiers.append(LabDER.sequence([try LabDER.oid("1.3.6.1.5.5.7.2.1"), LabDER.ia5String(cps)]))
-                }
-                if let notice = policy.userNotice {
-                    let userNotice = LabDER.sequence([LabDER.utf8String(notice)])
-                    qualifiers.append(LabDER.sequence([try LabDER.oid("1.3.6.1.5.5.7.2.2"), userNotice]))
-                }
-                var fields = [try LabDER.oid(oid)]
-                if !qualifiers.isEmpty { fields.append(LabDER.sequence(qualifiers)) }
-                return LabDER.sequence(fields)
-            })
+            return LabDER.sequence(
+                try policies.map { policy in
+                    let oid = try LabOID.resolve(policy.oid, table: LabOID.policies, context: "policy")
+                    var qualifiers: [[UInt8]] = []
+                    if let cps = policy.cpsURI {
+                        qualifiers.append(LabDER.sequence([try LabDER.oid("1.3.6.1.5.5.7.2.1"), LabDER.ia5String(cps)]))
+                    }
+                    if let notice = policy.userNotice {
+                        let userNotice = LabDER.sequence([LabDER.utf8String(notice)])
+                        qualifiers.append(LabDER.sequence([try LabDER.oid("1.3.6.1.5.5.7.2.2"), userNotice]))
+                    }
+                    var fields = [try LabDER.oid(oid)]
+                    if !qualifiers.isEmpty { fields.append(LabDER.sequence(qualifiers)) }
+                    return LabDER.sequence(fields)
+                })
         case .policyMappings(let mappings, _):
-            return LabDER.sequence(try mappings.map { mapping in
-                LabDER.sequence([
-                    try LabDER.oid(LabOID.resolve(mapping.issuerDomainPolicy, table: LabOID.policies, context: "policy")),
-                    try LabDER.oid(LabOID.resolve(mapping.subjectDomainPolicy, table: LabOID.policies, context: "policy")),
-                ])
-            })
+            return LabDER.sequence(
+                try mappings.map { mapping in
+                    LabDER.sequence([
+                        try LabDER.oid(LabOID.resolve(mapping.issuerDomainPolicy, table: LabOID.policies, context: "policy")),
+                        try LabDER.oid(LabOID.resolve(mapping.subjectDomainPolicy, table: LabOID.policies, context: "policy")),
+                    ])
+                })
         case .policyConstraints(let requireExplicit, let inhibitMapping, _):
             var fields: [[UInt8]] = []
             if let requireExplicit {
@@ -257,14 +260,16 @@ public enum LabExtension: Sendable, Hashable {
         case .authorityInfoAccess(let ocsp, let caIssuers, _):
             let ocspOID = try LabDER.oid("1.3.6.1.5.5.7.48.1")
             let caIssuersOID = try LabDER.oid("1.3.6.1.5.5.7.48.2")
-            let descriptions = try ocsp.map { LabDER.sequence([ocspOID, try LabGeneralName.uri($0).derEncoded()]) }
+            let descriptions =
+                try ocsp.map { LabDER.sequence([ocspOID, try LabGeneralName.uri($0).derEncoded()]) }
                 + caIssuers.map { LabDER.sequence([caIssuersOID, try LabGeneralName.uri($0).derEncoded()]) }
             return LabDER.sequence(descriptions)
         case .crlDistributionPoints(let uris, _):
-            return LabDER.sequence(try uris.map { uri in
-                let fullName = LabDER.contextSpecific(0, constructed: true, try LabGeneralName.uri(uri).derEncoded())
-                return LabDER.sequence([LabDER.explicit(0, fullName)])
-            })
+            return LabDER.sequence(
+                try uris.map { uri in
+                    let fullName = LabDER.contextSpecific(0, constructed: true, try LabGeneralName.uri(uri).derEncoded())
+                    return LabDER.sequence([LabDER.explicit(0, fullName)])
+                })
         case .distributionPoints(let points, _), .freshestCRL(let points, _):
             return LabDER.sequence(try points.map { try $0.derEncoded() })
         case .signedCertificateTimestamps(let list, _):

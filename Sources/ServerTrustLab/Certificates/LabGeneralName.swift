@@ -111,7 +111,8 @@ public enum LabIP {
         var bytes: [UInt8] = []
         for part in parts {
             guard (1...3).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }),
-                  let value = UInt8(part) else { return nil }
+                let value = UInt8(part)
+            else { return nil }
             bytes.append(value)
         }
         return bytes
@@ -142,10 +143,10 @@ public enum LabIP {
     }
 }
 
-private extension String {
+extension String {
     /// Splits on the first `::` only; a second `::` yields three parts, which the caller
     /// rejects as an invalid address.
-    func components(separatedByDoubleColon _: Void) -> [Substring] {
+    fileprivate func components(separatedByDoubleColon _: Void) -> [Substring] {
         let characters = Array(self)
         guard let first = characters.indices.dropLast().first(where: { characters[$0] == ":" && characters[$0 + 1] == ":" })
         else { return [Substring(self)] }

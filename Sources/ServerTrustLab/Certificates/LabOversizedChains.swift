@@ -18,8 +18,10 @@ extension LabPKI {
     ///   - leafNotAfter: The leaf's end of validity; `nil` uses ``leafValidity``.
     /// - Returns: The chain, leaf first, and the leaf's key (this PKI's ``leafKey``).
     /// - Throws: ``LabError`` if key generation or signing fails.
-    public func deepChain(host: String, length: Int, leafNotBefore: Int64? = nil,
-                          leafNotAfter: Int64? = nil) throws -> LabTLSServer.Identity {
+    public func deepChain(
+        host: String, length: Int, leafNotBefore: Int64? = nil,
+        leafNotAfter: Int64? = nil
+    ) throws -> LabTLSServer.Identity {
         guard length >= 2 else { throw LabError.invalid("deepChain", "a chain needs a leaf and at least one CA") }
         var issuer = rootIssuer
         var authorities: [LabCertificate] = []
@@ -57,8 +59,10 @@ extension LabPKI {
     ///   - notAfter: End of validity; `nil` uses ``leafValidity``.
     /// - Returns: The leaf (with ``leafKey``); serve it with ``intermediate``.
     /// - Throws: ``LabError`` if signing fails.
-    public func oversizedLeaf(host: String, minimumSize: Int, notBefore: Int64? = nil,
-                              notAfter: Int64? = nil) throws -> LabCertificate {
+    public func oversizedLeaf(
+        host: String, minimumSize: Int, notBefore: Int64? = nil,
+        notAfter: Int64? = nil
+    ) throws -> LabCertificate {
         // Each filler is a 2-byte tag and length plus "n0000001." + host.
         let entrySize = 2 + 9 + host.utf8.count
         let count = max(0, minimumSize / entrySize) + 1

@@ -81,10 +81,12 @@ public struct LabPKI: Sendable, Hashable {
         let intermediate = try LabCertificate.issue(
             intermediateSpec, subjectKey: intermediateKey, issuer: LabIssuer(certificate: root, key: rootKey)
         )
-        let ca = LabPKI(root: root, rootKey: rootKey, intermediate: intermediate, intermediateKey: intermediateKey,
-                        leaf: intermediate, leafKey: intermediateKey)
-        let leaf = try ca.issueLeaf(host: host, key: leafKey, subjectAltNames: leafSubjectAltNames,
-                                    notBefore: leafNotBefore, notAfter: leafNotAfter)
+        let ca = LabPKI(
+            root: root, rootKey: rootKey, intermediate: intermediate, intermediateKey: intermediateKey,
+            leaf: intermediate, leafKey: intermediateKey)
+        let leaf = try ca.issueLeaf(
+            host: host, key: leafKey, subjectAltNames: leafSubjectAltNames,
+            notBefore: leafNotBefore, notAfter: leafNotAfter)
         return ca.replacingLeaf(leaf, key: leafKey)
     }
 
@@ -144,8 +146,9 @@ public struct LabPKI: Sendable, Hashable {
         extraExtensions: [LabExtension] = []
     ) throws -> LabCertificate {
         let leafKey = key ?? self.leafKey
-        let spec = Self.leafSpec(host: host, keyAlgorithm: leafKey.algorithm, subjectAltNames: subjectAltNames,
-                                 notBefore: notBefore, notAfter: notAfter, extraExtensions: extraExtensions)
+        let spec = Self.leafSpec(
+            host: host, keyAlgorithm: leafKey.algorithm, subjectAltNames: subjectAltNames,
+            notBefore: notBefore, notAfter: notAfter, extraExtensions: extraExtensions)
         return try LabCertificate.issue(spec, subjectKey: leafKey, issuer: intermediateIssuer)
     }
 

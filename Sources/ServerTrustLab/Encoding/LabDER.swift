@@ -211,7 +211,8 @@ public enum LabDER {
     public static func integerContent(_ value: Int) -> [UInt8] {
         var bytes = withUnsafeBytes(of: Int64(value).bigEndian) { Array($0) }
         while bytes.count > 1,
-              (bytes[0] == 0x00 && bytes[1] & 0x80 == 0) || (bytes[0] == 0xFF && bytes[1] & 0x80 != 0) {
+            (bytes[0] == 0x00 && bytes[1] & 0x80 == 0) || (bytes[0] == 0xFF && bytes[1] & 0x80 != 0)
+        {
             bytes.removeFirst()
         }
         return bytes
@@ -321,10 +322,12 @@ public enum LabDER {
         case .bmp:
             return tlv(Tag.bmpString, value.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] })
         case .universal:
-            return tlv(Tag.universalString, value.unicodeScalars.flatMap { scalar -> [UInt8] in
-                let v = scalar.value
-                return [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)]
-            })
+            return tlv(
+                Tag.universalString,
+                value.unicodeScalars.flatMap { scalar -> [UInt8] in
+                    let v = scalar.value
+                    return [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)]
+                })
         }
     }
 
@@ -369,7 +372,8 @@ public enum LabDER {
         guard (1950...2049).contains(c.year) else {
             throw LabError.invalid("LabDER.utcTime", "year \(c.year) is outside UTCTime's 1950...2049")
         }
-        let text = pad(c.year % 100, 2) + pad(c.month, 2) + pad(c.day, 2)
+        let text =
+            pad(c.year % 100, 2) + pad(c.month, 2) + pad(c.day, 2)
             + pad(c.hour, 2) + pad(c.minute, 2) + pad(c.second, 2) + "Z"
         return tlv(Tag.utcTime, Array(text.utf8))
     }
@@ -384,7 +388,8 @@ public enum LabDER {
         guard (0...9999).contains(c.year) else {
             throw LabError.invalid("LabDER.generalizedTime", "year \(c.year) is outside 0...9999")
         }
-        let text = pad(c.year, 4) + pad(c.month, 2) + pad(c.day, 2)
+        let text =
+            pad(c.year, 4) + pad(c.month, 2) + pad(c.day, 2)
             + pad(c.hour, 2) + pad(c.minute, 2) + pad(c.second, 2) + "Z"
         return tlv(Tag.generalizedTime, Array(text.utf8))
     }
@@ -518,7 +523,8 @@ enum LabCalendar {
         let day = Int(dayOfYear - (153 * mp + 2) / 5 + 1)
         let month = Int(mp < 10 ? mp + 3 : mp - 9)
         let year = Int(yearOfEra + era * 400) + (month <= 2 ? 1 : 0)
-        return Components(year: year, month: month, day: day,
-                          hour: secondsOfDay / 3_600, minute: secondsOfDay / 60 % 60, second: secondsOfDay % 60)
+        return Components(
+            year: year, month: month, day: day,
+            hour: secondsOfDay / 3_600, minute: secondsOfDay / 60 % 60, second: secondsOfDay % 60)
     }
 }

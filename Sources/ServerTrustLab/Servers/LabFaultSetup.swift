@@ -89,8 +89,10 @@ public final class LabFaultSetup: Sendable {
     /// The host of ``LabFault/unresolvableHost``, under `.invalid` (RFC 6761 §6.4).
     public static let unresolvableHost = "no-such-host.invalid"
 
-    private init(fault: LabFault, host: String, url: String, root: LabCertificate, resolve: [String], proxyURL: String?,
-                 server: LabTLSServer?, relay: LabMITMRelay?) {
+    private init(
+        fault: LabFault, host: String, url: String, root: LabCertificate, resolve: [String], proxyURL: String?,
+        server: LabTLSServer?, relay: LabMITMRelay?
+    ) {
         self.fault = fault
         self.host = host
         self.url = url
@@ -127,16 +129,18 @@ public final class LabFaultSetup: Sendable {
         }
         func serve(_ identity: LabTLSServer.Identity, _ behavior: LabTLSServer.Behavior) throws -> LabFaultSetup {
             let server = try startServer(identity, behavior)
-            return LabFaultSetup(fault: fault, host: host, url: server.url(host: host), root: pki.web.root,
-                                 resolve: ["\(host):\(server.port):127.0.0.1"], proxyURL: nil, server: server, relay: nil)
+            return LabFaultSetup(
+                fault: fault, host: host, url: server.url(host: host), root: pki.web.root,
+                resolve: ["\(host):\(server.port):127.0.0.1"], proxyURL: nil, server: server, relay: nil)
         }
         switch fault {
         case .connectionRefused:
             // Bind a port and release it: nothing listens there for the (short) life of the test.
             let (socket, port) = try LabSocket.listen(on: .ipv4)
             socket.close()
-            return LabFaultSetup(fault: fault, host: host, url: "https://\(host):\(port)/", root: pki.web.root,
-                                 resolve: ["\(host):\(port):127.0.0.1"], proxyURL: nil, server: nil, relay: nil)
+            return LabFaultSetup(
+                fault: fault, host: host, url: "https://\(host):\(port)/", root: pki.web.root,
+                resolve: ["\(host):\(port):127.0.0.1"], proxyURL: nil, server: nil, relay: nil)
         case .closeAfterAccept: return try serve(identity, .closeAfterAccept)
         case .closeMidHandshake: return try serve(identity, .closeMidHandshake)
         case .stallInHandshake: return try serve(identity, .stall)
@@ -153,17 +157,20 @@ public final class LabFaultSetup: Sendable {
         case .megabyteCertificate: return try serve(pki.oversized, .normal)
         case .proxyRefusesConnect:
             let origin = try startServer(identity, .normal)
-            var configuration = LabMITMRelay.Configuration(mode: .httpProxy, interceptionCA: pki.web.intermediateIssuer,
-                                                           name: "fault-proxy")
+            var configuration = LabMITMRelay.Configuration(
+                mode: .httpProxy, interceptionCA: pki.web.intermediateIssuer,
+                name: "fault-proxy")
             configuration.refuseConnect = true
             configuration.hostOverrides = [host: "127.0.0.1"]
             let relay = try LabMITMRelay.started(configuration)
             // The origin is healthy and the proxy could reach it: only the proxy's policy refuses.
-            return LabFaultSetup(fault: fault, host: host, url: origin.url(host: host), root: pki.web.root, resolve: [],
-                                 proxyURL: relay.proxyURL, server: origin, relay: relay)
+            return LabFaultSetup(
+                fault: fault, host: host, url: origin.url(host: host), root: pki.web.root, resolve: [],
+                proxyURL: relay.proxyURL, server: origin, relay: relay)
         case .unresolvableHost:
-            return LabFaultSetup(fault: fault, host: unresolvableHost, url: "https://\(unresolvableHost)/", root: pki.web.root,
-                                 resolve: [], proxyURL: nil, server: nil, relay: nil)
+            return LabFaultSetup(
+                fault: fault, host: unresolvableHost, url: "https://\(unresolvableHost)/", root: pki.web.root,
+                resolve: [], proxyURL: nil, server: nil, relay: nil)
         }
     }
 }
@@ -187,8 +194,9 @@ private struct LabFaultPKI: Sendable {
             let web = try LabPKI.webChain(host: LabFaultSetup.host, leafNotBefore: notBefore, leafNotAfter: notAfter, keySlot: 61)
             let deep = try web.deepChain(host: LabFaultSetup.host, length: 50, leafNotBefore: notBefore, leafNotAfter: notAfter)
             let big = try web.oversizedLeaf(host: LabFaultSetup.host, minimumSize: 1 << 20, notBefore: notBefore, notAfter: notAfter)
-            let built = LabFaultPKI(web: web, deepChain: deep,
-                                    oversized: LabTLSServer.Identity(chain: [big, web.intermediate], key: web.leafKey))
+            let built = LabFaultPKI(
+                web: web, deepChain: deep,
+                oversized: LabTLSServer.Identity(chain: [big, web.intermediate], key: web.leafKey))
             cached = built
             return built
         }

@@ -28,8 +28,10 @@ public struct LabHTTPRequest: Sendable {
     ///   - body: The body bytes.
     ///   - serverName: The TLS SNI name, if any.
     ///   - connectionIndex: The connection's accept index.
-    public init(method: String, target: String, version: String = "HTTP/1.1", headers: [(name: String, value: String)] = [],
-                body: [UInt8] = [], serverName: String? = nil, connectionIndex: Int = 0) {
+    public init(
+        method: String, target: String, version: String = "HTTP/1.1", headers: [(name: String, value: String)] = [],
+        body: [UInt8] = [], serverName: String? = nil, connectionIndex: Int = 0
+    ) {
         self.method = method
         self.target = target
         self.version = version
@@ -277,8 +279,10 @@ struct LabHTTPHead {
     /// The index just past the first `\r\n\r\n`, if present.
     static func headEnd(_ buffer: [UInt8]) -> Int? {
         guard buffer.count >= 4 else { return nil }
-        for index in 3..<buffer.count where buffer[index] == 10 && buffer[index - 1] == 13
-            && buffer[index - 2] == 10 && buffer[index - 3] == 13 {
+        for index in 3..<buffer.count
+        where buffer[index] == 10 && buffer[index - 1] == 13
+            && buffer[index - 2] == 10 && buffer[index - 3] == 13
+        {
             return index + 1
         }
         return nil
@@ -322,8 +326,9 @@ enum LabHTTPRequestParser {
             return expects && !continueSent && available == 0 ? .expectsContinue : .incomplete
         }
         let body = Array(buffer[head.length..<(head.length + bodyLength)])
-        let request = LabHTTPRequest(method: head.startLine[0], target: head.startLine[1], version: version,
-                                     headers: head.headers, body: body)
+        let request = LabHTTPRequest(
+            method: head.startLine[0], target: head.startLine[1], version: version,
+            headers: head.headers, body: body)
         return .request(request, consumed: head.length + bodyLength)
     }
 }

@@ -190,8 +190,10 @@ public final class LabMITMRelay: Sendable {
         let stopFlag = LabStopFlag()
         let engine = try LabMITMRelayEngine(configuration: configuration, stopFlag: stopFlag, instance: instance)
         self.engine = engine
-        self.listener = LabListener(threadName: "labmitm-\(instance)", maximumConnections: configuration.maximumConnections,
-                                    stopFlag: stopFlag) { socket, index in
+        self.listener = LabListener(
+            threadName: "labmitm-\(instance)", maximumConnections: configuration.maximumConnections,
+            stopFlag: stopFlag
+        ) { socket, index in
             engine.serve(socket, index: index)
         }
     }
@@ -269,9 +271,10 @@ final class LabCertificateMinter: Sendable {
         return try cache.withLock { cache throws -> LabServerIdentity in
             if let cached = cache[host] { return cached }
             let now = Int64(Date().timeIntervalSince1970)
-            let spec = LabPKI.leafSpec(host: host, keyAlgorithm: key.algorithm,
-                                       notBefore: notBefore ?? now - LabClock.day,
-                                       notAfter: notAfter ?? now + 30 * LabClock.day)
+            let spec = LabPKI.leafSpec(
+                host: host, keyAlgorithm: key.algorithm,
+                notBefore: notBefore ?? now - LabClock.day,
+                notAfter: notAfter ?? now + 30 * LabClock.day)
             let leaf = try LabCertificate.issue(spec, subjectKey: key, issuer: issuer)
             let identity = try LabServerIdentity(certificates: [leaf] + chain, key: key)
             cache[host] = identity
@@ -345,9 +348,10 @@ final class LabMITMRelayEngine: Sendable {
                 return
             }
             let deadline = LabDeadline.after(configuration.handshakeTimeout)
-            guard let tunnel = acceptConnect(
-                receiveByte: { () throws(LabIOEnd) in try client.receive(limit: 1, until: deadline, stop: self.stopFlag) },
-                send: { (bytes: [UInt8]) throws(LabIOEnd) in try client.sendAll(bytes, until: deadline, stop: self.stopFlag) })
+            guard
+                let tunnel = acceptConnect(
+                    receiveByte: { () throws(LabIOEnd) in try client.receive(limit: 1, until: deadline, stop: self.stopFlag) },
+                    send: { (bytes: [UInt8]) throws(LabIOEnd) in try client.sendAll(bytes, until: deadline, stop: self.stopFlag) })
             else { return }
             (host, port, upstreamSocket) = (tunnel.host, tunnel.port, tunnel.upstream)
         case .transparent(let upstreamHost, let upstreamPort):
@@ -362,18 +366,20 @@ final class LabMITMRelayEngine: Sendable {
         do {
             clientTLS = try LabTLSConnection(socket: client, context: clientFacingContext)
             try withExtendedLifetime(handshakeState) { () throws(LabIOEnd) in
-                SSL_set_cert_cb(clientTLS.ssl, { ssl, arg in
-                    guard let ssl, let arg else { return 0 }
-                    let state = Unmanaged<LabInterceptionHandshake>.fromOpaque(arg).takeUnretainedValue()
-                    // Like mitmproxy: the SNI names the certificate; without SNI, the CONNECT host.
-                    let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name).map { String(cString: $0) } ?? state.fallbackHost
-                    do {
-                        return try state.minter.identity(for: name).install(onConnection: ssl) ? 1 : 0
-                    } catch {
-                        state.failure = "\(error)"
-                        return 0
-                    }
-                }, Unmanaged.passUnretained(handshakeState).toOpaque())
+                SSL_set_cert_cb(
+                    clientTLS.ssl,
+                    { ssl, arg in
+                        guard let ssl, let arg else { return 0 }
+                        let state = Unmanaged<LabInterceptionHandshake>.fromOpaque(arg).takeUnretainedValue()
+                        // Like mitmproxy: the SNI names the certificate; without SNI, the CONNECT host.
+                        let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name).map { String(cString: $0) } ?? state.fallbackHost
+                        do {
+                            return try state.minter.identity(for: name).install(onConnection: ssl) ? 1 : 0
+                        } catch {
+                            state.failure = "\(error)"
+                            return 0
+                        }
+                    }, Unmanaged.passUnretained(handshakeState).toOpaque())
                 try clientTLS.handshake(asServer: true, until: .after(configuration.handshakeTimeout), stop: stopFlag)
             }
         } catch {
@@ -443,9 +449,10 @@ final class LabMITMRelayEngine: Sendable {
             return
         }
         statistics.withLock { $0.proxyHandshakesCompleted += 1 }
-        guard let tunnel = acceptConnect(
-            receiveByte: { () throws(LabIOEnd) in try proxyTLS.read(limit: 1, until: deadline, stop: self.stopFlag) },
-            send: { (bytes: [UInt8]) throws(LabIOEnd) in try proxyTLS.writeAll(bytes, until: deadline, stop: self.stopFlag) })
+        guard
+            let tunnel = acceptConnect(
+                receiveByte: { () throws(LabIOEnd) in try proxyTLS.read(limit: 1, until: deadline, stop: self.stopFlag) },
+                send: { (bytes: [UInt8]) throws(LabIOEnd) in try proxyTLS.writeAll(bytes, until: deadline, stop: self.stopFlag) })
         else {
             proxyTLS.shutdown()
             return
@@ -463,7 +470,8 @@ final class LabMITMRelayEngine: Sendable {
     /// socket, or the proxy's TLS over it). Returns the target and a TCP connection to it
     /// after sending `200 Connection established`, or `nil` after answering with an error.
     private func acceptConnect(receiveByte: () throws(LabIOEnd) -> [UInt8], send: ([UInt8]) throws(LabIOEnd) -> Void)
-        -> (host: String, port: UInt16, upstream: LabSocket)? {
+        -> (host: String, port: UInt16, upstream: LabSocket)?
+    {
         let deadline = LabDeadline.after(configuration.handshakeTimeout)
         func answer(_ status: Int, _ headers: [(name: String, value: String)] = []) {
             let response = LabHTTPResponse(status: status, headers: headers)
@@ -481,7 +489,10 @@ final class LabMITMRelayEngine: Sendable {
                     if buffer.count > Self.maximumConnectHead { throw LabHTTPParseFailure(status: 431, reason: "CONNECT head too large") }
                     continue
                 }
-                if let parsed = try LabHTTPHead.parse(buffer) { head = parsed; break }
+                if let parsed = try LabHTTPHead.parse(buffer) {
+                    head = parsed
+                    break
+                }
             }
         } catch let failure as LabHTTPParseFailure {
             answer(failure.status)
@@ -507,8 +518,9 @@ final class LabMITMRelayEngine: Sendable {
         if let credentials = configuration.proxyCredentials {
             let expected = "basic " + Data("\(credentials.user):\(credentials.password)".utf8).base64EncodedString()
             guard let presented = head.header("Proxy-Authorization"),
-                  presented.lowercased().hasPrefix("basic "),
-                  "basic " + presented.dropFirst(6).labTrimmedHTTPWhitespace == expected else {
+                presented.lowercased().hasPrefix("basic "),
+                "basic " + presented.dropFirst(6).labTrimmedHTTPWhitespace == expected
+            else {
                 statistics.withLock { $0.proxyAuthenticationFailures += 1 }
                 answer(407, [("Proxy-Authenticate", "Basic realm=\"\(configuration.name)\"")])
                 return nil
@@ -556,8 +568,9 @@ final class LabMITMRelayEngine: Sendable {
                 progressed = true
             }
             if !progressed {
-                try LabSocket.waitEither((client.socket, clientEvents), (upstream, Int16(POLLIN)),
-                                         until: .after(configuration.idleTimeout), stop: stopFlag)
+                try LabSocket.waitEither(
+                    (client.socket, clientEvents), (upstream, Int16(POLLIN)),
+                    until: .after(configuration.idleTimeout), stop: stopFlag)
             }
         }
     }
@@ -602,8 +615,9 @@ final class LabMITMRelayEngine: Sendable {
                 }
             }
             if !progressed {
-                try LabSocket.waitEither((client.socket, clientEvents), (upstream.socket, upstreamEvents),
-                                         until: .after(configuration.idleTimeout), stop: stopFlag)
+                try LabSocket.waitEither(
+                    (client.socket, clientEvents), (upstream.socket, upstreamEvents),
+                    until: .after(configuration.idleTimeout), stop: stopFlag)
             }
         }
     }

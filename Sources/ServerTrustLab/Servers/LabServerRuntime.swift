@@ -155,13 +155,20 @@ final class LabSocket: @unchecked Sendable {
         var cursor: UnsafeMutablePointer<addrinfo>? = first
         while let entry = cursor {
             cursor = entry.pointee.ai_next
-            let descriptor = socket(entry.pointee.ai_family,
-                                    entry.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue),
-                                    entry.pointee.ai_protocol)
-            guard descriptor >= 0 else { lastFailure = labErrnoText("socket"); continue }
+            let descriptor = socket(
+                entry.pointee.ai_family,
+                entry.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue),
+                entry.pointee.ai_protocol)
+            guard descriptor >= 0 else {
+                lastFailure = labErrnoText("socket")
+                continue
+            }
             let candidate = LabSocket(adopting: descriptor)
             if Glibc.connect(descriptor, entry.pointee.ai_addr, entry.pointee.ai_addrlen) != 0 {
-                guard errno == EINPROGRESS else { lastFailure = labErrnoText("connect"); continue }
+                guard errno == EINPROGRESS else {
+                    lastFailure = labErrnoText("connect")
+                    continue
+                }
                 try candidate.wait(for: Int16(POLLOUT), until: deadline, stop: stop)
                 var socketError: Int32 = 0
                 var length = socklen_t(MemoryLayout<Int32>.size)
@@ -237,13 +244,17 @@ final class LabSocket: @unchecked Sendable {
     }
 
     /// Waits until either socket is readable (or writable, per `events`), for relaying.
-    static func waitEither(_ first: (LabSocket, Int16), _ second: (LabSocket, Int16),
-                           until deadline: LabDeadline, stop: LabStopFlag) throws(LabIOEnd) {
+    static func waitEither(
+        _ first: (LabSocket, Int16), _ second: (LabSocket, Int16),
+        until deadline: LabDeadline, stop: LabStopFlag
+    ) throws(LabIOEnd) {
         while true {
             if stop.isSet { throw .stopped }
             if deadline.hasPassed { throw .timedOut }
-            var entries = [pollfd(fd: first.0.descriptor, events: first.1, revents: 0),
-                           pollfd(fd: second.0.descriptor, events: second.1, revents: 0)]
+            var entries = [
+                pollfd(fd: first.0.descriptor, events: first.1, revents: 0),
+                pollfd(fd: second.0.descriptor, events: second.1, revents: 0),
+            ]
             let ready = poll(&entries, 2, deadline.pollMilliseconds)
             if ready > 0 { return }
             if ready < 0 && errno != EINTR { throw .failed(labErrnoText("poll")) }
@@ -289,7 +300,10 @@ final class LabSocket: @unchecked Sendable {
             let count = bytes.withUnsafeBytes {
                 send(descriptor, $0.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_NOSIGNAL))
             }
-            if count > 0 { offset += count; continue }
+            if count > 0 {
+                offset += count
+                continue
+            }
             guard count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else {
                 throw .failed(labErrnoText("send"))
             }
@@ -340,11 +354,13 @@ final class LabThreadGroup: Sendable {
         }
         let context = Unmanaged.passRetained(task).toOpaque()
         var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<LabThreadStart>.fromOpaque(raw).takeRetainedValue().body()
-            return nil
-        }, context)
+        let created = pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                Unmanaged<LabThreadStart>.fromOpaque(raw).takeRetainedValue().body()
+                return nil
+            }, context)
         guard created == 0 else {
             Unmanaged<LabThreadStart>.fromOpaque(context).release()
             throw LabError.invalid("pthread_create", "error \(created)")
@@ -434,8 +450,10 @@ final class LabListener: Sendable {
     ///     which keeps it from having to reference the listener (and form a cycle).
     ///   - onConnection: Runs on the connection's own thread with the socket and its
     ///     zero-based accept index; the socket is closed after it returns.
-    init(threadName: String, maximumConnections: Int, stopFlag: LabStopFlag,
-         onConnection: @escaping @Sendable (LabSocket, Int) -> Void) {
+    init(
+        threadName: String, maximumConnections: Int, stopFlag: LabStopFlag,
+        onConnection: @escaping @Sendable (LabSocket, Int) -> Void
+    ) {
         self.threads = LabThreadGroup(name: threadName)
         self.stopFlag = stopFlag
         self.maximumConnections = max(1, maximumConnections)
@@ -461,11 +479,13 @@ final class LabListener: Sendable {
             acceptLoop(listener)
         }
         let context = Unmanaged.passRetained(task).toOpaque()
-        let created = pthread_create(&acceptThread, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<LabThreadStart>.fromOpaque(raw).takeRetainedValue().body()
-            return nil
-        }, context)
+        let created = pthread_create(
+            &acceptThread, nil,
+            { raw in
+                guard let raw else { return nil }
+                Unmanaged<LabThreadStart>.fromOpaque(raw).takeRetainedValue().body()
+                return nil
+            }, context)
         guard created == 0 else {
             Unmanaged<LabThreadStart>.fromOpaque(context).release()
             throw LabError.invalid("pthread_create", "error \(created)")
@@ -485,7 +505,10 @@ final class LabListener: Sendable {
             let (acceptThread, listener) = state.withLock { state -> (pthread_t?, LabSocket?) in
                 guard !state.stopped else { return (nil, nil) }
                 state.stopped = true
-                defer { state.acceptThread = nil; state.listener = nil }
+                defer {
+                    state.acceptThread = nil
+                    state.listener = nil
+                }
                 return (state.acceptThread, state.listener)
             }
             stopFlag.set()

@@ -8,6 +8,8 @@ internal import Glibc
 //   LabTLSConnection   – an SSL on one socket, used only by the thread serving that socket
 
 /// TLS protocol versions a Lab server or relay can be limited to.
+// swift-format-ignore: AlwaysUseLowerCamelCase
+// (tls1_2 spells the version as OpenSSL and the TLS RFCs do: TLS1_2_VERSION, "TLS 1.2".)
 public enum LabTLSVersion: Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// TLS 1.0 (OpenSSL 3 needs security level 0 for it; offered for downgrade tests only).
     case tls1_0
@@ -224,30 +226,34 @@ final class LabSSLContext: @unchecked Sendable {
                 callbackObjects.append(table)
                 // The certificate callback runs after the ClientHello (so the SNI is known)
                 // and before certificate selection; a name without an entry keeps the default.
-                SSL_CTX_set_cert_cb(context, { ssl, arg in
-                    guard let ssl, let arg else { return 0 }
-                    guard let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) else { return 1 }
-                    let table = Unmanaged<LabSNITable>.fromOpaque(arg).takeUnretainedValue()
-                    guard let identity = table.identities[String(cString: name).lowercased()] else { return 1 }
-                    return identity.install(onConnection: ssl) ? 1 : 0
-                }, Unmanaged.passUnretained(table).toOpaque())
+                SSL_CTX_set_cert_cb(
+                    context,
+                    { ssl, arg in
+                        guard let ssl, let arg else { return 0 }
+                        guard let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) else { return 1 }
+                        let table = Unmanaged<LabSNITable>.fromOpaque(arg).takeUnretainedValue()
+                        guard let identity = table.identities[String(cString: name).lowercased()] else { return 1 }
+                        return identity.install(onConnection: ssl) ? 1 : 0
+                    }, Unmanaged.passUnretained(table).toOpaque())
             }
 
             if !alpn.isEmpty {
                 let preference = LabALPNPreference(alpn)
                 callbackObjects.append(preference)
-                SSL_CTX_set_alpn_select_cb(context, { _, out, outLength, offered, offeredLength, arg in
-                    guard let out, let outLength, let offered, let arg else { return SSL_TLSEXT_ERR_NOACK }
-                    let preference = Unmanaged<LabALPNPreference>.fromOpaque(arg).takeUnretainedValue()
-                    let list = UnsafeBufferPointer(start: offered, count: Int(offeredLength))
-                    // No overlap: continue without ALPN (what most servers do) rather than abort.
-                    guard let choice = preference.select(from: list) else { return SSL_TLSEXT_ERR_NOACK }
-                    // The selection must point into a buffer that outlives the callback; the
-                    // client's list does (OpenSSL copies the choice before freeing it).
-                    out.pointee = offered + choice.offset
-                    outLength.pointee = UInt8(choice.length)
-                    return SSL_TLSEXT_ERR_OK
-                }, Unmanaged.passUnretained(preference).toOpaque())
+                SSL_CTX_set_alpn_select_cb(
+                    context,
+                    { _, out, outLength, offered, offeredLength, arg in
+                        guard let out, let outLength, let offered, let arg else { return SSL_TLSEXT_ERR_NOACK }
+                        let preference = Unmanaged<LabALPNPreference>.fromOpaque(arg).takeUnretainedValue()
+                        let list = UnsafeBufferPointer(start: offered, count: Int(offeredLength))
+                        // No overlap: continue without ALPN (what most servers do) rather than abort.
+                        guard let choice = preference.select(from: list) else { return SSL_TLSEXT_ERR_NOACK }
+                        // The selection must point into a buffer that outlives the callback; the
+                        // client's list does (OpenSSL copies the choice before freeing it).
+                        out.pointee = offered + choice.offset
+                        outLength.pointee = UInt8(choice.length)
+                        return SSL_TLSEXT_ERR_OK
+                    }, Unmanaged.passUnretained(preference).toOpaque())
             }
 
             if let clientVerification {
@@ -304,7 +310,8 @@ final class LabSSLContext: @unchecked Sendable {
 
     private static func configureCommon(_ context: OpaquePointer, minimumVersion: LabTLSVersion, maximumVersion: LabTLSVersion) throws {
         guard CServerTrustShims_SSL_CTX_set_min_proto_version(context, minimumVersion.openSSLValue) == 1,
-              CServerTrustShims_SSL_CTX_set_max_proto_version(context, maximumVersion.openSSLValue) == 1 else {
+            CServerTrustShims_SSL_CTX_set_max_proto_version(context, maximumVersion.openSSLValue) == 1
+        else {
             throw LabError.openSSL("SSL_CTX_set_min/max_proto_version")
         }
         if minimumVersion < .tls1_2 {
@@ -388,7 +395,10 @@ final class LabTLSConnection {
         case SSL_ERROR_ZERO_RETURN: return .closed
         case SSL_ERROR_SYSCALL:
             // errno 0 here is an EOF without close_notify, which HTTP clients often do.
-            if errno == 0 || errno == ECONNRESET { _ = LabError.drainOpenSSLErrors(); return .closed }
+            if errno == 0 || errno == ECONNRESET {
+                _ = LabError.drainOpenSSLErrors()
+                return .closed
+            }
             throw failure(SSL_ERROR_SYSCALL, operation: "SSL_read")
         case let code:
             // OpenSSL 3 reports a missing close_notify as an SSL error ("unexpected eof").
@@ -417,7 +427,10 @@ final class LabTLSConnection {
             ERR_clear_error()
             let chunk = Int32(min(bytes.count - offset, 1 << 20))
             let count = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress.map { $0 + offset }, chunk) }
-            if count > 0 { offset += Int(count); continue }
+            if count > 0 {
+                offset += Int(count)
+                continue
+            }
             switch SSL_get_error(ssl, count) {
             case SSL_ERROR_WANT_READ: try socket.wait(for: Int16(POLLIN), until: deadline, stop: stop)
             case SSL_ERROR_WANT_WRITE: try socket.wait(for: Int16(POLLOUT), until: deadline, stop: stop)
@@ -467,7 +480,8 @@ final class LabTLSConnection {
         if let chain = SSL_get_peer_cert_chain(ssl) {
             for index in 0..<CServerTrustShims_sk_X509_num(chain) {
                 guard let x509 = CServerTrustShims_sk_X509_value(chain, index),
-                      let certificate = labCertificate(from: x509) else { continue }
+                    let certificate = labCertificate(from: x509)
+                else { continue }
                 if certificates.first != certificate { certificates.append(certificate) }
             }
         }

@@ -216,8 +216,10 @@ public final class LabTLSServer: Sendable {
         let stopFlag = LabStopFlag()
         let engine = try LabTLSServerEngine(configuration: configuration, stopFlag: stopFlag, instance: instance)
         self.engine = engine
-        self.listener = LabListener(threadName: "labtls-\(instance)", maximumConnections: configuration.maximumConnections,
-                                    stopFlag: stopFlag) { socket, index in
+        self.listener = LabListener(
+            threadName: "labtls-\(instance)", maximumConnections: configuration.maximumConnections,
+            stopFlag: stopFlag
+        ) { socket, index in
             engine.serve(socket, index: index)
         }
     }
@@ -317,9 +319,10 @@ final class LabTLSServerEngine: Sendable {
     func serve(_ socket: LabSocket, index: Int) {
         statistics.withLock {
             $0.connectionsAccepted += 1
-            $0.connections.append(LabTLSServer.ConnectionRecord(
-                index: index, handshakeCompleted: false, serverName: nil, tlsVersion: nil, alpnProtocol: nil,
-                resumed: false, clientCertificates: [], requests: 0, failure: nil))
+            $0.connections.append(
+                LabTLSServer.ConnectionRecord(
+                    index: index, handshakeCompleted: false, serverName: nil, tlsVersion: nil, alpnProtocol: nil,
+                    resumed: false, clientCertificates: [], requests: 0, failure: nil))
         }
         let handshakeDeadline = LabDeadline.after(configuration.handshakeTimeout)
         switch configuration.behavior {
@@ -397,8 +400,10 @@ final class LabTLSServerEngine: Sendable {
 
     /// ``LabTLSServer/Behavior/cutResponse(_:then:)``: waits for one complete request, sends
     /// the response up to the cut, then closes (with or without close_notify) or stalls.
-    private func serveCutResponse(on connection: LabTLSConnection, index: Int, cut: LabResponseCut,
-                                  ending: LabCutEnding) throws(LabIOEnd) {
+    private func serveCutResponse(
+        on connection: LabTLSConnection, index: Int, cut: LabResponseCut,
+        ending: LabCutEnding
+    ) throws(LabIOEnd) {
         var buffer: [UInt8] = []
         while true {
             // A request the parser refuses still counts as "the request arrived": the fault is
@@ -443,8 +448,9 @@ final class LabTLSServerEngine: Sendable {
                 progress = try LabHTTPRequestParser.parse(buffer, continueSent: continueSent)
             } catch {
                 let response = LabHTTPResponse.text(error.reason + "\n", status: error.status)
-                try connection.writeAll(response.serialized(headRequest: false, closing: true),
-                                        until: .after(configuration.idleTimeout), stop: stopFlag)
+                try connection.writeAll(
+                    response.serialized(headRequest: false, closing: true),
+                    until: .after(configuration.idleTimeout), stop: stopFlag)
                 return
             }
             switch progress {
@@ -453,8 +459,9 @@ final class LabTLSServerEngine: Sendable {
                 buffer += try connection.read(until: .after(configuration.idleTimeout), stop: stopFlag)
             case .expectsContinue:
                 continueSent = true
-                try connection.writeAll(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8),
-                                        until: .after(configuration.idleTimeout), stop: stopFlag)
+                try connection.writeAll(
+                    Array("HTTP/1.1 100 Continue\r\n\r\n".utf8),
+                    until: .after(configuration.idleTimeout), stop: stopFlag)
             case .request(var request, let consumed):
                 buffer.removeFirst(consumed)
                 continueSent = false
@@ -469,15 +476,17 @@ final class LabTLSServerEngine: Sendable {
                     statistics.requestsServed += 1
                     record.requests += 1
                 }
-                try connection.writeAll(response.serialized(headRequest: request.method == "HEAD", closing: !keepAlive),
-                                        until: .after(configuration.idleTimeout), stop: stopFlag)
+                try connection.writeAll(
+                    response.serialized(headRequest: request.method == "HEAD", closing: !keepAlive),
+                    until: .after(configuration.idleTimeout), stop: stopFlag)
                 if case .repeated(let byte, let count) = response.body, request.method != "HEAD" {
                     let block = [UInt8](repeating: byte, count: 1 << 20)
                     var left = count
                     while left > 0 {
                         let size = min(left, block.count)
-                        try connection.writeAll(size == block.count ? block : Array(block[..<size]),
-                                                until: .after(configuration.idleTimeout), stop: stopFlag)
+                        try connection.writeAll(
+                            size == block.count ? block : Array(block[..<size]),
+                            until: .after(configuration.idleTimeout), stop: stopFlag)
                         left -= size
                     }
                 }
@@ -505,7 +514,8 @@ public enum LabResponseCut: String, Sendable, Hashable, CaseIterable {
         case .midHeaders:
             return Array("HTTP/1.1 200 OK\r\nServer: ServerTrustLab\r\nContent-Type: text/pl".utf8)
         case .midBody:
-            let head = "HTTP/1.1 200 OK\r\nServer: ServerTrustLab\r\nContent-Type: application/octet-stream\r\n"
+            let head =
+                "HTTP/1.1 200 OK\r\nServer: ServerTrustLab\r\nContent-Type: application/octet-stream\r\n"
                 + "Content-Length: \(Self.announcedBodyLength)\r\n\r\n"
             return Array(head.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: Self.announcedBodyLength / 2)
         }

@@ -75,7 +75,8 @@ extension PrivateKey {
         guard let context = EVP_MD_CTX_new() else { throw KeyError.openSSL(.unsupported, "cannot sign", "EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(context) }
         // EdDSA takes no digest (OpenSSL requires NULL); ECDSA hashes with SHA-256 here.
-        let initialised = algorithm == .ed25519
+        let initialised =
+            algorithm == .ed25519
             ? EVP_DigestSignInit_ex(context, nil, nil, nil, nil, key.pointer, nil)
             : EVP_DigestSignInit_ex(context, nil, "SHA256", nil, nil, key.pointer, nil)
         guard initialised == 1 else { throw KeyError.openSSL(.unsupported, "cannot sign with \(description)", "EVP_DigestSignInit_ex") }

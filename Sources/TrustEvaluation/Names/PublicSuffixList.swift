@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The Public Suffix List (publicsuffix.org), used to refuse wildcards over a public suffix
@@ -19,7 +19,8 @@ struct PublicSuffixList: Sendable {
     let isLoaded: Bool
 
     static let shared: PublicSuffixList = {
-        let path = getenv("SERVERTRUST_PUBLIC_SUFFIX_LIST").map { String(cString: $0) }
+        let path =
+            getenv("SERVERTRUST_PUBLIC_SUFFIX_LIST").map { String(cString: $0) }
             ?? "/usr/share/publicsuffix/public_suffix_list.dat"
         return PublicSuffixList(path: path)
     }()

@@ -53,7 +53,10 @@ enum CRLScope {
     /// Whether a distribution point name is a fullName of URIs only.
     static func isURIFullName(_ name: DistributionPointName) -> Bool {
         guard case .fullName(let names) = name, !names.isEmpty else { return false }
-        return names.allSatisfy { if case .uri = $0 { return true }; return false }
+        return names.allSatisfy {
+            if case .uri = $0 { return true }
+            return false
+        }
     }
 
     /// The first element that occurs twice, if any (a set: CRLs may list many thousands).
@@ -77,10 +80,12 @@ enum CRLScope {
         // (b)(1): a point with a cRLIssuer needs that issuer and an indirect CRL; otherwise the
         // CRL issuer is the certificate issuer.
         if let crlIssuer = point?.crlIssuer {
-            guard crlIssuer.contains(where: { name in
-                if case .directoryName(let n) = name { return n.matches(crl.issuer) }
-                return false
-            }) else { return "its issuer is not the distribution point's cRLIssuer (RFC 5280 6.3.3 (b)(1))" }
+            guard
+                crlIssuer.contains(where: { name in
+                    if case .directoryName(let n) = name { return n.matches(crl.issuer) }
+                    return false
+                })
+            else { return "its issuer is not the distribution point's cRLIssuer (RFC 5280 6.3.3 (b)(1))" }
             guard idp?.indirectCRL == true else { return "it is not an indirect CRL, but the certificate names a cRLIssuer (RFC 5280 6.3.3 (b)(1))" }
         } else if !crl.issuer.matches(certificate.issuer) {
             return "its issuer is not the certificate's issuer (RFC 5280 6.3.3 (b)(1))"

@@ -101,8 +101,9 @@ extension Search {
                     return ValidationFailure(
                         .revoked,
                         "serial \(certificate.serialNumber) is revoked (\(status)) by the \(delta == nil ? "" : "delta ")CRL from "
-                            + "\"\(source.issuer.rfc4514)\" (thisUpdate \(source.thisUpdate.rfc3339)\(number))")
-                        .at(index, certificate)
+                            + "\"\(source.issuer.rfc4514)\" (thisUpdate \(source.thisUpdate.rfc3339)\(number))"
+                    )
+                    .at(index, certificate)
                 }
                 // (l).
                 covered.formUnion(reasons)

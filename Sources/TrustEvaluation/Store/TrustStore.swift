@@ -1,7 +1,8 @@
 public import CertificateParsing
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A set of trust anchors, indexed by subject name (compared as RFC 5280 §7.1 compares names).

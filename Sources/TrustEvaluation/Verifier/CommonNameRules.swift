@@ -21,7 +21,8 @@ enum CommonNameRules {
             // "If the value is an IPv6 address, then the value MUST be encoded in the text
             // representation specified in RFC 5952, Section 4."
             if value.contains(":"), let bytes = IPAddressText.parse(value), bytes.count == 16,
-               !canonicalIPv6Texts(bytes).contains(value) {
+                !canonicalIPv6Texts(bytes).contains(value)
+            {
                 return ValidationFailure(
                     .invalidCertificate,
                     "commonName '\(value)' is an IPv6 address not written as RFC 5952 §4 text (\(IPAddressText.format(bytes[...]))) (CA/B BR 7.1.4.3)")

@@ -135,7 +135,8 @@ struct PolicyGraph {
             let policies = extensions.certificatePolicies ?? []
             let mappings = extensions.policyMappings ?? []
             guard budget.spendPolicyGraphWork(policies.count + 2 * mappings.count) else { return .budgetExhausted }
-            certificatePolicies.append(extensions.certificatePolicies.map { list in list.map { (graph.number($0.policyIdentifier), graph.qualifierIndex($0.qualifiers)) } })
+            certificatePolicies.append(
+                extensions.certificatePolicies.map { list in list.map { (graph.number($0.policyIdentifier), graph.qualifierIndex($0.qualifiers)) } })
             certificateMappings.append(mappings.map { (graph.number($0.issuerDomainPolicy), graph.number($0.subjectDomainPolicy)) })
         }
         let userSet = inputs.initialPolicySet.contains(OID.anyPolicy) ? nil : inputs.initialPolicySet.sorted { $0.dotted < $1.dotted }.map { graph.number($0) }
@@ -161,7 +162,9 @@ struct PolicyGraph {
             }
             // §6.1.3 (f): explicit_policy > 0 or a non-NULL graph.
             if explicitPolicy == 0 && graph.levels == nil {
-                return .invalid(ValidationFailure(.policyViolation, "no valid certificate policy, and an explicit policy is required (RFC 5280 6.1.3 (f))"), index: pathIndex)
+                return .invalid(
+                    ValidationFailure(.policyViolation, "no valid certificate policy, and an explicit policy is required (RFC 5280 6.1.3 (f))"),
+                    index: pathIndex)
             }
             guard i < n else { break }
             // §6.1.4 (a), (b): policy mappings. Mappings to or from anyPolicy are refused by the
@@ -197,7 +200,8 @@ struct PolicyGraph {
             guard graph.intersect(with: userSet, budget: &budget) else { return .budgetExhausted }
         }
         if explicitPolicy == 0 && graph.levels == nil {
-            let detail = authorities.isEmpty
+            let detail =
+                authorities.isEmpty
                 ? "no certificate policy is valid for the whole path, and an explicit policy is required (RFC 5280 6.1.5 (g))"
                 : "none of the path's policies (\(authorities.map(\.identifier.dotted).joined(separator: ", "))) is acceptable, and an explicit policy is required (RFC 5280 6.1.5 (g))"
             return .invalid(ValidationFailure(.policyViolation, detail), index: 0)

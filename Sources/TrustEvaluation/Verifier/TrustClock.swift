@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where an evaluation gets "now" from: the system clock in production, a fixed or stepped

@@ -49,7 +49,9 @@ enum EvaluateCommand {
             return ExitCode.success
         }
         guard options.positionals.count == 1, let chainPath = options.positionals.first else {
-            throw CLIError(options.positionals.isEmpty ? "no chain file given (usage: servertrust evaluate CHAIN.pem --host H)" : "one chain file expected, got \(options.positionals.count)")
+            throw CLIError(
+                options.positionals.isEmpty
+                    ? "no chain file given (usage: servertrust evaluate CHAIN.pem --host H)" : "one chain file expected, got \(options.positionals.count)")
         }
         guard let host = options.value("--host"), !host.isEmpty else { throw CLIError("--host is required") }
         // A name that cannot be a reference identity would only ever give "hostname mismatch"

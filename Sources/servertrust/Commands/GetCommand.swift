@@ -238,7 +238,8 @@ enum GetCommand {
 
     static func build(_ parsed: Arguments, url: String, reporter: (any PinFailureReporter)? = nil) throws -> (HTTPSessionConfiguration, HTTPRequest) {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-              scheme == "https" || scheme == "http", let host = components.host, !host.isEmpty else {
+            scheme == "https" || scheme == "http", let host = components.host, !host.isEmpty
+        else {
             throw CLIError("'\(url)' is not an http or https URL")
         }
         let trustOptions = TrustOptions(values: parsed.values, flags: parsed.flags)
@@ -256,11 +257,13 @@ enum GetCommand {
             guard let count = Int(redirects), count >= 0 else { throw CLIError("--max-redirs must be a non-negative integer") }
             configuration.maximumRedirects = count
         }
-        configuration.proxy = try ProxyOptions.configuration(url: parsed.value("--proxy"), user: parsed.value("--proxy-user"),
-                                                             userPassword: parsed.value("--proxy-user-password"),
-                                                             caCertificates: parsed.all("--proxy-cacert"))
-        let client = ClientCertificateOptions(certificate: parsed.value("--cert"), type: parsed.value("--cert-type"),
-                                              key: parsed.value("--key"), pass: parsed.value("--pass"))
+        configuration.proxy = try ProxyOptions.configuration(
+            url: parsed.value("--proxy"), user: parsed.value("--proxy-user"),
+            userPassword: parsed.value("--proxy-user-password"),
+            caCertificates: parsed.all("--proxy-cacert"))
+        let client = ClientCertificateOptions(
+            certificate: parsed.value("--cert"), type: parsed.value("--cert-type"),
+            key: parsed.value("--key"), pass: parsed.value("--pass"))
         if let identity = try client.identity() { configuration.clientIdentities[host.lowercased()] = identity }
 
         var request = HTTPRequest(.get, url)
@@ -299,8 +302,9 @@ enum GetCommand {
             request.headers[name] = String(value)
         }
         if let user = parsed.value("--user") {
-            let (name, password) = try credentials(user, option: parsed.spelling("--user"), passwordSource: parsed.value("--user-password"),
-                                                   sourceOption: "--user-password")
+            let (name, password) = try credentials(
+                user, option: parsed.spelling("--user"), passwordSource: parsed.value("--user-password"),
+                sourceOption: "--user-password")
             request.credential = .user(name, password: password, persistence: .none)
             request.sendsCredentialPreemptively = true
         } else if parsed.value("--user-password") != nil {
@@ -313,8 +317,9 @@ enum GetCommand {
                     guard let total = progress.total, total > 1_000_000 else { return }
                     let fraction = Double(progress.completed) / Double(total)
                     let filled = Int(fraction * 40)
-                    CLI.writeProgress("\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: 40 - filled)
-                                      + "] \(Int(fraction * 100))% \(progress.completed / 1024) KiB")
+                    CLI.writeProgress(
+                        "\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: 40 - filled)
+                            + "] \(Int(fraction * 100))% \(progress.completed / 1024) KiB")
                 }
             }
         }
@@ -412,10 +417,16 @@ enum GetCommand {
             ("host", decision.host.map(JSON.string) ?? .null),
             ("port", .int(decision.port)),
             ("fromEarlierHandshake", .bool(decision.isFromEarlierHandshake)),
-            ("servedChain", .array(decision.servedChain.map { certificate in
-                .object([("subject", .string(certificate.subject.rfc4514)), ("issuer", .string(certificate.issuer.rfc4514)),
-                         ("spkiSHA256", .string(certificate.spkiSHA256Base64))])
-            })),
+            (
+                "servedChain",
+                .array(
+                    decision.servedChain.map { certificate in
+                        .object([
+                            ("subject", .string(certificate.subject.rfc4514)), ("issuer", .string(certificate.issuer.rfc4514)),
+                            ("spkiSHA256", .string(certificate.spkiSHA256Base64)),
+                        ])
+                    })
+            ),
         ]
         if decision.isTrusted { pairs.append(("checked", .string(checked(decision)))) }
         if !decision.record.notes.isEmpty { pairs.append(("notes", .array(decision.record.notes.map(JSON.string)))) }
@@ -453,11 +464,14 @@ enum GetCommand {
             ("tlsVersion", response.tlsVersion.map(JSON.string) ?? .null),
             ("tlsSessionResumed", .bool(response.tlsSessionResumed)),
             ("headers", .array(response.headers.fields.map { .array([.string($0.name), .string($0.value)]) })),
-            ("timing", .object([
-                ("nameLookup", .double(response.timing.nameLookup)), ("connect", .double(response.timing.connect)),
-                ("tlsHandshake", .double(response.timing.tlsHandshake)), ("firstByte", .double(response.timing.firstByte)),
-                ("total", .double(response.timing.total)),
-            ])),
+            (
+                "timing",
+                .object([
+                    ("nameLookup", .double(response.timing.nameLookup)), ("connect", .double(response.timing.connect)),
+                    ("tlsHandshake", .double(response.timing.tlsHandshake)), ("firstByte", .double(response.timing.firstByte)),
+                    ("total", .double(response.timing.total)),
+                ])
+            ),
             ("redirects", .array(response.redirects.map { .object([("status", .int($0.statusCode)), ("location", .string($0.location))]) })),
             ("decision", response.trustDecision.map(decisionJSON) ?? .null),
             ("proxyDecision", response.proxyTrustDecision.map(decisionJSON) ?? .null),

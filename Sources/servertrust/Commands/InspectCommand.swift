@@ -36,7 +36,8 @@ enum InspectCommand {
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let options = try Options(arguments, flags: ["--json", "--help", "--handshake-only"], values: Set(["--resolve", "--timeout"]).union(ProxyOptions.names))
+        let options = try Options(
+            arguments, flags: ["--json", "--help", "--handshake-only"], values: Set(["--resolve", "--timeout"]).union(ProxyOptions.names))
         if options.flags.contains("--help") {
             print(usage)
             return ExitCode.success

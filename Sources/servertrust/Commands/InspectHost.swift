@@ -53,11 +53,15 @@ struct HTTPSTarget {
     /// Connects (through `proxy`, if given) and records what the server serves; network and
     /// TLS failures are exit 4.
     func probe(timeout: Double, request: TLSProbe.Request, proxy: ProxyConfiguration? = nil) throws -> ProbeResult {
-        let host = self.host, port = self.port, address = connectTo
+        let host = self.host
+        let port = self.port
+        let address = connectTo
         let result = GetCommand.runBlocking { () -> Result<ProbeResult, HTTPError> in
             do throws(HTTPError) {
-                return .success(try await TLSProbe.fetch(host: host, port: port, connectTo: address, timeout: timeout, request: request,
-                                                         proxy: proxy))
+                return .success(
+                    try await TLSProbe.fetch(
+                        host: host, port: port, connectTo: address, timeout: timeout, request: request,
+                        proxy: proxy))
             } catch {
                 return .failure(error)
             }
@@ -117,14 +121,17 @@ enum InspectHost {
         let target = try HTTPSTarget(argument, resolve: options.values["--resolve"] ?? [])
         let timeout = try HTTPSTarget.timeout(options)
         let proxy = try ProxyOptions.configuration(options)
-        let probe = try target.probe(timeout: timeout, request: options.flags.contains("--handshake-only") ? .handshakeOnly : .head,
-                                     proxy: proxy)
+        let probe = try target.probe(
+            timeout: timeout, request: options.flags.contains("--handshake-only") ? .handshakeOnly : .head,
+            proxy: proxy)
         let verification = SystemVerification(chain: probe.chain, host: target.host)
         if options.flags.contains("--json") {
             print(json(probe, target: target, proxy: proxy, verification: verification).rendered)
         } else {
-            print(human(probe, target: target, proxy: proxy, verification: verification,
-                        handshakeOnly: options.flags.contains("--handshake-only")))
+            print(
+                human(
+                    probe, target: target, proxy: proxy, verification: verification,
+                    handshakeOnly: options.flags.contains("--handshake-only")))
         }
         return verification.verified ? ExitCode.success : ExitCode.rejected
     }
@@ -150,8 +157,10 @@ enum InspectHost {
         ])
     }
 
-    static func human(_ probe: ProbeResult, target: HTTPSTarget, proxy: ProxyConfiguration?, verification: SystemVerification,
-                      handshakeOnly: Bool) -> String {
+    static func human(
+        _ probe: ProbeResult, target: HTTPSTarget, proxy: ProxyConfiguration?, verification: SystemVerification,
+        handshakeOnly: Bool
+    ) -> String {
         var lines: [(String, String)] = []
         lines.append(("Protocol", probe.tlsVersion ?? "unknown"))
         lines.append(("Cipher", probe.cipher ?? "unknown"))
@@ -169,7 +178,8 @@ enum InspectHost {
             lines.append(("Verified", "NO, for \(target.host) against the system roots: \(verification.reason ?? "unknown")"))
         }
         let width = lines.map(\.0.count).max() ?? 0
-        var out = "Connected to \(target.authority)" + (target.connectTo.map { " (\($0), from --resolve)" } ?? "")
+        var out =
+            "Connected to \(target.authority)" + (target.connectTo.map { " (\($0), from --resolve)" } ?? "")
             + (proxy.map { " through the proxy \($0.url)" } ?? "") + "\n"
         out += lines.map { "  " + $0.0 + String(repeating: " ", count: width - $0.0.count) + "  " + $0.1 }.joined(separator: "\n")
         out += "\n\nServed chain: \(probe.chain.count) certificate\(probe.chain.count == 1 ? "" : "s")"

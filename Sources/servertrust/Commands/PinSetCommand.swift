@@ -69,7 +69,8 @@ enum PinSetCommand {
         let key = try PrivateKey.generate(algorithm)
         let signingKey = try PinSetSigningKey(publicKeyOf: key)
         try writeNew(Array(try key.pkcs8PEM().utf8), to: out, mode: 0o600)
-        print("""
+        print(
+            """
             wrote \(out) (\(algorithm) private key, mode 0600): keep it offline
             public key: \(signingKey.base64)
             key id:     \(signingKey.keyID)
@@ -176,24 +177,27 @@ enum PinSetCommand {
         do {
             let document = try chain.verify(bytes)
             if options.flags.contains("--json") {
-                print(JSON.object([
-                    ("file", .string(path)), ("accepted", .bool(true)), ("serial", .int(Int(document.serial))),
-                    ("issuedAt", .string(ASN1Time(secondsSince1970: document.issuedAt).rfc3339)),
-                    ("expiresAt", .string(ASN1Time(secondsSince1970: document.expiresAt).rfc3339)),
-                    ("keyId", .string(document.signedBy.keyID)), ("hosts", .array(document.policy.hosts.map { .string($0.pattern.description) })),
-                    ("nextSigningKeys", document.nextSigningKeys.map { .array($0.map { .string($0.base64) }) } ?? .null),
-                ]).rendered)
+                print(
+                    JSON.object([
+                        ("file", .string(path)), ("accepted", .bool(true)), ("serial", .int(Int(document.serial))),
+                        ("issuedAt", .string(ASN1Time(secondsSince1970: document.issuedAt).rfc3339)),
+                        ("expiresAt", .string(ASN1Time(secondsSince1970: document.expiresAt).rfc3339)),
+                        ("keyId", .string(document.signedBy.keyID)), ("hosts", .array(document.policy.hosts.map { .string($0.pattern.description) })),
+                        ("nextSigningKeys", document.nextSigningKeys.map { .array($0.map { .string($0.base64) }) } ?? .null),
+                    ]).rendered)
             } else {
-                print("\(path): pin set \(document.serial) verifies: signed by \(document.signedBy), valid \(ASN1Time(secondsSince1970: document.issuedAt).rfc3339) to \(ASN1Time(secondsSince1970: document.expiresAt).rfc3339), \(document.policy.hosts.count) host entries"
-                    + (document.nextSigningKeys.map { ", rotates the signing keys to \($0.count) keys" } ?? ""))
+                print(
+                    "\(path): pin set \(document.serial) verifies: signed by \(document.signedBy), valid \(ASN1Time(secondsSince1970: document.issuedAt).rfc3339) to \(ASN1Time(secondsSince1970: document.expiresAt).rfc3339), \(document.policy.hosts.count) host entries"
+                        + (document.nextSigningKeys.map { ", rotates the signing keys to \($0.count) keys" } ?? ""))
             }
             return ExitCode.success
         } catch {
             if options.flags.contains("--json") {
-                print(JSON.object([
-                    ("file", .string(path)), ("accepted", .bool(false)), ("kind", .string(error.kind.rawValue)), ("reason", .string(error.summary)),
-                    ("problems", .array(error.problems.map { .string($0.description) })),
-                ]).rendered)
+                print(
+                    JSON.object([
+                        ("file", .string(path)), ("accepted", .bool(false)), ("kind", .string(error.kind.rawValue)), ("reason", .string(error.summary)),
+                        ("problems", .array(error.problems.map { .string($0.description) })),
+                    ]).rendered)
             }
             CLI.writeStderr("servertrust: pinset verify: \(path): refused: \(error.summary)")
             return ExitCode.rejected
@@ -252,8 +256,10 @@ enum PinSetCommand {
 final class PinSetEndpoint: Sendable {
     let server: LabTLSServer
 
-    init(identity: LabTLSServer.Identity, path: String, address: LabLoopbackAddress = .ipv4, name: String = "pinset-endpoint",
-         source: @escaping @Sendable () -> [UInt8]?) throws {
+    init(
+        identity: LabTLSServer.Identity, path: String, address: LabLoopbackAddress = .ipv4, name: String = "pinset-endpoint",
+        source: @escaping @Sendable () -> [UInt8]?
+    ) throws {
         var configuration = LabTLSServer.Configuration(identity: identity, name: name)
         configuration.address = address
         configuration.handler = { request in

@@ -54,14 +54,17 @@ enum PinsCommand {
     }
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let options = try Options(arguments, flags: ["--help"], values: Set(["--host", "--format", "--resolve", "--timeout", "--backup-pin"]).union(ProxyOptions.names))
+        let options = try Options(
+            arguments, flags: ["--help"], values: Set(["--host", "--format", "--resolve", "--timeout", "--backup-pin"]).union(ProxyOptions.names))
         if options.flags.contains("--help") {
             print(usage)
             return ExitCode.success
         }
         guard options.positionals.count == 1, let source = options.positionals.first else {
-            throw CLIError(options.positionals.isEmpty ? "no file or https:// URL given (usage: servertrust pins FILE|https://HOST; --help)"
-                : "one FILE or https:// URL expected, got \(options.positionals.count)")
+            throw CLIError(
+                options.positionals.isEmpty
+                    ? "no file or https:// URL given (usage: servertrust pins FILE|https://HOST; --help)"
+                    : "one FILE or https:// URL expected, got \(options.positionals.count)")
         }
         let formatText = options.value("--format") ?? "all"
         guard let format = Format(rawValue: formatText) else {
@@ -82,8 +85,9 @@ enum PinsCommand {
         if HTTPSTarget.looksLikeURL(source) {
             guard options.value("--host") == nil else { throw CLIError("--host is for the FILE form; the URL names the host") }
             let target = try HTTPSTarget(source, resolve: options.values["--resolve"] ?? [])
-            let probe = try target.probe(timeout: try HTTPSTarget.timeout(options), request: .handshakeOnly,
-                                         proxy: try ProxyOptions.configuration(options))
+            let probe = try target.probe(
+                timeout: try HTTPSTarget.timeout(options), request: .handshakeOnly,
+                proxy: try ProxyOptions.configuration(options))
             chain = probe.chain
             host = target.host
             port = target.port
@@ -148,8 +152,13 @@ enum PinsCommand {
             rows.append((key.role, key.pin, key.label))
         }
         for spare in plan.spares {
-            rows.append(("spare", spare.description, plan.sparesOutsideChain.contains(spare) ? "--backup-pin, a key held in reserve"
-                : "--backup-pin, but this key IS in the chain"))
+            rows.append(
+                (
+                    "spare", spare.description,
+                    plan.sparesOutsideChain.contains(spare)
+                        ? "--backup-pin, a key held in reserve"
+                        : "--backup-pin, but this key IS in the chain"
+                ))
         }
         let roleWidth = rows.map(\.0.count).max() ?? 0
         let pinWidth = rows.map(\.1.count).max() ?? 0
@@ -167,10 +176,14 @@ enum PinsCommand {
             out += "\n" + plan.warnings.map { "warning: " + $0 }.joined(separator: "\n") + "\n"
         }
         let sections: [(String, String)] = [
-            ("ServerTrust policy (docs/policy-schema.md; servertrust evaluate --policy FILE)"
-                + (plan.enforces ? "" : ", report-only until a second pin is added"), prettyJSON(serverTrustPolicy(plan))),
-            ("TrustKit (TrustKit.initSharedInstance(withConfiguration:), or Info.plist TSKConfiguration with TSK… keys)",
-             prettyJSON(trustKit(plan))),
+            (
+                "ServerTrust policy (docs/policy-schema.md; servertrust evaluate --policy FILE)"
+                    + (plan.enforces ? "" : ", report-only until a second pin is added"), prettyJSON(serverTrustPolicy(plan))
+            ),
+            (
+                "TrustKit (TrustKit.initSharedInstance(withConfiguration:), or Info.plist TSKConfiguration with TSK… keys)",
+                prettyJSON(trustKit(plan))
+            ),
             ("OkHttp (Kotlin)", okHttp(plan)),
             ("App Transport Security (Info.plist)", ats(plan)),
             ("curl", curl(plan, port: port)),
@@ -190,13 +203,16 @@ enum PinsCommand {
         .object([
             ("version", .int(1)),
             ("allHostsMustBeEvaluated", .bool(false)),
-            ("hosts", .array([
-                .object([
-                    ("host", .string(plan.host)),
-                    ("pins", .array(plan.pins.map { .string($0) })),
-                    ("enforcePinning", .bool(plan.enforces)),
-                ]),
-            ])),
+            (
+                "hosts",
+                .array([
+                    .object([
+                        ("host", .string(plan.host)),
+                        ("pins", .array(plan.pins.map { .string($0) })),
+                        ("enforcePinning", .bool(plan.enforces)),
+                    ])
+                ])
+            ),
         ])
     }
 
@@ -205,15 +221,21 @@ enum PinsCommand {
     static func trustKit(_ plan: PinPlan) -> JSON {
         .object([
             ("kTSKSwizzleNetworkDelegates", .bool(false)),
-            ("kTSKPinnedDomains", .object([
-                (plan.host, .object([
-                    ("kTSKIncludeSubdomains", .bool(false)),
-                    // TrustKit refuses to enforce fewer than 2 pins; so does ServerTrust.
-                    ("kTSKEnforcePinning", .bool(plan.enforces)),
-                    ("kTSKDisableDefaultReportUri", .bool(true)),
-                    ("kTSKPublicKeyHashes", .array(plan.pins.map { .string(String($0.dropFirst("sha256/".count))) })),
-                ])),
-            ])),
+            (
+                "kTSKPinnedDomains",
+                .object([
+                    (
+                        plan.host,
+                        .object([
+                            ("kTSKIncludeSubdomains", .bool(false)),
+                            // TrustKit refuses to enforce fewer than 2 pins; so does ServerTrust.
+                            ("kTSKEnforcePinning", .bool(plan.enforces)),
+                            ("kTSKDisableDefaultReportUri", .bool(true)),
+                            ("kTSKPublicKeyHashes", .array(plan.pins.map { .string(String($0.dropFirst("sha256/".count))) })),
+                        ])
+                    )
+                ])
+            ),
         ])
     }
 
@@ -240,8 +262,10 @@ enum PinsCommand {
             guard !pins.isEmpty else { return [] }
             var lines = ["\t\t\t<key>\(key)</key>", "\t\t\t<array>"]
             for pin in pins {
-                lines += ["\t\t\t\t<dict>", "\t\t\t\t\t<key>SPKI-SHA256-BASE64</key>",
-                          "\t\t\t\t\t<string>\(pin.dropFirst("sha256/".count))</string>", "\t\t\t\t</dict>"]
+                lines += [
+                    "\t\t\t\t<dict>", "\t\t\t\t\t<key>SPKI-SHA256-BASE64</key>",
+                    "\t\t\t\t\t<string>\(pin.dropFirst("sha256/".count))</string>", "\t\t\t\t</dict>",
+                ]
             }
             return lines + ["\t\t\t</array>"]
         }
@@ -257,8 +281,10 @@ enum PinsCommand {
         if IPAddressText.parse(plan.host) != nil {
             lines.append("<!-- ATS pins domain names; \(plan.host) is an IP address, which NSPinnedDomains does not cover. -->")
         }
-        lines += ["<key>NSAppTransportSecurity</key>", "<dict>", "\t<key>NSPinnedDomains</key>", "\t<dict>",
-                  "\t\t<key>\(xmlEscaped(plan.host))</key>", "\t\t<dict>", "\t\t\t<key>NSIncludesSubdomains</key>", "\t\t\t<false/>"]
+        lines += [
+            "<key>NSAppTransportSecurity</key>", "<dict>", "\t<key>NSPinnedDomains</key>", "\t<dict>",
+            "\t\t<key>\(xmlEscaped(plan.host))</key>", "\t\t<dict>", "\t\t\t<key>NSIncludesSubdomains</key>", "\t\t\t<false/>",
+        ]
         lines += identities("NSPinnedCAIdentities", caPins)
         lines += identities("NSPinnedLeafIdentities", leafPins)
         lines += ["\t\t</dict>", "\t</dict>", "</dict>"]
@@ -284,11 +310,12 @@ enum PinsCommand {
         case .array(let items) where !items.isEmpty:
             return "[\n" + items.map { inner + prettyJSON($0, indent: inner) }.joined(separator: ",\n") + "\n" + indent + "]"
         case .object(let pairs) where !pairs.isEmpty:
-            return "{\n" + pairs.map { key, item in
-                var quoted = ""
-                JSON.quote(key, into: &quoted)
-                return inner + quoted + ": " + prettyJSON(item, indent: inner)
-            }.joined(separator: ",\n") + "\n" + indent + "}"
+            return "{\n"
+                + pairs.map { key, item in
+                    var quoted = ""
+                    JSON.quote(key, into: &quoted)
+                    return inner + quoted + ": " + prettyJSON(item, indent: inner)
+                }.joined(separator: ",\n") + "\n" + indent + "}"
         default:
             return value.rendered
         }
@@ -356,8 +383,9 @@ struct PinPlan {
         }
 
         for index in chain.indices.dropLast() where chain[index].issuer != chain[index + 1].subject {
-            warnings.append("certificate \(index + 2) (\(chain[index + 1].subject.rfc4514)) did not issue certificate \(index + 1) "
-                            + "(\(chain[index].subject.rfc4514)): the chain is out of order or carries an unrelated certificate")
+            warnings.append(
+                "certificate \(index + 2) (\(chain[index + 1].subject.rfc4514)) did not issue certificate \(index + 1) "
+                    + "(\(chain[index].subject.rfc4514)): the chain is out of order or carries an unrelated certificate")
         }
 
         // The CA certificates of the chain, and the root: served (self-signed, last), or the
@@ -375,15 +403,17 @@ struct PinPlan {
             complete = !issuers.isEmpty
             let verified = Verifier(anchors: system, policy: .basicX509(at: now)).validate(leaf: leaf, intermediates: Array(chain.dropFirst()))
             let aki = last.extensions.authorityKeyIdentifier?.keyIdentifier
-            let root = verified.chain.map(\.anchor).flatMap { chain.contains($0) ? nil : $0 }
+            let root =
+                verified.chain.map(\.anchor).flatMap { chain.contains($0) ? nil : $0 }
                 ?? issuers.first { aki != nil && $0.extensions.subjectKeyIdentifier.map(Array.init) == aki.map(Array.init) }
                 ?? issuers.first
             if let root { keys.append(Key(certificate: root, role: "root", fromSystemRoots: true, now: now)) }
         }
         if !complete {
-            warnings.append("the chain is incomplete: the last certificate (\(last.subject.rfc4514)) was issued by \(last.issuer.rfc4514), "
-                            + "which is neither in the chain nor among the system roots; clients that do not fetch missing "
-                            + "intermediates (Android, curl, ServerTrust) will refuse it: make the server send its intermediates")
+            warnings.append(
+                "the chain is incomplete: the last certificate (\(last.subject.rfc4514)) was issued by \(last.issuer.rfc4514), "
+                    + "which is neither in the chain nor among the system roots; clients that do not fetch missing "
+                    + "intermediates (Android, curl, ServerTrust) will refuse it: make the server send its intermediates")
         }
         self.keys = keys
 
@@ -422,17 +452,20 @@ struct PinPlan {
             warnings.append("--backup-pin \(spare) is the key of a certificate in the chain, not a key held in reserve")
         }
         if backup == nil {
-            warnings.append((standalone ? "the leaf is self-signed" : "no CA certificate was served or found among the system roots")
-                            + ": there is no CA key to fall back on; pin a spare key (--backup-pin) before shipping, "
-                            + "or a re-key locks every client out")
+            warnings.append(
+                (standalone ? "the leaf is self-signed" : "no CA certificate was served or found among the system roots")
+                    + ": there is no CA key to fall back on; pin a spare key (--backup-pin) before shipping, "
+                    + "or a re-key locks every client out")
         }
         if outside.isEmpty {
-            warnings.append("no pin is a true spare: every pin is a key of this chain, so a change of CA (or of its key) "
-                            + "locks every client out until an update ships; add --backup-pin with a key you keep offline (see --help)")
+            warnings.append(
+                "no pin is a true spare: every pin is a key of this chain, so a change of CA (or of its key) "
+                    + "locks every client out until an update ships; add --backup-pin with a key you keep offline (see --help)")
         }
         if backup == nil && spares.isEmpty {
-            warnings.append("with a single pin the ServerTrust and TrustKit forms are report-only (enforcePinning / kTSKEnforcePinning "
-                            + "false): enforcing needs at least 2 distinct pins")
+            warnings.append(
+                "with a single pin the ServerTrust and TrustKit forms are report-only (enforcePinning / kTSKEnforcePinning "
+                    + "false): enforcing needs at least 2 distinct pins")
         }
         let day: Int64 = 86_400
         for key in [keys[0]] + (backup.map { [$0] } ?? []) {
@@ -441,9 +474,11 @@ struct PinPlan {
             if left < 0 {
                 warnings.append("\(what) expired on \(key.certificate.notAfter.rfc3339)")
             } else if left < 30 * day {
-                warnings.append("\(what) expires in \(left / day) day\(left / day == 1 ? "" : "s") (\(key.certificate.notAfter.rfc3339)): "
-                                + (key.role == "leaf" ? "its successor may come with a new key; ship that key's pin before then"
-                                    : "pins on its key stop helping when it is replaced; check the CA's successor key"))
+                warnings.append(
+                    "\(what) expires in \(left / day) day\(left / day == 1 ? "" : "s") (\(key.certificate.notAfter.rfc3339)): "
+                        + (key.role == "leaf"
+                            ? "its successor may come with a new key; ship that key's pin before then"
+                            : "pins on its key stop helping when it is replaced; check the CA's successor key"))
             }
         }
         self.explanation = explanation

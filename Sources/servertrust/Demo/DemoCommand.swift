@@ -298,7 +298,8 @@ enum DemoCommand {
             for situation in Situation.allCases { header += pad(situation.column, width) }
             print(trimmed(header))
             for combination in combinations {
-                var line = pad(combination.mode.rawValue, 12) + pad(combination.allowInvalid ? "YES" : "NO", 9)
+                var line =
+                    pad(combination.mode.rawValue, 12) + pad(combination.allowInvalid ? "YES" : "NO", 9)
                     + pad(combination.validatesDomain ? "YES" : "NO", 8)
                 for situation in Situation.allCases {
                     guard let cell = cells.first(where: { $0.strict == strict && $0.combination == combination && $0.situation == situation })
@@ -337,7 +338,12 @@ enum DemoCommand {
         let total = cells.count
         print(
             "\(total - mismatches.count) of \(total) cells match the expected table"
-                + (mismatches.isEmpty ? "" : "; mismatches: " + mismatches.map { "\($0.combination.mode.rawValue)/\($0.combination.allowInvalid)/\($0.combination.validatesDomain)/\($0.strict ? "strict" : "compat")/\($0.situation.rawValue)=\($0.reason)" }.joined(separator: ", "))
+                + (mismatches.isEmpty
+                    ? ""
+                    : "; mismatches: "
+                        + mismatches.map {
+                            "\($0.combination.mode.rawValue)/\($0.combination.allowInvalid)/\($0.combination.validatesDomain)/\($0.strict ? "strict" : "compat")/\($0.situation.rawValue)=\($0.reason)"
+                        }.joined(separator: ", "))
                 + String(format: " (%.1f s)", elapsed))
     }
 }

@@ -46,11 +46,14 @@ enum DemoRotation {
         let anchors = TrustStore(try [pki.root, interceptionRoot].map { try Certificate(derEncoded: $0.der) }, sources: ["demo system roots"])
 
         func pin(_ der: [UInt8]) -> String { "sha256/" + Base64.encode(SHA256.hash(der)) }
-        let oldPin = pin(pki.leafKey.publicKeyInfoDER), newPin = pin(newKey.publicKeyInfoDER), sparePin = pin(spareKey.publicKeyInfoDER)
+        let oldPin = pin(pki.leafKey.publicKeyInfoDER)
+        let newPin = pin(newKey.publicKeyInfoDER)
+        let sparePin = pin(spareKey.publicKeyInfoDER)
         let caPins = [pin(pki.intermediate.subjectPublicKeyInfoDER), pin(pki.root.subjectPublicKeyInfoDER)]
         func policy(api pins: [String]) -> [UInt8] {
             let quoted = { (list: [String]) in list.map { "\"\($0)\"" }.joined(separator: ", ") }
-            return Array("""
+            return Array(
+                """
                 {"version": 1, "allHostsMustBeEvaluated": false, "hosts": [
                   {"host": "\(apiHost)", "pins": [\(quoted(pins))]},
                   {"host": "\(pinsHost)", "pins": [\(quoted(caPins))]}
@@ -65,13 +68,17 @@ enum DemoRotation {
         let rules = try PinSetRules(signingKeys: [try PinSetSigningKey(publicKeyOf: signingKey), try PinSetSigningKey(publicKeyOf: backupSigningKey)])
 
         // The operator's documents: set 1 (published earlier: old key and spare) and set 2 (new key and spare).
-        let set1 = try PinSetDocument.sign(policyJSON: policy(api: [oldPin, sparePin]), serial: 1, issuedAt: now - 10 * day, expiresAt: now + 80 * day, key: signingKey)
-        let set2 = try PinSetDocument.sign(policyJSON: policy(api: [newPin, sparePin]), serial: 2, issuedAt: now - 60, expiresAt: now + 90 * day, key: signingKey)
-        let forged = try PinSetDocument.sign(policyJSON: policy(api: [newPin, sparePin]), serial: 3, issuedAt: now - 60, expiresAt: now + 90 * day, key: attackerKey)
+        let set1 = try PinSetDocument.sign(
+            policyJSON: policy(api: [oldPin, sparePin]), serial: 1, issuedAt: now - 10 * day, expiresAt: now + 80 * day, key: signingKey)
+        let set2 = try PinSetDocument.sign(
+            policyJSON: policy(api: [newPin, sparePin]), serial: 2, issuedAt: now - 60, expiresAt: now + 90 * day, key: signingKey)
+        let forged = try PinSetDocument.sign(
+            policyJSON: policy(api: [newPin, sparePin]), serial: 3, issuedAt: now - 60, expiresAt: now + 90 * day, key: attackerKey)
         let tampered = try tamper(set2)
 
         // The servers: the API on its new key, the pin-set endpoint, and a MITM relay in front of it.
-        let api = try LabTLSServer.started(LabTLSServer.Configuration(identity: .init(chain: [movedLeaf, pki.intermediate], key: newKey), name: "rotation-api"))
+        let api = try LabTLSServer.started(
+            LabTLSServer.Configuration(identity: .init(chain: [movedLeaf, pki.intermediate], key: newKey), name: "rotation-api"))
         let published = Mutex<[UInt8]>(forged)
         let endpoint = try PinSetEndpoint(identity: .init(chain: [pinsLeaf, pki.intermediate], key: pki.leafKey), path: path, name: "rotation-pins") {
             published.withLock { $0 }
@@ -96,7 +103,8 @@ enum DemoRotation {
         }
         func updater(_ session: HTTPSession, pinsPort: UInt16, store: String?) throws -> PinSetUpdater {
             try PinSetUpdater(
-                PinSetUpdater.Configuration(url: "https://\(pinsHost):\(pinsPort)\(path)", baseline: baseline, rules: rules, anchors: anchors, storePath: store),
+                PinSetUpdater.Configuration(
+                    url: "https://\(pinsHost):\(pinsPort)\(path)", baseline: baseline, rules: rules, anchors: anchors, storePath: store),
                 session: session)
         }
         let apiURL = "https://\(apiHost):\(api.port)/"
@@ -133,7 +141,9 @@ enum DemoRotation {
         published.withLock { $0 = set2 }
         let cafe = try session(pinsPort: relay.port)
         defer { cafe.invalidate() }
-        record("the operator signs set 2 (new key, spare) and publishes it; a client behind a man in the middle with a user-trusted CA fetches it", "refused", outcome(await (try updater(cafe, pinsPort: relay.port, store: nil)).checkNow()))
+        record(
+            "the operator signs set 2 (new key, spare) and publishes it; a client behind a man in the middle with a user-trusted CA fetches it", "refused",
+            outcome(await (try updater(cafe, pinsPort: relay.port, store: nil)).checkNow()))
         record("set 2 fetched from the operator's endpoint, verified and swapped in", "accepted", outcome(await updates.checkNow()))
         record("\(apiHost) on its new key, under set 2", "accepted", await callAPI(client))
         published.withLock { $0 = set1 }
@@ -143,10 +153,14 @@ enum DemoRotation {
         defer { restarted.invalidate() }
         let restartEvents = Mutex<[PinSetUpdater.Event]>([])
         _ = try PinSetUpdater(
-            PinSetUpdater.Configuration(url: "https://\(pinsHost):\(endpoint.port)\(path)", baseline: baseline, rules: rules, anchors: anchors, storePath: store),
-            session: restarted) { event in restartEvents.withLock { $0.append(event) } }
+            PinSetUpdater.Configuration(
+                url: "https://\(pinsHost):\(endpoint.port)\(path)", baseline: baseline, rules: rules, anchors: anchors, storePath: store),
+            session: restarted
+        ) { event in restartEvents.withLock { $0.append(event) } }
         let restoredSerial = restartEvents.withLock { events in events.compactMap { if case .restored(let serial) = $0 { serial } else { nil } }.first }
-        record("restart: the stored chain is verified again; set 2 in force", "accepted", restoredSerial == 2 ? ("accepted", "serial 2 in force") : ("refused", "\(restartEvents.withLock { $0 })"))
+        record(
+            "restart: the stored chain is verified again; set 2 in force", "accepted",
+            restoredSerial == 2 ? ("accepted", "serial 2 in force") : ("refused", "\(restartEvents.withLock { $0 })"))
         record("\(apiHost) after the restart", "accepted", await callAPI(restarted))
         return steps
     }

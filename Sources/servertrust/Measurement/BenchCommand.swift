@@ -1,8 +1,9 @@
 import CertificateParsing
 import ServerTrust
 import TrustEvaluation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `servertrust bench evaluate …`: the plug-in interface of ../shared/bench (README there).
@@ -125,8 +126,10 @@ enum BenchCommand {
             let pins: [SPKIPin]
             let configuration: PinningConfiguration
             do {
-                pins = [SPKIPin(certificate: verified.leaf),
-                        try SPKIPin("sha256/" + Base64.encode([UInt8](repeating: 7, count: 32)))]
+                pins = [
+                    SPKIPin(certificate: verified.leaf),
+                    try SPKIPin("sha256/" + Base64.encode([UInt8](repeating: 7, count: 32))),
+                ]
                 configuration = try PinningConfiguration([PinnedHost(pattern: try HostPattern(host), pins: pins)])
             } catch {
                 throw CLIError("pin configuration: \(error)")
@@ -181,7 +184,8 @@ enum BenchCommand {
                 let signed = Array(path.dropLast())
                 body = {
                     for (certificate, key) in zip(signed, keys) {
-                        guard ops.verify(signature: certificate.signature, over: certificate.tbsBytes, algorithm: certificate.signatureAlgorithm, key: key) else {
+                        guard ops.verify(signature: certificate.signature, over: certificate.tbsBytes, algorithm: certificate.signatureAlgorithm, key: key)
+                        else {
                             throw CLIError("signature check failed", code: 1)
                         }
                         sink &+= 1

@@ -34,9 +34,11 @@ enum BenchHTTPS {
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let options = try Options(arguments, flags: ["--help"], values: [
-            "--url", "--connect-ip", "--cainfo", "--pin", "--mode", "--requests", "--max-seconds", "--alg", "--impl", "--expect-bytes",
-        ])
+        let options = try Options(
+            arguments, flags: ["--help"],
+            values: [
+                "--url", "--connect-ip", "--cainfo", "--pin", "--mode", "--requests", "--max-seconds", "--alg", "--impl", "--expect-bytes",
+            ])
         if options.flags.contains("--help") {
             print(usage)
             return ExitCode.success
@@ -74,7 +76,8 @@ enum BenchHTTPS {
             let pattern: HostPattern
             do { pattern = try HostPattern(host) } catch { throw CLIError("'\(host)': \(error.message)") }
             do {
-                evaluator = SPKIPinsTrustEvaluator(configuration: try PinningConfiguration([PinnedHost(pattern: pattern, pins: [pin], requiresBackupPin: false)]))
+                evaluator = SPKIPinsTrustEvaluator(
+                    configuration: try PinningConfiguration([PinnedHost(pattern: pattern, pins: [pin], requiresBackupPin: false)]))
             } catch {
                 throw CLIError("--pin: \(error)")
             }

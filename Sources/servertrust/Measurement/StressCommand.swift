@@ -1,12 +1,13 @@
-import CertificateParsing
 internal import CServerTrustShims
+import CertificateParsing
 import Foundation
 import ServerTrust
 import ServerTrustHTTP
 import ServerTrustLab
 import TrustEvaluation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `servertrust stress load|faults`: the load and leak checks of issue 7 §3–4, run against
@@ -77,7 +78,8 @@ enum StressCommand {
 
     static func residentKiB() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+        else { return 0 }
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 
@@ -139,8 +141,9 @@ enum StressCommand {
     /// keep) is in place before a baseline is taken: it is not a leak of any request.
     static func warmUp() throws {
         let now = Int64(time(nil))
-        let pki = try LabPKI.webChain(host: "warmup.example.test", leafNotBefore: now - LabClock.day,
-                                      leafNotAfter: now + 30 * LabClock.day, keySlot: 63)
+        let pki = try LabPKI.webChain(
+            host: "warmup.example.test", leafNotBefore: now - LabClock.day,
+            leafNotAfter: now + 30 * LabClock.day, keySlot: 63)
         let server = try LabTLSServer.started(.init(identity: .init(pki: pki), name: "warmup"))
         defer { server.stop() }
         var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(DefaultTrustEvaluator(), anchors: try anchors(pki.root)))
@@ -428,15 +431,18 @@ enum StressCommand {
             // lookup (and its UDP socket) lives on in curl's resolver thread until the resolver's
             // own retries end (resolv.conf: 5 s × 2 attempts by default); allow for that.
             let settle = fault == .unresolvableHost ? 15.0 : 3.0
-            results.append(FaultResult(fault: fault, outcome: classify(error), expected: expected(fault),
-                                       message: error.map { "\($0)" } ?? "succeeded", seconds: seconds, timeout: timeout(fault),
-                                       descriptorsAfter: settledDescriptors(baseline: baseline, within: settle)))
+            results.append(
+                FaultResult(
+                    fault: fault, outcome: classify(error), expected: expected(fault),
+                    message: error.map { "\($0)" } ?? "succeeded", seconds: seconds, timeout: timeout(fault),
+                    descriptorsAfter: settledDescriptors(baseline: baseline, within: settle)))
         }
         let final = settledDescriptors(baseline: baseline)
         var failures: [String] = []
         for result in results {
             if !result.matches {
-                failures.append("\(result.fault.rawValue): expected \(result.expected.sorted().joined(separator: " or ")), got \(result.outcome) (\(result.message))")
+                failures.append(
+                    "\(result.fault.rawValue): expected \(result.expected.sorted().joined(separator: " or ")), got \(result.outcome) (\(result.message))")
             }
             if !result.inTime { failures.append("\(result.fault.rawValue): took \(rounded(result.seconds, 2)) s, timeout \(result.timeout) s") }
             if result.descriptorsAfter > baseline {
@@ -487,8 +493,9 @@ extension StressCommand {
     static func serve(_ arguments: [String]) throws -> Int32 {
         guard let options = try parseOptions(arguments, values: ["--connections"]) else { return ExitCode.success }
         let now = Int64(time(nil))
-        let pki = try LabPKI.webChain(host: StressServerProcess.host, leafNotBefore: now - LabClock.day,
-                                      leafNotAfter: now + 30 * LabClock.day, keySlot: 62)
+        let pki = try LabPKI.webChain(
+            host: StressServerProcess.host, leafNotBefore: now - LabClock.day,
+            leafNotAfter: now + 30 * LabClock.day, keySlot: 62)
         let body = StressServerProcess.body
         var configuration = LabTLSServer.Configuration(identity: .init(pki: pki), name: "stress-load")
         configuration.handler = { _ in LabHTTPResponse(status: 200, body: .bytes(body)) }
@@ -530,7 +537,8 @@ final class StressServerProcess {
         }
         let fields = Self.readLine(output).split(separator: " ")
         guard fields.count == 3, fields[0] == "ready", let port = UInt16(fields[1]),
-              let root = try? LabCertificate(der: Self.bytes(hex: fields[2])) else {
+            let root = try? LabCertificate(der: Self.bytes(hex: fields[2]))
+        else {
             process.terminate()
             throw CLIError("the load server did not start", code: 1)
         }

@@ -65,7 +65,9 @@ struct ClientCertificateOptions {
     }
 
     enum FileType: String {
-        case pem = "PEM", der = "DER", p12 = "P12"
+        case pem = "PEM"
+        case der = "DER"
+        case p12 = "P12"
     }
 
     static func identity(_ path: String, type: String?, keyPath: String?, password: String?) throws -> Identity {

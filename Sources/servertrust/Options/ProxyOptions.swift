@@ -1,5 +1,5 @@
-import ServerTrust
 import CertificateParsing
+import ServerTrust
 import ServerTrustHTTP
 import TrustEvaluation
 
@@ -23,8 +23,9 @@ enum ProxyOptions {
 
     /// The proxy `options` describe (the `inspect` and `pins` option parser).
     static func configuration(_ options: Options) throws -> ProxyConfiguration? {
-        try configuration(url: options.value("--proxy"), user: options.value("--proxy-user"),
-                          userPassword: options.value("--proxy-user-password"), caCertificates: options.values["--proxy-cacert"] ?? [])
+        try configuration(
+            url: options.value("--proxy"), user: options.value("--proxy-user"),
+            userPassword: options.value("--proxy-user-password"), caCertificates: options.values["--proxy-cacert"] ?? [])
     }
 
     /// The proxy the options describe, or `nil` without `--proxy`.
@@ -40,8 +41,9 @@ enum ProxyOptions {
         guard isHTTPS || url.lowercased().hasPrefix("http://") else { throw CLIError("--proxy must be an http:// or https:// URL") }
         var proxy = ProxyConfiguration(url: url)
         if let user {
-            let (name, password) = try GetCommand.credentials(user, option: "--proxy-user", passwordSource: userPassword,
-                                                               sourceOption: "--proxy-user-password")
+            let (name, password) = try GetCommand.credentials(
+                user, option: "--proxy-user", passwordSource: userPassword,
+                sourceOption: "--proxy-user-password")
             proxy.credential = .user(name, password: password, persistence: .none)
         } else if userPassword != nil {
             throw CLIError("--proxy-user-password needs --proxy-user USER")

@@ -91,11 +91,13 @@ struct TrustOptions {
             }
             let labels = Set(documents.map(\.label))
             let what = labels.contains("CERTIFICATE") ? "a certificate (PEM CERTIFICATE)" : FileKind.describe(bytes) ?? "PEM without a PUBLIC KEY block"
-            throw CLIError("--pinnedpubkey \(path): not a public key: looks like \(what); curl wants a PUBLIC KEY ('servertrust pins FILE' prints a certificate's pin)")
+            throw CLIError(
+                "--pinnedpubkey \(path): not a public key: looks like \(what); curl wants a PUBLIC KEY ('servertrust pins FILE' prints a certificate's pin)")
         }
         if let key = try? SubjectPublicKeyInfo(derEncoded: bytes) { return Array(key.derBytes) }
         let what = (try? Certificate(derEncoded: bytes)) != nil ? "a certificate (DER)" : FileKind.describe(bytes) ?? "binary data that is not DER"
-        throw CLIError("--pinnedpubkey \(path): not a public key: looks like \(what); curl wants a PUBLIC KEY ('servertrust pins FILE' prints a certificate's pin)")
+        throw CLIError(
+            "--pinnedpubkey \(path): not a public key: looks like \(what); curl wants a PUBLIC KEY ('servertrust pins FILE' prints a certificate's pin)")
     }
 
     /// `--compat` or the default strict semantics (`--strict` is accepted and changes nothing).
@@ -172,7 +174,8 @@ struct TrustOptions {
 
     private func unscopedEvaluator(host: String, alwaysPolicy: Bool, reporter: (any PinFailureReporter)?) throws -> any ServerTrustEvaluating {
         if let path = values["--policy"]?.last {
-            let conflicting = ["--mode", "--pinned-cert", "--pin", "--pinnedpubkey"].filter { values[$0] != nil }
+            let conflicting =
+                ["--mode", "--pinned-cert", "--pin", "--pinnedpubkey"].filter { values[$0] != nil }
                 + ["--allow-invalid", "--insecure", "--no-validate-domain", "--strict", "--compat"].filter { flags.contains($0) }
             guard conflicting.isEmpty else { throw CLIError("--policy cannot be combined with \(conflicting.joined(separator: ", "))") }
             let policy: PolicyFile
@@ -205,7 +208,9 @@ struct TrustOptions {
         guard let pinSet else { return policy }
         // The pins after the policy, on the path the policy validated (the composite hands it
         // on); when the policy validated nothing, on the leaf alone.
-        return CompositeTrustEvaluator(evaluators: [policy, SPKIPinsTrustEvaluator(configuration: pinSet, performDefaultValidation: false, validateHost: false)])
+        return CompositeTrustEvaluator(evaluators: [
+            policy, SPKIPinsTrustEvaluator(configuration: pinSet, performDefaultValidation: false, validateHost: false),
+        ])
     }
 
     /// The `--pin` pins as a pin set for `host`: an ad-hoc check, like curl's `--pinnedpubkey`,

@@ -10,9 +10,11 @@ import TrustEvaluation
 /// user-trusted anchor. The default policy lets it read the traffic (what pinning exists to
 /// stop); every pinning policy refuses its certificate before a request is sent, and its flow
 /// log shows that no request reached it.
-@Suite("mitmproxy integration: an interception proxy with a user-installed CA",
-       .enabled(if: IntegrationTools.mitmproxySuiteEnabled,
-                "mitmdump or nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
+@Suite(
+    "mitmproxy integration: an interception proxy with a user-installed CA",
+    .enabled(
+        if: IntegrationTools.mitmproxySuiteEnabled,
+        "mitmdump or nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
 struct MitmproxyIntegrationTests {
     /// Lab and proxy, started together and stopped together.
     struct Fixture: Sendable {
@@ -120,17 +122,25 @@ struct MitmproxyIntegrationTests {
         let intermediate = try lab.certificate(lab.pki.intermediate)
         let backup = try lab.certificate(lab.otherPKI.intermediate)
         let pinSet = try PinningConfiguration([
-            PinnedHost(pattern: try HostPattern(NginxLab.host), pins: [SPKIPin(certificate: intermediate), SPKIPin(certificate: backup)]),
+            PinnedHost(pattern: try HostPattern(NginxLab.host), pins: [SPKIPin(certificate: intermediate), SPKIPin(certificate: backup)])
         ])
         let policies: [(name: String, decider: ServerTrustDecider)] = [
             ("SecurityPolicy publicKey (leaf, strict)", try fixture.policy(SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [leaf]))),
-            ("SecurityPolicy publicKey (intermediate, compat)",
-             try fixture.policy(SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [intermediate], semantics: .compat))),
-            ("SecurityPolicy certificate (intermediate)",
-             try fixture.policy(SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [intermediate]))),
-            ("SecurityPolicy certificate (leaf, allowInvalid, compat)",
-             try fixture.policy(SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [leaf], allowInvalidCertificates: true,
-                                               semantics: .compat))),
+            (
+                "SecurityPolicy publicKey (intermediate, compat)",
+                try fixture.policy(SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [intermediate], semantics: .compat))
+            ),
+            (
+                "SecurityPolicy certificate (intermediate)",
+                try fixture.policy(SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [intermediate]))
+            ),
+            (
+                "SecurityPolicy certificate (leaf, allowInvalid, compat)",
+                try fixture.policy(
+                    SecurityPolicy(
+                        pinningMode: .certificate, pinnedCertificates: [leaf], allowInvalidCertificates: true,
+                        semantics: .compat))
+            ),
             ("SPKIPinsTrustEvaluator", try fixture.policy(SPKIPinsTrustEvaluator(configuration: pinSet))),
             ("PublicKeysTrustEvaluator", try fixture.policy(PublicKeysTrustEvaluator(certificates: [intermediate]))),
             ("PinnedCertificatesTrustEvaluator", try fixture.policy(PinnedCertificatesTrustEvaluator(certificates: [leaf]))),
@@ -150,7 +160,8 @@ struct MitmproxyIntegrationTests {
         let pinPath = try LabFiles.write(lab.pki.leaf.pem, to: lab.directory + "/genuine-leaf.pem")
         let cliPin = try await fixture.cli("/?pinned-cli", ["--pin", "sha256/" + leaf.spkiSHA256Base64])
         // The CLI's first line is in words (UserMessages); the decision record after it names the evaluator.
-        #expect(cliPin.status == 1 && cliPin.stderr.contains("server trust rejected: ") && cliPin.stderr.contains("public key does not match the pinned public key")
+        #expect(
+            cliPin.status == 1 && cliPin.stderr.contains("server trust rejected: ") && cliPin.stderr.contains("public key does not match the pinned public key")
                 && cliPin.stderr.contains("evaluator: SPKIPinsTrustEvaluator"), "\(cliPin)")
         let cliMode = try await fixture.cli("/?pinned-cli-mode", ["--mode", "public-key", "--pinned-cert", pinPath, "--strict"])
         #expect(cliMode.status == 1 && cliMode.stderr.contains("server trust rejected"), "\(cliMode)")

@@ -9,14 +9,17 @@ import TrustEvaluation
 /// Issue 5's "done when" against a real server: Debian's nginx with a generated PKI, started by
 /// each test on free loopback ports and stopped at its end. Every situation is checked through
 /// ``HTTPSession`` and through the built `servertrust get`.
-@Suite("nginx integration: each situation behaves as the policy says",
-       .enabled(if: IntegrationTools.nginxSuiteEnabled, "nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
+@Suite(
+    "nginx integration: each situation behaves as the policy says",
+    .enabled(if: IntegrationTools.nginxSuiteEnabled, "nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
 struct NginxIntegrationTests {
     static let host = NginxLab.host
 
     /// A session with `decider`, every nginx host resolved to 127.0.0.1.
-    func session(_ lab: NginxLab, _ decider: ServerTrustDecider,
-                 configure: (inout HTTPSessionConfiguration) -> Void = { _ in }) throws -> HTTPSession {
+    func session(
+        _ lab: NginxLab, _ decider: ServerTrustDecider,
+        configure: (inout HTTPSessionConfiguration) -> Void = { _ in }
+    ) throws -> HTTPSession {
         var configuration = HTTPSessionConfiguration(serverTrust: decider)
         configuration.resolve = lab.resolve
         configuration.timeout = 30
@@ -129,12 +132,14 @@ struct NginxIntegrationTests {
         #expect(error?.rejection?.validationFailure?.kind == .expired, "\(String(describing: error))")
 
         let intermediate = try lab.certificate(lab.pki.intermediate)
-        let compat = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [intermediate], allowInvalidCertificates: true,
-                                    semantics: .compat)
+        let compat = SecurityPolicy(
+            pinningMode: .publicKey, pinnedCertificates: [intermediate], allowInvalidCertificates: true,
+            semantics: .compat)
         let quirk = try await session(lab, try policy(lab, compat)).get(lab.url(.expired, "/?compat"))
         #expect(quirk.statusCode == 200, "AFNetworking accepts an expired pinned chain with allowInvalidCertificates")
-        let strict = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [intermediate], allowInvalidCertificates: true,
-                                    semantics: .strict)
+        let strict = SecurityPolicy(
+            pinningMode: .publicKey, pinnedCertificates: [intermediate], allowInvalidCertificates: true,
+            semantics: .strict)
         let strictError = await failure { try await session(lab, try policy(lab, strict)).get(lab.url(.expired, "/?strict")) }
         #expect(strictError?.rejection?.reason.contains("expired") == true, "\(String(describing: strictError))")
 
@@ -172,8 +177,9 @@ struct NginxIntegrationTests {
 
         let cliDefault = try await get(lab, .pinnedSelfSigned, "/?cli-default", ["--anchors", lab.rootPath])
         #expect(cliDefault.status == 1 && cliDefault.stderr.contains("untrustedRoot"), "\(cliDefault)")
-        let cliCertificate = try await get(lab, .pinnedSelfSigned, "/?cli-certificate",
-                                     ["--mode", "certificate", "--pinned-cert", lab.pinnedPath, "--allow-invalid"])
+        let cliCertificate = try await get(
+            lab, .pinnedSelfSigned, "/?cli-certificate",
+            ["--mode", "certificate", "--pinned-cert", lab.pinnedPath, "--allow-invalid"])
         #expect(cliCertificate.status == 0 && cliCertificate.stdout == NginxLab.index, "\(cliCertificate)")
         let cliPin = try await get(lab, .pinnedSelfSigned, "/?cli-pin", ["--allow-invalid", "--pin", pin.description])
         #expect(cliPin.status == 0 && cliPin.stdout == NginxLab.index, "\(cliPin)")
@@ -250,11 +256,16 @@ struct NginxIntegrationTests {
         #expect(try await challenged.get(url).statusCode == 200)
         #expect(names.all == [[try lab.certificate(lab.clientPKI.root).subject.rfc4514]])
 
-        let cli = try await get(lab, .clientCertificate, "/whoami", ["--anchors", lab.rootPath, "--cert", lab.clientCertificatePath,
-                                                               "--key", lab.clientKeyPath])
+        let cli = try await get(
+            lab, .clientCertificate, "/whoami",
+            [
+                "--anchors", lab.rootPath, "--cert", lab.clientCertificatePath,
+                "--key", lab.clientKeyPath,
+            ])
         #expect(cli.status == 0 && cli.stdout.hasPrefix("client CN=nginx client"), "\(cli)")
-        let pfx = try LabPKCS12.create(certificate: lab.clientLeaf, key: lab.clientPKI.leafKey, chain: [lab.clientPKI.intermediate],
-                                       password: "pfx")
+        let pfx = try LabPKCS12.create(
+            certificate: lab.clientLeaf, key: lab.clientPKI.leafKey, chain: [lab.clientPKI.intermediate],
+            password: "pfx")
         let pfxPath = try LabFiles.write(pfx, to: lab.directory + "/client.p12")
         let cliPKCS12 = try await get(lab, .clientCertificate, "/whoami", ["--anchors", lab.rootPath, "--cert", pfxPath, "--pass", "pfx"])
         #expect(cliPKCS12.status == 0 && cliPKCS12.stdout.hasSuffix("verify=SUCCESS\n"), "\(cliPKCS12)")
@@ -329,14 +340,19 @@ struct NginxIntegrationTests {
         let rejection = try #require(error?.rejection, "\(String(describing: error))")
         #expect(rejection.host == NginxLab.otherHost && rejection.evaluator == "SPKIPinsTrustEvaluator")
 
-        let cli = try await get(lab, .valid, "/redirect", ["--anchors", lab.rootPath, "--anchors", lab.otherRootPath, "-H", "Authorization: Bearer x",
-                                                      "--json"])
+        let cli = try await get(
+            lab, .valid, "/redirect",
+            [
+                "--anchors", lab.rootPath, "--anchors", lab.otherRootPath, "-H", "Authorization: Bearer x",
+                "--json",
+            ])
         #expect(cli.status == 0, "\(cli)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(cli.stdout.utf8)) as? [String: Any], "\(cli)")
         #expect(object["body"] as? String == "landed on \(NginxLab.otherHost) from=www authorization=[]\n")
         #expect((object["redirects"] as? [[String: Any]])?.first?["location"] as? String == lab.url(.other, "/landing?from=www"))
         let cliUntrusted = try await get(lab, .valid, "/redirect", ["--anchors", lab.rootPath])
-        #expect(cliUntrusted.status == 1 && cliUntrusted.stderr.contains(NginxLab.otherHost)
+        #expect(
+            cliUntrusted.status == 1 && cliUntrusted.stderr.contains(NginxLab.otherHost)
                 && cliUntrusted.stderr.contains("untrustedRoot"), "\(cliUntrusted)")
 
         #expect(try await loggedRequests(lab, .valid, count: 4).count == 4)

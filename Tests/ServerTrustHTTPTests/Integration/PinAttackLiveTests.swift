@@ -71,21 +71,36 @@ struct PinAttackLiveTests {
             for mode in [PinningMode.publicKey, .certificate] {
                 for allowInvalid in [false, true] {
                     for validatesDomain in [true, false] {
-                        list.append((
-                            "SecurityPolicy \(semantics) \(mode) allowInvalid=\(allowInvalid) validatesDomainName=\(validatesDomain)",
-                            SecurityPolicy(
-                                pinningMode: mode, pinnedCertificates: [pinned], allowInvalidCertificates: allowInvalid,
-                                validatesDomainName: validatesDomain, semantics: semantics), true
-                        ))
+                        list.append(
+                            (
+                                "SecurityPolicy \(semantics) \(mode) allowInvalid=\(allowInvalid) validatesDomainName=\(validatesDomain)",
+                                SecurityPolicy(
+                                    pinningMode: mode, pinnedCertificates: [pinned], allowInvalidCertificates: allowInvalid,
+                                    validatesDomainName: validatesDomain, semantics: semantics), true
+                            ))
                     }
                 }
             }
         }
         for validate in [true, false] {
-            let pins = try PinningConfiguration([PinnedHost(pattern: HostPattern("**.example.test"), pins: [SPKIPin(certificate: pinned)], requiresBackupPin: false)])
-            list.append(("SPKI pins validation=\(validate)", SPKIPinsTrustEvaluator(configuration: pins, performDefaultValidation: validate, validateHost: validate), validate || isLeaf))
-            list.append(("public keys validation=\(validate)", PublicKeysTrustEvaluator(certificates: [pinned], performDefaultValidation: validate, validateHost: validate), validate || isLeaf))
-            list.append(("pinned certificates validation=\(validate)", PinnedCertificatesTrustEvaluator(certificates: [pinned], performDefaultValidation: validate, validateHost: validate), validate || isLeaf))
+            let pins = try PinningConfiguration([
+                PinnedHost(pattern: HostPattern("**.example.test"), pins: [SPKIPin(certificate: pinned)], requiresBackupPin: false)
+            ])
+            list.append(
+                (
+                    "SPKI pins validation=\(validate)", SPKIPinsTrustEvaluator(configuration: pins, performDefaultValidation: validate, validateHost: validate),
+                    validate || isLeaf
+                ))
+            list.append(
+                (
+                    "public keys validation=\(validate)",
+                    PublicKeysTrustEvaluator(certificates: [pinned], performDefaultValidation: validate, validateHost: validate), validate || isLeaf
+                ))
+            list.append(
+                (
+                    "pinned certificates validation=\(validate)",
+                    PinnedCertificatesTrustEvaluator(certificates: [pinned], performDefaultValidation: validate, validateHost: validate), validate || isLeaf
+                ))
         }
         return list
     }

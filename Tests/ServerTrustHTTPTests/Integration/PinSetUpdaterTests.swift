@@ -47,7 +47,8 @@ struct PinSetUpdaterTests {
             pki = try Lab.pki(host: PinSetUpdaterTests.apiHost, keySlot: 44)
             newKey = try LabKey.shared(.p256, slot: 45)
             let moved = try LabCertificate.issue(
-                LabPKI.leafSpec(host: PinSetUpdaterTests.apiHost, keyAlgorithm: .p256, notBefore: Lab.now - LabClock.day, notAfter: Lab.now + 30 * LabClock.day),
+                LabPKI.leafSpec(
+                    host: PinSetUpdaterTests.apiHost, keyAlgorithm: .p256, notBefore: Lab.now - LabClock.day, notAfter: Lab.now + 30 * LabClock.day),
                 subjectKey: newKey, issuer: pki.intermediateIssuer)
             api = try Lab.server(.init(chain: [moved, pki.intermediate], key: newKey), name: "pinset-api")
             let published = self.published
@@ -72,7 +73,9 @@ struct PinSetUpdaterTests {
 
         static func policy(api pins: [String], caPins: [String]) -> [UInt8] {
             let quoted = { (list: [String]) in list.map { "\"\($0)\"" }.joined(separator: ", ") }
-            return Array(#"{"version": 1, "allHostsMustBeEvaluated": false, "hosts": [{"host": "\#(PinSetUpdaterTests.apiHost)", "pins": [\#(quoted(pins))]}, {"host": "\#(PinSetUpdaterTests.pinsHost)", "pins": [\#(quoted(caPins))]}]}"#.utf8)
+            return Array(
+                #"{"version": 1, "allHostsMustBeEvaluated": false, "hosts": [{"host": "\#(PinSetUpdaterTests.apiHost)", "pins": [\#(quoted(pins))]}, {"host": "\#(PinSetUpdaterTests.pinsHost)", "pins": [\#(quoted(caPins))]}]}"#
+                    .utf8)
         }
 
         /// Set `serial`, pinning the API to its new key and the spare.
@@ -84,18 +87,24 @@ struct PinSetUpdaterTests {
 
         func session(pinsPort: UInt16? = nil) throws -> HTTPSession {
             var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(baseline.makeManager(), anchors: anchors))
-            configuration.resolve = ["\(PinSetUpdaterTests.apiHost):\(api.port):127.0.0.1", "\(PinSetUpdaterTests.pinsHost):\(pinsPort ?? pins.port):127.0.0.1"]
+            configuration.resolve = [
+                "\(PinSetUpdaterTests.apiHost):\(api.port):127.0.0.1", "\(PinSetUpdaterTests.pinsHost):\(pinsPort ?? pins.port):127.0.0.1",
+            ]
             configuration.timeout = 10
             return try HTTPSession(configuration: configuration)
         }
 
-        func updater(_ session: HTTPSession, pinsPort: UInt16? = nil, store: String? = nil, clock: TrustClock = .system,
-                     events: Recorder<String>? = nil) throws -> PinSetUpdater {
+        func updater(
+            _ session: HTTPSession, pinsPort: UInt16? = nil, store: String? = nil, clock: TrustClock = .system,
+            events: Recorder<String>? = nil
+        ) throws -> PinSetUpdater {
             let rules = try PinSetRules(signingKeys: self.rules.signingKeys, clock: clock)
             return try PinSetUpdater(
-                PinSetUpdater.Configuration(url: "https://\(PinSetUpdaterTests.pinsHost):\(pinsPort ?? pins.port)/pinset.json", baseline: baseline,
-                                            rules: rules, anchors: anchors, storePath: store),
-                session: session) { event in events?.append(event.description) }
+                PinSetUpdater.Configuration(
+                    url: "https://\(PinSetUpdaterTests.pinsHost):\(pinsPort ?? pins.port)/pinset.json", baseline: baseline,
+                    rules: rules, anchors: anchors, storePath: store),
+                session: session
+            ) { event in events?.append(event.description) }
         }
 
         var apiURL: String { api.url(host: PinSetUpdaterTests.apiHost) }
@@ -118,17 +127,29 @@ struct PinSetUpdaterTests {
 
         let set1 = try world.document(serial: 1)
         world.published.withLock { $0 = (200, set1) }
-        guard case .updated(serial: 1) = await updater.checkNow() else { Issue.record("not updated"); return }
+        guard case .updated(serial: 1) = await updater.checkNow() else {
+            Issue.record("not updated")
+            return
+        }
         #expect(try await session.get(world.apiURL).statusCode == 200)
         // The server has nothing newer: a conditional request, answered 304.
-        guard case .unchanged(serial: 1) = await updater.checkNow() else { Issue.record("not unchanged"); return }
+        guard case .unchanged(serial: 1) = await updater.checkNow() else {
+            Issue.record("not unchanged")
+            return
+        }
         #expect(world.requests.withLock { $0.last ?? nil } == "\"" + Hex.encode(SHA256.hash(set1)) + "\"")
         // A newer set, then the older one replayed: refused, set 2 stays.
         let set2 = try world.document(serial: 2)
         world.published.withLock { $0 = (200, set2) }
-        guard case .updated(serial: 2) = await updater.checkNow() else { Issue.record("not updated to 2"); return }
+        guard case .updated(serial: 2) = await updater.checkNow() else {
+            Issue.record("not updated to 2")
+            return
+        }
         world.published.withLock { $0 = (200, set1) }
-        guard case .refused(let error) = await updater.checkNow() else { Issue.record("replay not refused"); return }
+        guard case .refused(let error) = await updater.checkNow() else {
+            Issue.record("replay not refused")
+            return
+        }
         #expect(error.kind == .serialNotIncreasing && updater.chain.serial == 2)
         #expect(try await session.get(world.apiURL).statusCode == 200)
     }
@@ -140,11 +161,13 @@ struct PinSetUpdaterTests {
         world.published.withLock { $0 = (200, try! world.document(serial: 1)) }
         let interceptionKey = try LabKey.shared(.p256, slot: 49)
         let interceptionRoot = try LabCertificate.issue(
-            LabCertificateSpec(subject: LabName([("CN", "user-installed interception CA")]), notBefore: Lab.now - LabClock.day, notAfter: Lab.now + 30 * LabClock.day,
-                               extensions: [.basicConstraints(ca: true, pathLength: nil), .keyUsage([.keyCertSign]), .subjectKeyIdentifier()]),
+            LabCertificateSpec(
+                subject: LabName([("CN", "user-installed interception CA")]), notBefore: Lab.now - LabClock.day, notAfter: Lab.now + 30 * LabClock.day,
+                extensions: [.basicConstraints(ca: true, pathLength: nil), .keyUsage([.keyCertSign]), .subjectKeyIdentifier()]),
             subjectKey: interceptionKey)
         var relayConfiguration = LabMITMRelay.Configuration(
-            mode: .transparent(upstreamHost: "127.0.0.1", upstreamPort: world.pins.port), interceptionCA: LabIssuer(certificate: interceptionRoot, key: interceptionKey))
+            mode: .transparent(upstreamHost: "127.0.0.1", upstreamPort: world.pins.port),
+            interceptionCA: LabIssuer(certificate: interceptionRoot, key: interceptionKey))
         relayConfiguration.fallbackServerName = Self.pinsHost
         let relay = try LabMITMRelay.started(relayConfiguration)
         defer { relay.stop() }
@@ -155,9 +178,13 @@ struct PinSetUpdaterTests {
         let session = try HTTPSession(configuration: configuration)
         defer { session.invalidate() }
         let updater = try PinSetUpdater(
-            PinSetUpdater.Configuration(url: "https://\(Self.pinsHost):\(relay.port)/pinset.json", baseline: world.baseline, rules: world.rules,
-                                        anchors: anchors, storePath: nil), session: session)
-        guard case .fetchFailed(.serverTrustRejected(let decision)) = await updater.checkNow() else { Issue.record("the MITM's answer was read"); return }
+            PinSetUpdater.Configuration(
+                url: "https://\(Self.pinsHost):\(relay.port)/pinset.json", baseline: world.baseline, rules: world.rules,
+                anchors: anchors, storePath: nil), session: session)
+        guard case .fetchFailed(.serverTrustRejected(let decision)) = await updater.checkNow() else {
+            Issue.record("the MITM's answer was read")
+            return
+        }
         #expect(decision.reason.hasPrefix("spkiPinningFailed"), "\(decision)")
         #expect(updater.chain.serial == 0 && world.requests.withLock { $0.isEmpty } && !relay.statistics.forwardedApplicationData)
     }
@@ -172,13 +199,25 @@ struct PinSetUpdaterTests {
         world.published.withLock { $0 = (200, try! world.document(serial: 1)) }
         _ = await updater.checkNow()
         world.published.withLock { $0 = (500, []) }
-        guard case .fetchFailed(.unacceptableStatusCode) = await updater.checkNow() else { Issue.record("500 accepted"); return }
+        guard case .fetchFailed(.unacceptableStatusCode) = await updater.checkNow() else {
+            Issue.record("500 accepted")
+            return
+        }
         world.published.withLock { $0 = (200, [UInt8](repeating: 0x20, count: PinSetDocument.maximumSize + 1)) }
-        guard case .fetchFailed(.responseBodyTooLarge) = await updater.checkNow() else { Issue.record("an oversized body was read"); return }
+        guard case .fetchFailed(.responseBodyTooLarge) = await updater.checkNow() else {
+            Issue.record("an oversized body was read")
+            return
+        }
         world.published.withLock { $0 = (200, try! world.document(serial: 9, key: try! PinSetUpdaterTests.labSigner(.ed25519, slot: 43))) }
-        guard case .refused(let forged) = await updater.checkNow(), forged.kind == .unknownKey else { Issue.record("forged set accepted"); return }
+        guard case .refused(let forged) = await updater.checkNow(), forged.kind == .unknownKey else {
+            Issue.record("forged set accepted")
+            return
+        }
         world.pins.stop()
-        guard case .fetchFailed = await updater.checkNow() else { Issue.record("a stopped server answered"); return }
+        guard case .fetchFailed = await updater.checkNow() else {
+            Issue.record("a stopped server answered")
+            return
+        }
         #expect(updater.chain.serial == 1)
         #expect(try await session.get(world.apiURL).statusCode == 200, "set 1 still decides")
         world.api.stop()
@@ -195,16 +234,21 @@ struct PinSetUpdaterTests {
         let holder = Shared<PinSetUpdater?>(nil)
         let events = Recorder<String>()
         let updater = try PinSetUpdater(
-            PinSetUpdater.Configuration(url: "https://\(Self.pinsHost):\(world.pins.port)/pinset.json", baseline: world.baseline, rules: world.rules,
-                                        anchors: world.anchors, storePath: "/proc/servertrust-no-such-dir/pinset.json"),
-            session: session) { event in
-                events.append(event.description)
-                // Calling back into the updater from its own handler must not deadlock.
-                if let serial = holder.withLock({ $0 })?.chain.serial { serials.append(serial) }
-            }
+            PinSetUpdater.Configuration(
+                url: "https://\(Self.pinsHost):\(world.pins.port)/pinset.json", baseline: world.baseline, rules: world.rules,
+                anchors: world.anchors, storePath: "/proc/servertrust-no-such-dir/pinset.json"),
+            session: session
+        ) { event in
+            events.append(event.description)
+            // Calling back into the updater from its own handler must not deadlock.
+            if let serial = holder.withLock({ $0 })?.chain.serial { serials.append(serial) }
+        }
         holder.withLock { $0 = updater }
         world.published.withLock { $0 = (200, try! world.document(serial: 5)) }
-        guard case .updated(serial: 5) = await updater.checkNow() else { Issue.record("not updated"); return }
+        guard case .updated(serial: 5) = await updater.checkNow() else {
+            Issue.record("not updated")
+            return
+        }
         #expect(events.all.contains { $0.hasPrefix("store problem: storeWriteFailed") }, "\(events.all)")
         #expect(try await session.get(world.apiURL).statusCode == 200)
         #expect(serials.all.last == 5)
@@ -238,7 +282,8 @@ struct PinSetUpdaterTests {
         let tamperedEvents = Recorder<String>()
         let updater = try world.updater(third, store: store, events: tamperedEvents)
         #expect(updater.chain.serial == 0)
-        #expect(tamperedEvents.all.contains { $0.hasPrefix("store problem") } && tamperedEvents.all.last == "restored: serial 0 in force", "\(tamperedEvents.all)")
+        #expect(
+            tamperedEvents.all.contains { $0.hasPrefix("store problem") } && tamperedEvents.all.last == "restored: serial 0 in force", "\(tamperedEvents.all)")
         #expect(await failure { try await third.get(world.apiURL) }?.rejection != nil)
     }
 

@@ -82,9 +82,11 @@ struct RecipesTests {
         // A multipart upload streamed from a file: nginx echoes the body it received.
         let upload = try await run(["upload", lab.url(.genuine, "/echo"), lab.photoPath])
         #expect(upload.status == 0, "\(upload)")
-        for expected in ["Content-Disposition: form-data; name=\"title\"\r\n\r\nholiday\r\n",
-                         "Content-Disposition: form-data; name=\"photo\"; filename=\"photo.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n"
-                            + RecipeLab.photo + "\r\n"] {
+        for expected in [
+            "Content-Disposition: form-data; name=\"title\"\r\n\r\nholiday\r\n",
+            "Content-Disposition: form-data; name=\"photo\"; filename=\"photo.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n"
+                + RecipeLab.photo + "\r\n",
+        ] {
             #expect(upload.stdout.contains(expected), "upload body lacks \(expected.debugDescription): \(upload)")
         }
     }
@@ -113,8 +115,9 @@ struct RecipesTests {
     static func buildExample(in directory: String) throws -> String {
         let scratch = directory + "/recipes-build"
         let swift = try IntegrationTools.require(IntegrationTools.swift, "swift", install: "the Swift toolchain on PATH")
-        let result = try Self.execute(swift, ["build", "--package-path", examplePackage.path, "--scratch-path", scratch, "--product", "recipes"],
-                                      environment: [:], timeout: 1500)
+        let result = try Self.execute(
+            swift, ["build", "--package-path", examplePackage.path, "--scratch-path", scratch, "--product", "recipes"],
+            environment: [:], timeout: 1500)
         guard result.status == 0 else { throw IntegrationError("swift build of examples/Recipes failed:\n\(result.stdout)\n\(result.stderr)") }
         let warnings = (result.stdout + result.stderr).split(separator: "\n").filter { $0.contains("warning:") }
         guard warnings.isEmpty else { throw IntegrationError("examples/Recipes builds with warnings:\n\(warnings.joined(separator: "\n"))") }
@@ -130,7 +133,8 @@ struct RecipesTests {
         let directory = NSTemporaryDirectory() + "servertrust-recipes-run-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let stdout = directory + "/stdout", stderr = directory + "/stderr"
+        let stdout = directory + "/stdout"
+        let stderr = directory + "/stderr"
         _ = FileManager.default.createFile(atPath: stdout, contents: nil)
         _ = FileManager.default.createFile(atPath: stderr, contents: nil)
         let process = Process()
@@ -161,7 +165,9 @@ struct RecipesTests {
 /// comes from an interception CA that the recipes' "system roots" trust.
 final class RecipeLab: Sendable {
     enum Site: String, CaseIterable, Sendable {
-        case genuine, clientCertificate = "client-certificate", impostor
+        case genuine
+        case clientCertificate = "client-certificate"
+        case impostor
     }
 
     static let host = "localhost"
@@ -200,8 +206,10 @@ final class RecipeLab: Sendable {
             let clientLeaf = try LabCertificate.issue(
                 LabCertificateSpec(
                     subject: LabName([("O", "ServerTrust Lab"), ("CN", "recipes client")]), notBefore: now - day, notAfter: now + 30 * day,
-                    extensions: [.basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
-                                 .subjectKeyIdentifier(), .authorityKeyIdentifier()]),
+                    extensions: [
+                        .basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
+                        .subjectKeyIdentifier(), .authorityKeyIdentifier(),
+                    ]),
                 subjectKey: clientPKI.leafKey, issuer: clientPKI.intermediateIssuer)
 
             let genuineChain = try LabFiles.writeBundle(pki.serverChain, to: directory + "/genuine.pem")
@@ -214,24 +222,29 @@ final class RecipeLab: Sendable {
             _ = try LabFiles.write(pki.root.pem + impostor.root.pem, to: directory + "/trusted.pem")
             // AFNetworking's .cer: DER; the recipe pins the genuine intermediate.
             _ = try LabFiles.write(pki.intermediate.der, to: directory + "/pinned/intermediate.cer")
-            _ = try LabFiles.write(try LabPKCS12.create(certificate: clientLeaf, key: clientPKI.leafKey, chain: [clientPKI.intermediate],
-                                                        password: Self.p12Password), to: directory + "/client.p12")
+            _ = try LabFiles.write(
+                try LabPKCS12.create(
+                    certificate: clientLeaf, key: clientPKI.leafKey, chain: [clientPKI.intermediate],
+                    password: Self.p12Password), to: directory + "/client.p12")
             let intermediatePath = try LabFiles.write(pki.intermediate.pem, to: directory + "/intermediate.pem")
-            let backupPath = try LabFiles.write(LabPEM.encode(try LabKey.shared(.p256, slot: 340).publicKeyInfoDER, label: "PUBLIC KEY"), to: directory + "/backup-key.pem")
+            let backupPath = try LabFiles.write(
+                LabPEM.encode(try LabKey.shared(.p256, slot: 340).publicKeyInfoDER, label: "PUBLIC KEY"), to: directory + "/backup-key.pem")
             let pins = ["sha256/" + (try Self.openSSLPin(certificate: intermediatePath)), "sha256/" + (try Self.openSSLPin(publicKey: backupPath))]
             self.pins = pins
             let policy: [String: Any] = [
                 "version": 1,
                 "hosts": [["host": Self.host, "pins": pins]],
             ]
-            try JSONSerialization.data(withJSONObject: policy, options: [.prettyPrinted, .sortedKeys]).write(to: URL(fileURLWithPath: directory + "/policy.json"))
+            try JSONSerialization.data(withJSONObject: policy, options: [.prettyPrinted, .sortedKeys]).write(
+                to: URL(fileURLWithPath: directory + "/policy.json"))
 
             try Data(Self.hello.utf8).write(to: URL(fileURLWithPath: directory + "/html/hello"))
             try Data(Self.privateText.utf8).write(to: URL(fileURLWithPath: directory + "/html/private/index.txt"))
             try Data(Self.photo.utf8).write(to: URL(fileURLWithPath: directory + "/photo.jpg"))
             try Data("\(Self.user):\(try NginxLab.apr1(Self.password))\n".utf8).write(to: URL(fileURLWithPath: directory + "/htpasswd"))
-            _ = try IntegrationTools.require(IntegrationTools.nginxEchoModule, "nginx's echo module",
-                                             install: "apt-get install libnginx-mod-http-echo")
+            _ = try IntegrationTools.require(
+                IntegrationTools.nginxEchoModule, "nginx's echo module",
+                install: "apt-get install libnginx-mod-http-echo")
 
             nginx = try NginxInstance.start(prefix: directory, portCount: Site.allCases.count) { ports in
                 zip(Site.allCases, ports).map { site, port in

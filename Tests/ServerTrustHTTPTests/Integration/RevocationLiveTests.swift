@@ -11,8 +11,9 @@ import TrustEvaluation
 /// against a real nginx. A revoked leaf and a revoked intermediate are refused before any
 /// request, the decision naming the CRL; without the CRLs the same servers are accepted, and a
 /// certificate no CRL covers is refused (hard-fail).
-@Suite("revocation live: revoked leaf and intermediate refused by nginx's clients, naming the CRL",
-       .enabled(if: IntegrationTools.nginxSuiteEnabled, "nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
+@Suite(
+    "revocation live: revoked leaf and intermediate refused by nginx's clients, naming the CRL",
+    .enabled(if: IntegrationTools.nginxSuiteEnabled, "nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
 struct RevocationLiveTests {
     @Test("HTTPSession with CRLs: the good chain passes, a revoked leaf and a revoked intermediate are refused before any request")
     func session() async throws {
@@ -88,11 +89,16 @@ struct RevocationLiveTests {
         }
 
         // The CLI, beside curl with the same CRL for the leaf.
-        let crlOptions = ["--crl", lab.directory + "/root.crl", "--crl", lab.directory + "/intermediate.crl",
-                          "--crl", lab.directory + "/revoked-ca.crl"]
+        let crlOptions = [
+            "--crl", lab.directory + "/root.crl", "--crl", lab.directory + "/intermediate.crl",
+            "--crl", lab.directory + "/revoked-ca.crl",
+        ]
         func get(_ site: RevocationLab.Site, _ options: [String]) async throws -> ServertrustCLI.Result {
-            try await ServertrustCLI.run(["get", lab.url(site, "/?cli"), "--cacert", lab.directory + "/root.pem",
-                                          "--resolve", lab.resolve(site)] + options)
+            try await ServertrustCLI.run(
+                [
+                    "get", lab.url(site, "/?cli"), "--cacert", lab.directory + "/root.pem",
+                    "--resolve", lab.resolve(site),
+                ] + options)
         }
         let cliGood = try await get(.good, crlOptions)
         #expect(cliGood.status == 0 && cliGood.stdout == RevocationLab.index, "\(cliGood)")
@@ -104,16 +110,23 @@ struct RevocationLiveTests {
         let cliWithout = try await get(.revokedLeaf, [])
         #expect(cliWithout.status == 0, "without --crl the revoked leaf is not known to be revoked: \(cliWithout)")
         let cliBadFile = try await get(.good, ["--crl", lab.directory + "/root.pem"])
-        #expect(cliBadFile.status == 2 && cliBadFile.stderr.hasPrefix("servertrust: get: --crl \(lab.directory)/root.pem: not a CRL (PEM or DER): looks like a certificate"),
-                "\(cliBadFile)")
+        #expect(
+            cliBadFile.status == 2
+                && cliBadFile.stderr.hasPrefix("servertrust: get: --crl \(lab.directory)/root.pem: not a CRL (PEM or DER): looks like a certificate"),
+            "\(cliBadFile)")
 
         // curl --crlfile with the same CRLs in one PEM file (curl sets OpenSSL's CRL_CHECK and
         // CRL_CHECK_ALL: the whole path, hard-fail): the same three verdicts.
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") {
             let crlFile = try LabFiles.write(lab.allCRLsPEM, to: lab.directory + "/all-crls.pem")
             func curlStatus(_ site: RevocationLab.Site) throws -> Int32 {
-                try RecipesTests.execute("/usr/bin/curl", ["-s", "-o", "/dev/null", "--cacert", lab.directory + "/root.pem", "--crlfile", crlFile,
-                                                           "--resolve", lab.resolve(site), lab.url(site, "/?curl")], environment: [:], timeout: 60).status
+                try RecipesTests.execute(
+                    "/usr/bin/curl",
+                    [
+                        "-s", "-o", "/dev/null", "--cacert", lab.directory + "/root.pem", "--crlfile", crlFile,
+                        "--resolve", lab.resolve(site), lab.url(site, "/?curl"),
+                    ], environment: [:], timeout: 60
+                ).status
             }
             #expect(try curlStatus(.good) == 0)
             #expect(try curlStatus(.revokedLeaf) == 60)
@@ -126,7 +139,9 @@ struct RevocationLiveTests {
 /// intermediate's CRL), and a chain through a second intermediate that the root's CRL revokes.
 final class RevocationLab: Sendable {
     enum Site: String, CaseIterable, Sendable {
-        case good, revokedLeaf = "revoked-leaf", revokedIntermediate = "revoked-intermediate"
+        case good
+        case revokedLeaf = "revoked-leaf"
+        case revokedIntermediate = "revoked-intermediate"
     }
 
     static let host = "crl.nginx.test"
@@ -156,8 +171,10 @@ final class RevocationLab: Sendable {
                 LabCertificateSpec(
                     subject: LabName([("O", "ServerTrust Lab"), ("CN", "Revoked Issuing CA")]),
                     notBefore: now - 30 * day, notAfter: now + 365 * day,
-                    extensions: [.basicConstraints(ca: true, pathLength: 0), .keyUsage([.digitalSignature, .keyCertSign, .cRLSign]),
-                                 .subjectKeyIdentifier(), .authorityKeyIdentifier()]),
+                    extensions: [
+                        .basicConstraints(ca: true, pathLength: 0), .keyUsage([.digitalSignature, .keyCertSign, .cRLSign]),
+                        .subjectKeyIdentifier(), .authorityKeyIdentifier(),
+                    ]),
                 subjectKey: revokedCAKey, issuer: pki.rootIssuer)
             let revokedCAIssuer = LabIssuer(certificate: revokedCA, key: revokedCAKey)
             let leafUnderRevokedCA = try LabCertificate.issue(
@@ -166,8 +183,10 @@ final class RevocationLab: Sendable {
 
             // The CRLs, current at the real time (the connection is decided on the system clock).
             func crl(_ serials: [[UInt8]], number: Int, signer: LabIssuer) throws -> [UInt8] {
-                try LabCRL.issue(LabCRLSpec(entries: serials.map { LabRevokedEntry(serial: $0, revocationDate: now - day, reason: 1) },
-                                            thisUpdate: now - day, nextUpdate: now + 7 * day, number: number), signer: signer)
+                try LabCRL.issue(
+                    LabCRLSpec(
+                        entries: serials.map { LabRevokedEntry(serial: $0, revocationDate: now - day, reason: 1) },
+                        thisUpdate: now - day, nextUpdate: now + 7 * day, number: number), signer: signer)
             }
             let rootDER = try crl([revokedCA.serialNumber], number: 3, signer: pki.rootIssuer)
             let intermediateDER = try crl([revokedLeaf.serialNumber], number: 7, signer: pki.intermediateIssuer)

@@ -1,5 +1,6 @@
-@testable import ServerTrustHTTP
 import Testing
+
+@testable import ServerTrustHTTP
 
 /// The `WWW-Authenticate` parser (RFC 9110 §11.6.1): realms come from the `realm` parameter
 /// itself, never from a substring elsewhere in the field.
@@ -15,7 +16,8 @@ struct AuthenticateHeaderTests {
         Row(field: #"Basic realm="lab realm", charset="UTF-8""#, expected: ["httpBasic lab realm"]),
         Row(field: #"basic REALM=simple"#, expected: ["httpBasic simple"]),
         // RFC 9110 §11.6.1's own example: two challenges in one field.
-        Row(field: #"Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple""#,
+        Row(
+            field: #"Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple""#,
             expected: ["httpBasic simple"]),
         // The realm of a later challenge is not the earlier one's.
         Row(field: #"Digest nonce="n", qop="auth", Basic realm="b""#, expected: ["httpDigest -", "httpBasic b"]),

@@ -16,8 +16,9 @@ struct AuthenticationTests {
             configuration.handler = { request in
                 seen.append(request.header("Authorization"))
                 if request.header("Authorization") == expected { return .text("welcome alice") }
-                return LabHTTPResponse(status: 401, headers: [("WWW-Authenticate", "Basic realm=\"lab realm\", charset=\"UTF-8\"")],
-                                       body: .bytes(Array("who are you?".utf8)))
+                return LabHTTPResponse(
+                    status: 401, headers: [("WWW-Authenticate", "Basic realm=\"lab realm\", charset=\"UTF-8\"")],
+                    body: .bytes(Array("who are you?".utf8)))
             }
         }
     }
@@ -46,8 +47,11 @@ struct AuthenticationTests {
         // connections (their own, never shared: ConnectionScope.isolated), then about the 401.
         #expect(challenges.all.first?.protectionSpace.authenticationMethod == .serverTrust)
         let challenge = try #require(challenges.all.first { $0.protectionSpace.authenticationMethod == .httpBasic })
-        #expect(challenge.protectionSpace == ProtectionSpace(host: host, port: Int(server.port), protocol: "https", realm: "lab realm",
-                                                              authenticationMethod: .httpBasic))
+        #expect(
+            challenge.protectionSpace
+                == ProtectionSpace(
+                    host: host, port: Int(server.port), protocol: "https", realm: "lab realm",
+                    authenticationMethod: .httpBasic))
         #expect(challenge.previousFailureCount == 0)
         #expect(challenge.failureResponse?.statusCode == 401)
         #expect("\(challenge.protectionSpace)" == "httpBasic https://\(host):\(server.port) realm=\"lab realm\"")
@@ -160,12 +164,17 @@ struct AuthenticationTests {
         let server = try Lab.server(.init(pki: pki)) { configuration in
             configuration.handler = { request in
                 if let header = request.header("Authorization"), header.hasPrefix("Digest "),
-                   DigestCheck.verify(header, method: request.method, user: "bob", password: "hunter2", realm: realm, nonce: nonce) {
+                    DigestCheck.verify(header, method: request.method, user: "bob", password: "hunter2", realm: realm, nonce: nonce)
+                {
                     return .text("digest ok")
                 }
-                return LabHTTPResponse(status: 401, headers: [(
-                    "WWW-Authenticate", "Digest realm=\"\(realm)\", qop=\"auth\", algorithm=SHA-256, nonce=\"\(nonce)\", opaque=\"5ccc069c\""
-                )])
+                return LabHTTPResponse(
+                    status: 401,
+                    headers: [
+                        (
+                            "WWW-Authenticate", "Digest realm=\"\(realm)\", qop=\"auth\", algorithm=SHA-256, nonce=\"\(nonce)\", opaque=\"5ccc069c\""
+                        )
+                    ])
             }
         }
         defer { server.stop() }
@@ -217,9 +226,10 @@ struct AuthenticationTests {
     static func clientPKI() throws -> (LabPKI, LabCertificate, Identity) {
         let clientPKI = try Lab.pki(host: "client.example.test", keySlot: 44)
         let leaf = try Lab.clientLeaf(clientPKI)
-        let identity = try Identity(certificate: try Lab.certificate(leaf),
-                                    privateKey: try PrivateKey(pemEncoded: try clientPKI.leafKey.privateKeyPEM()),
-                                    chain: [try Lab.certificate(clientPKI.intermediate)])
+        let identity = try Identity(
+            certificate: try Lab.certificate(leaf),
+            privateKey: try PrivateKey(pemEncoded: try clientPKI.leafKey.privateKeyPEM()),
+            chain: [try Lab.certificate(clientPKI.intermediate)])
         return (clientPKI, leaf, identity)
     }
 
@@ -244,9 +254,11 @@ struct AuthenticationTests {
         #expect(server.statistics.connections.filter(\.handshakeCompleted).map(\.clientCertificates) == [[clientLeaf, clientPKI.intermediate]])
     }
 
-    @Test("clientIdentities host keys match case-insensitively; keys differing only in case are refused", arguments: [
-        "WWW.EXAMPLE.TEST", "Www.Example.Test",
-    ])
+    @Test(
+        "clientIdentities host keys match case-insensitively; keys differing only in case are refused",
+        arguments: [
+            "WWW.EXAMPLE.TEST", "Www.Example.Test",
+        ])
     func clientIdentityKeyCase(_ key: String) async throws {
         let pki = try Lab.pki(host: host)
         let (clientPKI, clientLeaf, identity) = try Self.clientPKI()
@@ -327,7 +339,8 @@ enum DigestCheck {
         }
         func hex(_ text: String) -> String { SHA256.hash(Array(text.utf8)).map { String(format: "%02x", $0) }.joined() }
         guard fields["username"] == user, fields["realm"] == realm, fields["nonce"] == nonce, let uri = fields["uri"],
-              let nc = fields["nc"], let cnonce = fields["cnonce"], fields["qop"] == "auth", let response = fields["response"] else {
+            let nc = fields["nc"], let cnonce = fields["cnonce"], fields["qop"] == "auth", let response = fields["response"]
+        else {
             return false
         }
         let ha1 = hex("\(user):\(realm):\(password)")

@@ -20,8 +20,9 @@ struct FoundationAPITests {
             configuration.handler = { request in
                 switch request.path {
                 case "/item":
-                    return LabHTTPResponse(headers: [("Content-Type", "application/vnd.api+json; charset=utf-8")],
-                                           body: .bytes(Array(#"{"id": 7, "name": "seven"}"#.utf8)))
+                    return LabHTTPResponse(
+                        headers: [("Content-Type", "application/vnd.api+json; charset=utf-8")],
+                        body: .bytes(Array(#"{"id": 7, "name": "seven"}"#.utf8)))
                 case "/problem":
                     return LabHTTPResponse(status: 404, headers: [("Content-Type", "application/problem+json")], body: .bytes(Array("{}".utf8)))
                 case "/html":

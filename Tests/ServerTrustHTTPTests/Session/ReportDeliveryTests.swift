@@ -41,9 +41,10 @@ struct ReportDeliveryTests {
     /// A pin set for every host under example.test (the collector's too) that the lab chain fails.
     static func failingPins(reportURIs: [String]) throws -> PinnedHost {
         let strangers = try [Lab.pki(host: host, keySlot: 65), Lab.pki(host: host, keySlot: 66, algorithm: .p384)]
-        return PinnedHost(pattern: try HostPattern("**.example.test"),
-                          pins: try strangers.map { SPKIPin(certificate: try Lab.certificate($0.intermediate)) },
-                          reportURIs: reportURIs)
+        return PinnedHost(
+            pattern: try HostPattern("**.example.test"),
+            pins: try strangers.map { SPKIPin(certificate: try Lab.certificate($0.intermediate)) },
+            reportURIs: reportURIs)
     }
 
     @Test("a pin failure is posted as TrustKit JSON without delaying the rejection; the report session ignores the pins")
@@ -119,24 +120,29 @@ struct ReportDeliveryTests {
         let closed = try Lab.server(try Lab.identity(pki, host: "closed.example.test"), name: "closed")
         let closedPort = closed.port
         closed.stop()
-        let report = PinFailureReport(date: Lab.now, hostname: Self.host, port: 443, pinnedHost: try Self.failingPins(reportURIs: []),
-                                      served: [try Lab.certificate(pki.leaf)], validated: [try Lab.certificate(pki.leaf)],
-                                      result: .failedNoMatchingPin)
+        let report = PinFailureReport(
+            date: Lab.now, hostname: Self.host, port: 443, pinnedHost: try Self.failingPins(reportURIs: []),
+            served: [try Lab.certificate(pki.leaf)], validated: [try Lab.certificate(pki.leaf)],
+            result: .failedNoMatchingPin)
         let deliveries = Recorder<HTTPPinFailureReporter.Delivery>()
         // The system roots do not know the lab root: the default decision refuses the collector.
         let untrusting = HTTPPinFailureReporter(resolve: [collector.resolve]) { deliveries.append($0) }
-        untrusting.send(report, to: ["ftp://report.example.test/x", collector.url,
-                                     "https://closed.example.test:\(closedPort)/x"])
+        untrusting.send(
+            report,
+            to: [
+                "ftp://report.example.test/x", collector.url,
+                "https://closed.example.test:\(closedPort)/x",
+            ])
         let closedResolve = "closed.example.test:\(closedPort):127.0.0.1"
-        let trusting = HTTPPinFailureReporter(anchors: TrustStore([try Lab.certificate(pki.root)]), resolve: [closedResolve])
-        { deliveries.append($0) }
+        let trusting = HTTPPinFailureReporter(anchors: TrustStore([try Lab.certificate(pki.root)]), resolve: [closedResolve]) { deliveries.append($0) }
         trusting.send(report, to: ["https://closed.example.test:\(closedPort)/x"])
         #expect(await untrusting.waitUntilIdle(timeout: 20))
         #expect(await trusting.waitUntilIdle(timeout: 20))
 
         let byURI = Dictionary(grouping: deliveries.all, by: \.reportURI)
         #expect(deliveries.all.count == 4 && deliveries.all.allSatisfy { !$0.succeeded })
-        if case .failure(.invalidURL) = byURI["ftp://report.example.test/x"]?.first?.result {} else {
+        if case .failure(.invalidURL) = byURI["ftp://report.example.test/x"]?.first?.result {
+        } else {
             Issue.record("ftp: \(String(describing: byURI["ftp://report.example.test/x"]?.first?.result))")
         }
         if case .failure(.serverTrustRejected(let decision)) = byURI[collector.url]?.first?.result {
@@ -149,8 +155,9 @@ struct ReportDeliveryTests {
         #expect(collector.received.all.isEmpty)
 
         // A full queue drops reports instead of piling up tasks.
-        let small = HTTPPinFailureReporter(anchors: TrustStore([try Lab.certificate(pki.root)]), resolve: [collector.resolve],
-                                           maximumPendingUploads: 1)
+        let small = HTTPPinFailureReporter(
+            anchors: TrustStore([try Lab.certificate(pki.root)]), resolve: [collector.resolve],
+            maximumPendingUploads: 1)
         small.send(report, to: [collector.url, collector.url, collector.url])
         #expect(small.droppedReports == 2 && small.pendingUploads == 1)
         collector.open()

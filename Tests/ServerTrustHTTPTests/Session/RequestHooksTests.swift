@@ -151,8 +151,13 @@ struct RequestHooksTests {
         let events = Recorder<String>()
         let decisions = Recorder<TrustDecision>()
         let monitor = CallbackMonitor(
-            started: { events.append("start \($0)") }, decided: { decisions.append($0); events.append("trust \($0.isTrusted)") },
-            redirected: { events.append("redirect \($0)") }, finished: { result, metrics in
+            started: { events.append("start \($0)") },
+            decided: {
+                decisions.append($0)
+                events.append("trust \($0.isTrusted)")
+            },
+            redirected: { events.append("redirect \($0)") },
+            finished: { result, metrics in
                 events.append("finish \((try? result.get())?.statusCode ?? -1) attempts=\(metrics.attempts) redirects=\(metrics.redirects)")
             })
         let session = try Lab.session(trusting: pki, resolving: [(Self.host, server)]) { $0.eventMonitors = [monitor] }
@@ -182,8 +187,11 @@ struct RequestHooksTests {
                 sent.append("\(request.serverName ?? "?") \(request.path) cookie=\(request.header("Cookie") ?? "-")")
                 switch request.path {
                 case "/login":
-                    return LabHTTPResponse(headers: [("Set-Cookie", "session=abc; Path=/; Secure; HttpOnly"),
-                                                     ("Set-Cookie", "suffix=1; Domain=test; Path=/")], body: .bytes([]))
+                    return LabHTTPResponse(
+                        headers: [
+                            ("Set-Cookie", "session=abc; Path=/; Secure; HttpOnly"),
+                            ("Set-Cookie", "suffix=1; Domain=test; Path=/"),
+                        ], body: .bytes([]))
                 default: return .text("ok")
                 }
             }

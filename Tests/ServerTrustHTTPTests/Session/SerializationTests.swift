@@ -15,8 +15,9 @@ struct SerializationTests {
             configuration.handler = { request in
                 switch request.path {
                 case "/json":
-                    return LabHTTPResponse(status: 200, headers: [("Content-Type", "application/json; charset=utf-8")],
-                                           body: .bytes(Array(#"{"name":"lab","count":3,"ok":true,"tags":["a","b"],"none":null}"#.utf8)))
+                    return LabHTTPResponse(
+                        status: 200, headers: [("Content-Type", "application/json; charset=utf-8")],
+                        body: .bytes(Array(#"{"name":"lab","count":3,"ok":true,"tags":["a","b"],"none":null}"#.utf8)))
                 case "/notjson":
                     return LabHTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(Array("{oops".utf8)))
                 case "/missing":
@@ -24,16 +25,20 @@ struct SerializationTests {
                 case "/big":
                     return .chunked(Array(repeating: [UInt8](repeating: 0x61, count: 16_384), count: 16))
                 case "/gzip":
-                    return LabHTTPResponse(status: 200, headers: [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")],
-                                           body: .bytes(Self.gzipped))
+                    return LabHTTPResponse(
+                        status: 200, headers: [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")],
+                        body: .bytes(Self.gzipped))
                 case "/headers":
                     // Repeated names in two spellings, an obsolete folded value, padding.
-                    return LabHTTPResponse(status: 200, headers: [
-                        ("X-Multi", "one"), ("x-multi", "two"), ("X-Folded", "first\r\n\tsecond"), ("X-Padded", "  padded  "),
-                        ("X-Empty", ""),
-                    ], body: .bytes(Array("ok".utf8)))
+                    return LabHTTPResponse(
+                        status: 200,
+                        headers: [
+                            ("X-Multi", "one"), ("x-multi", "two"), ("X-Folded", "first\r\n\tsecond"), ("X-Padded", "  padded  "),
+                            ("X-Empty", ""),
+                        ], body: .bytes(Array("ok".utf8)))
                 default:
-                    let echo = "\(request.method) \(request.target) type=\(request.header("Content-Type") ?? "-") "
+                    let echo =
+                        "\(request.method) \(request.target) type=\(request.header("Content-Type") ?? "-") "
                         + "x=\(request.header("X-Default") ?? "-") accept-encoding=\(request.header("Accept-Encoding") ?? "-")\n"
                     return LabHTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: .bytes(Array(echo.utf8) + request.body))
                 }
@@ -98,7 +103,11 @@ struct SerializationTests {
         let json = try await session.send(HTTPRequest(.get, "/json"), serializer: JSONResponseSerializer())
         #expect(json["name"] == "lab" && json["count"]?.numberValue == 3 && json["ok"] == true && json["tags"]?[1] == "b" && json["none"] == .null)
 
-        struct Thing: Decodable, Sendable { var name: String; var count: Int; var tags: [String] }
+        struct Thing: Decodable, Sendable {
+            var name: String
+            var count: Int
+            var tags: [String]
+        }
         let thing = try await session.send(HTTPRequest(.get, "/json"), serializer: DecodableResponseSerializer(Thing.self))
         #expect(thing.name == "lab" && thing.count == 3 && thing.tags == ["a", "b"])
 
@@ -140,28 +149,32 @@ struct SerializationTests {
         form.append(name: "photo", filename: "p.bin", contentType: "image/png", data: [0, 1, 2, 255])
         try form.appendFile(name: "report", path: path, contentType: "text/csv")
         let response = try await session.post("upload", multipart: form)
-        let expected: [UInt8] = Array("""
-            --XyZ\r
-            Content-Disposition: form-data; name="title"\r
-            \r
-            two files\r
-            --XyZ\r
-            Content-Disposition: form-data; name="photo"; filename="p.bin"\r
-            Content-Type: image/png\r
-            \r
+        let expected: [UInt8] =
+            Array(
+                """
+                --XyZ\r
+                Content-Disposition: form-data; name="title"\r
+                \r
+                two files\r
+                --XyZ\r
+                Content-Disposition: form-data; name="photo"; filename="p.bin"\r
+                Content-Type: image/png\r
+                \r
 
-            """.utf8) + [0, 1, 2, 255] + Array("""
-            \r
-            --XyZ\r
-            Content-Disposition: form-data; name="report"; filename="report.csv"\r
-            Content-Type: text/csv\r
-            \r
-            a,b
-            1,2
-            \r
-            --XyZ--\r
+                """.utf8) + [0, 1, 2, 255]
+            + Array(
+                """
+                \r
+                --XyZ\r
+                Content-Disposition: form-data; name="report"; filename="report.csv"\r
+                Content-Type: text/csv\r
+                \r
+                a,b
+                1,2
+                \r
+                --XyZ--\r
 
-            """.utf8)
+                """.utf8)
         let echoed = Array(response.body.drop { $0 != 10 }.dropFirst())
         #expect(echoed == expected)
         #expect(response.text.hasPrefix("POST /api/upload type=multipart/form-data; boundary=XyZ"))

@@ -89,11 +89,12 @@ struct ServerTrustTests {
         let pinned = try HTTPSession(configuration: c)
         #expect(try await pinned.get(server.url(host: host)).trustDecision?.evaluator == "SPKIPinsTrustEvaluator")
         // Without the pin, the chain is untrusted.
-        let strict = try HTTPSession(configuration: {
-            var c = HTTPSessionConfiguration(serverTrust: try Lab.decider(anchors: .empty))
-            c.resolve = configuration.resolve
-            return c
-        }())
+        let strict = try HTTPSession(
+            configuration: {
+                var c = HTTPSessionConfiguration(serverTrust: try Lab.decider(anchors: .empty))
+                c.resolve = configuration.resolve
+                return c
+            }())
         let error = await failure { try await strict.get(server.url(host: host)) }
         #expect(error?.rejection?.validationFailure?.kind == .untrustedRoot)
     }
@@ -123,8 +124,9 @@ struct ServerTrustTests {
         defer { pinnedRelay.stop() }
         let servedBefore = server.statistics.requestsServed
         let pin = SPKIPin(certificate: try Lab.certificate(pki.leaf))
-        var pinned = HTTPSessionConfiguration(serverTrust: try Lab.decider(
-            anchors: try TrustStore.system() + TrustStore([interceptionRoot]), pins: [pin]))
+        var pinned = HTTPSessionConfiguration(
+            serverTrust: try Lab.decider(
+                anchors: try TrustStore.system() + TrustStore([interceptionRoot]), pins: [pin]))
         pinned.proxy = ProxyConfiguration(url: pinnedRelay.proxyURL)
         let error = await failure { try await HTTPSession(configuration: pinned).get(server.url(host: host, path: "/secret")) }
         let decision = try #require(error?.rejection, "\(String(describing: error))")
@@ -141,10 +143,11 @@ struct ServerTrustTests {
         let server = try Lab.server(.init(pki: pki))
         defer { server.stop() }
         let acceptedHosts = Recorder<String>()
-        var trusting = HTTPSessionConfiguration(serverTrust: Lab.decider("open") { trust in
-            acceptedHosts.append(trust.host ?? "")
-            return nil
-        })
+        var trusting = HTTPSessionConfiguration(
+            serverTrust: Lab.decider("open") { trust in
+                acceptedHosts.append(trust.host ?? "")
+                return nil
+            })
         trusting.resolve = ["\(host):\(server.port):127.0.0.1"]
         let first = try HTTPSession(configuration: trusting)
         let url = server.url(host: host)

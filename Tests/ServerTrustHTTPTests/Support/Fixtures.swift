@@ -13,8 +13,9 @@ enum Lab {
 
     /// A web PKI whose leaf is valid today.
     static func pki(host: String, keySlot: Int = 40, algorithm: LabKeyAlgorithm = .p256) throws -> LabPKI {
-        try LabPKI.webChain(host: host, algorithm: algorithm, leafNotBefore: now - LabClock.day,
-                            leafNotAfter: now + 30 * LabClock.day, keySlot: keySlot)
+        try LabPKI.webChain(
+            host: host, algorithm: algorithm, leafNotBefore: now - LabClock.day,
+            leafNotAfter: now + 30 * LabClock.day, keySlot: keySlot)
     }
 
     /// Another leaf from `pki`'s intermediate, valid today unless times are given.
@@ -24,8 +25,10 @@ enum Lab {
     }
 
     /// Starts a server for `identity`.
-    static func server(_ identity: LabTLSServer.Identity, name: String = "lab",
-                       configure: (inout LabTLSServer.Configuration) -> Void = { _ in }) throws -> LabTLSServer {
+    static func server(
+        _ identity: LabTLSServer.Identity, name: String = "lab",
+        configure: (inout LabTLSServer.Configuration) -> Void = { _ in }
+    ) throws -> LabTLSServer {
         var configuration = LabTLSServer.Configuration(identity: identity, name: name)
         configure(&configuration)
         return try LabTLSServer.started(configuration)
@@ -54,8 +57,10 @@ enum Lab {
     static func anchors(_ pki: LabPKI) throws -> TrustStore { TrustStore([try certificate(pki.root)], sources: ["lab root"]) }
 
     /// A session trusting `pki`'s root, with `host` resolved to the server.
-    static func session(trusting pki: LabPKI, resolving entries: [(host: String, server: LabTLSServer)],
-                        configure: (inout HTTPSessionConfiguration) -> Void = { _ in }) throws -> HTTPSession {
+    static func session(
+        trusting pki: LabPKI, resolving entries: [(host: String, server: LabTLSServer)],
+        configure: (inout HTTPSessionConfiguration) -> Void = { _ in }
+    ) throws -> HTTPSession {
         var configuration = HTTPSessionConfiguration(serverTrust: try decider(anchors: try anchors(pki)))
         configuration.resolve = entries.map { "\($0.host):\($0.server.port):127.0.0.1" }
         configuration.timeout = 20
@@ -67,8 +72,10 @@ enum Lab {
     static func clientLeaf(_ pki: LabPKI, name: String = "lab client") throws -> LabCertificate {
         let spec = LabCertificateSpec(
             subject: LabName([("CN", name)]), notBefore: now - LabClock.day, notAfter: now + 30 * LabClock.day,
-            extensions: [.basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
-                         .subjectKeyIdentifier(), .authorityKeyIdentifier()])
+            extensions: [
+                .basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
+                .subjectKeyIdentifier(), .authorityKeyIdentifier(),
+            ])
         return try LabCertificate.issue(spec, subjectKey: pki.leafKey, issuer: pki.intermediateIssuer)
     }
 

@@ -71,12 +71,16 @@ final class MitmdumpInstance: Sendable {
                 try? FileManager.default.removeItem(atPath: directory + "/flows.jsonl")
                 let process = try ManagedProcess(
                     name: "mitmdump", executable: mitmdump,
-                    arguments: ["--listen-host", "127.0.0.1", "--listen-port", String(port), "--set", "confdir=\(directory)/conf",
-                                "--set", "ssl_insecure=true", "--set", "flow_detail=1", "--set", "termlog_verbosity=info",
-                                "-s", directory + "/addon.py"],
-                    environment: ["SERVERTRUST_FLOW_LOG": directory + "/flows.jsonl",
-                                  "SERVERTRUST_HOSTS": hosts.map { "\($0)=127.0.0.1" }.joined(separator: ","),
-                                  "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"],
+                    arguments: [
+                        "--listen-host", "127.0.0.1", "--listen-port", String(port), "--set", "confdir=\(directory)/conf",
+                        "--set", "ssl_insecure=true", "--set", "flow_detail=1", "--set", "termlog_verbosity=info",
+                        "-s", directory + "/addon.py",
+                    ],
+                    environment: [
+                        "SERVERTRUST_FLOW_LOG": directory + "/flows.jsonl",
+                        "SERVERTRUST_HOSTS": hosts.map { "\($0)=127.0.0.1" }.joined(separator: ","),
+                        "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1",
+                    ],
                     outputPath: directory + "/mitmdump.out")
                 let ready = process.wait(timeout: 90) {
                     process.output.contains("proxy listening at 127.0.0.1:\(port)")
@@ -126,7 +130,8 @@ final class MitmdumpInstance: Sendable {
         let text = (try? String(contentsOfFile: flowLogPath, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  let kind = object["event"] as? String else { return nil }
+                let kind = object["event"] as? String
+            else { return nil }
             var fields: [String: String] = [:]
             for (key, value) in object where key != "event" { fields[key] = "\(value)" }
             return Event(kind: kind, fields: fields)

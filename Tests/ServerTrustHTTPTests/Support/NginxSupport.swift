@@ -3,8 +3,9 @@ import Foundation
 import ServerTrustLab
 import Synchronization
 import TrustEvaluation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Support for the integration tests against real servers (nginx, mitmdump): finding the
@@ -53,8 +54,9 @@ enum IntegrationTools {
     /// The path of a required tool, or an error naming how to get it.
     static func require(_ path: String?, _ name: String, install: String) throws -> String {
         guard let path else {
-            throw IntegrationError("\(name) not found (\(install))"
-                                   + (isRequired ? "; SERVERTRUST_REQUIRE_INTEGRATION=1 makes this a failure" : ""))
+            throw IntegrationError(
+                "\(name) not found (\(install))"
+                    + (isRequired ? "; SERVERTRUST_REQUIRE_INTEGRATION=1 makes this a failure" : ""))
         }
         return path
     }
@@ -174,10 +176,12 @@ final class ManagedProcess: Sendable {
     /// Returns its exit status (`nil` if it was already stopped).
     @discardableResult
     func stop(grace: Double = 10) -> Int32? {
-        guard let process = process.withLock({ value -> Process? in
-            defer { value = nil }
-            return value
-        }) else { return nil }
+        guard
+            let process = process.withLock({ value -> Process? in
+                defer { value = nil }
+                return value
+            })
+        else { return nil }
         if process.isRunning {
             kill(pid, SIGTERM)
             let deadline = Date().addingTimeInterval(grace)
@@ -236,7 +240,8 @@ final class NginxInstance: Sendable {
             // nginx writes its pid file after binding every listening socket.
             let ready = process.wait(timeout: 60) {
                 guard let text = try? String(contentsOfFile: prefix + "/nginx.pid", encoding: .utf8),
-                      Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) == process.pid else { return false }
+                    Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) == process.pid
+                else { return false }
                 return ports.allSatisfy(LoopbackPorts.isListening)
             }
             if ready { return NginxInstance(prefix: prefix, ports: ports, process: process) }
@@ -355,14 +360,17 @@ final class NginxLab: Sendable {
         self.directory = directory
         do {
             pki = try LabPKI.webChain(host: Self.host, leafNotBefore: now - day, leafNotAfter: now + 30 * day, keySlot: 60)
-            otherPKI = try LabPKI.webChain(host: Self.otherHost, algorithm: .p384, leafNotBefore: now - day,
-                                           leafNotAfter: now + 30 * day, keySlot: 61)
+            otherPKI = try LabPKI.webChain(
+                host: Self.otherHost, algorithm: .p384, leafNotBefore: now - day,
+                leafNotAfter: now + 30 * day, keySlot: 61)
             clientPKI = try LabPKI.webChain(host: "client.nginx.test", leafNotBefore: now - day, leafNotAfter: now + 30 * day, keySlot: 62)
             clientLeaf = try LabCertificate.issue(
                 LabCertificateSpec(
                     subject: LabName([("O", "ServerTrust Lab"), ("CN", "nginx client")]), notBefore: now - day, notAfter: now + 30 * day,
-                    extensions: [.basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
-                                 .subjectKeyIdentifier(), .authorityKeyIdentifier()]),
+                    extensions: [
+                        .basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["clientAuth"]),
+                        .subjectKeyIdentifier(), .authorityKeyIdentifier(),
+                    ]),
                 subjectKey: clientPKI.leafKey, issuer: clientPKI.intermediateIssuer)
             let selfSignedKey = try LabKey.shared(.p256, slot: 3 * 63)
             selfSigned = try LabCertificate.issue(
@@ -376,10 +384,14 @@ final class NginxLab: Sendable {
                 .valid: (try LabFiles.writeBundle(pki.serverChain, to: directory + "/valid.pem"), key),
                 .wrongHost: (try LabFiles.writeBundle([wrongHostLeaf, pki.intermediate], to: directory + "/wrong-host.pem"), key),
                 .expired: (try LabFiles.writeBundle([expiredLeaf, pki.intermediate], to: directory + "/expired.pem"), key),
-                .pinnedSelfSigned: (try LabFiles.writeBundle([selfSigned], to: directory + "/self-signed.pem"),
-                                    try LabFiles.write(try selfSignedKey.privateKeyPEM(), to: directory + "/self-signed.key")),
-                .other: (try LabFiles.writeBundle(otherPKI.serverChain, to: directory + "/other.pem"),
-                         try LabFiles.write(try otherPKI.leafKey.privateKeyPEM(), to: directory + "/other.key")),
+                .pinnedSelfSigned: (
+                    try LabFiles.writeBundle([selfSigned], to: directory + "/self-signed.pem"),
+                    try LabFiles.write(try selfSignedKey.privateKeyPEM(), to: directory + "/self-signed.key")
+                ),
+                .other: (
+                    try LabFiles.writeBundle(otherPKI.serverChain, to: directory + "/other.pem"),
+                    try LabFiles.write(try otherPKI.leafKey.privateKeyPEM(), to: directory + "/other.key")
+                ),
                 .clientCertificate: (directory + "/valid.pem", key),
             ]
             let clientCA = try LabFiles.write(clientPKI.root.pem, to: directory + "/client-ca.pem")
@@ -403,8 +415,9 @@ final class NginxLab: Sendable {
                 var blocks = ""
                 for (site, port) in zip(Site.allCases, ports) {
                     guard let files = chains[site] else { continue }
-                    blocks += Self.serverBlock(site, port: port, chain: files.chain, key: files.key, ports: ports,
-                                               directory: directory, clientCA: clientCA)
+                    blocks += Self.serverBlock(
+                        site, port: port, chain: files.chain, key: files.key, ports: ports,
+                        directory: directory, clientCA: clientCA)
                 }
                 return blocks
             }
@@ -415,8 +428,10 @@ final class NginxLab: Sendable {
     }
 
     /// One `server` block.
-    private static func serverBlock(_ site: Site, port: UInt16, chain: String, key: String, ports: [UInt16],
-                                    directory: String, clientCA: String) -> String {
+    private static func serverBlock(
+        _ site: Site, port: UInt16, chain: String, key: String, ports: [UInt16],
+        directory: String, clientCA: String
+    ) -> String {
         let otherPort = ports[Site.allCases.firstIndex(of: .other) ?? 0]
         var block = """
                 server {
@@ -433,7 +448,8 @@ final class NginxLab: Sendable {
         switch site {
         case .valid:
             // Chunked: a response of unknown length (the echo module when installed, else SSI).
-            let chunked = IntegrationTools.nginxEchoModule != nil
+            let chunked =
+                IntegrationTools.nginxEchoModule != nil
                 ? "location = /chunked { default_type text/plain; chunked_transfer_encoding on; echo \"first chunk\"; echo_flush; echo_sleep 0.05; echo \"second chunk\"; }"
                 : "location = /chunked { default_type text/plain; chunked_transfer_encoding on; ssi on; ssi_types *; try_files /chunked.html =404; }"
             block += """
@@ -516,8 +532,9 @@ final class NginxLab: Sendable {
     }
     /// The client identity (leaf, intermediate, key).
     func clientIdentity() throws -> Identity {
-        try Identity(certificate: try certificate(clientLeaf), privateKey: try PrivateKey(pemEncoded: try clientPKI.leafKey.privateKeyPEM()),
-                     chain: [try certificate(clientPKI.intermediate)])
+        try Identity(
+            certificate: try certificate(clientLeaf), privateKey: try PrivateKey(pemEncoded: try clientPKI.leafKey.privateKeyPEM()),
+            chain: [try certificate(clientPKI.intermediate)])
     }
 }
 
@@ -591,7 +608,8 @@ enum ServertrustCLI {
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let errors = FileManager.default.contents(atPath: errorPath) ?? Data()
-        return Result(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self),
-                      stderr: String(decoding: errors, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self),
+            stderr: String(decoding: errors, as: UTF8.self))
     }
 }

@@ -1,12 +1,13 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import ServerTrust
 import ServerTrustHTTP
 import ServerTrustURLSession
 import Synchronization
 import TrustEvaluation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 // Support for the tests of `ServerTrustURLProtocol`: plain `URLSession` code against the nginx
 // lab, plus a second nginx ("extras", same host name and chain as the lab's `valid` site) with
@@ -216,8 +217,10 @@ final class DelegateRecorder: NSObject, URLSessionDataDelegate, @unchecked Senda
     var body: Data { state.withLock { $0.body } }
     var error: (any Error)? { state.withLock { $0.error } }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
         let status = (response as? HTTPURLResponse)?.statusCode ?? -1
         state.withLock { $0.events.append(.response(status)) }
         completionHandler(.allow)
@@ -261,7 +264,8 @@ extension URLSession {
     /// `dataTask(with:completionHandler:)` / `uploadTask(with:…completionHandler:)` awaited:
     /// `make` creates the task with the handler; the task is resumed here.
     func completion(_ make: (URLSession, @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void) -> URLSessionTask)
-        async -> CompletionResult {
+        async -> CompletionResult
+    {
         await withCheckedContinuation { (continuation: CheckedContinuation<CompletionResult, Never>) in
             let task = make(self) { data, response, error in
                 continuation.resume(returning: CompletionResult(data: data, response: response, error: error))

@@ -113,8 +113,9 @@ struct ConnectionTrustTests {
         }
     }
 
-    @Test("a leaf that expires between two requests is refused on the next new connection, resumption on and off",
-          arguments: [true, false])
+    @Test(
+        "a leaf that expires between two requests is refused on the next new connection, resumption on and off",
+        arguments: [true, false])
     func expiryBetweenRequests(resumption: Bool) async throws {
         let pki = try Lab.pki(host: Self.host, keySlot: 49)
         let notAfter = Lab.now + 3600

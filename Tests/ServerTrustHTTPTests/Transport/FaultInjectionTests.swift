@@ -138,8 +138,9 @@ struct FaultInjectionTests {
         session.invalidate()
         let ports = Set([setup.server?.port, setup.relay?.port].compactMap { $0 })
         if !ports.isEmpty {
-            #expect(await eventually { connectedSockets(toPorts: ports).isEmpty },
-                    "sockets still connected to \(ports): \(connectedSockets(toPorts: ports))")
+            #expect(
+                await eventually { connectedSockets(toPorts: ports).isEmpty },
+                "sockets still connected to \(ports): \(connectedSockets(toPorts: ports))")
         }
     }
 }
@@ -164,13 +165,15 @@ func connectedSockets(toPorts ports: Set<UInt16>) -> [Int32] {
         guard status == 0 else { return false }
         switch Int32(storage.ss_family) {
         case AF_INET:
-            return ports.contains(withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
-            })
+            return ports.contains(
+                withUnsafePointer(to: &storage) {
+                    $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+                })
         case AF_INET6:
-            return ports.contains(withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
-            })
+            return ports.contains(
+                withUnsafePointer(to: &storage) {
+                    $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+                })
         default:
             return false
         }

@@ -92,13 +92,18 @@ struct FileUploadTests {
             configuration.handler = { request in
                 attempts.append(request.body.count)
                 if let header = request.header("Authorization"), header.hasPrefix("Digest "),
-                   DigestCheck.verify(header, method: request.method, user: "bob", password: "hunter2", realm: realm, nonce: nonce) {
+                    DigestCheck.verify(header, method: request.method, user: "bob", password: "hunter2", realm: realm, nonce: nonce)
+                {
                     let hex = SHA256.hash(request.body).map { String(format: "%02x", $0) }.joined()
                     return .text("\(request.method) \(request.body.count) \(hex)")
                 }
-                return LabHTTPResponse(status: 401, headers: [(
-                    "WWW-Authenticate", "Digest realm=\"\(realm)\", qop=\"auth\", algorithm=SHA-256, nonce=\"\(nonce)\""
-                )])
+                return LabHTTPResponse(
+                    status: 401,
+                    headers: [
+                        (
+                            "WWW-Authenticate", "Digest realm=\"\(realm)\", qop=\"auth\", algorithm=SHA-256, nonce=\"\(nonce)\""
+                        )
+                    ])
             }
         }
         defer { server.stop() }
@@ -182,7 +187,8 @@ struct FileUploadTests {
         let progress = Recorder<TransferProgress>()
         var tracked = request
         tracked.uploadProgress = { progress.append($0) }
-        let summary = "multipart/form-data; boundary=StreamedBoundary \(expected.count) "
+        let summary =
+            "multipart/form-data; boundary=StreamedBoundary \(expected.count) "
             + SHA256.hash(expected).map { String(format: "%02x", $0) }.joined()
         #expect(try await session.send(tracked).text == summary)
         #expect(progress.all.last?.completed == Int64(expected.count))

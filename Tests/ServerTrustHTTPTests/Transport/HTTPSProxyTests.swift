@@ -22,8 +22,10 @@ struct HTTPSProxyTests {
         let server: LabTLSServer
         let relay: LabMITMRelay
 
-        init(proxyCertificateHost: String = HTTPSProxyTests.proxyHost,
-             configure: (inout LabMITMRelay.Configuration) -> Void = { _ in }) throws {
+        init(
+            proxyCertificateHost: String = HTTPSProxyTests.proxyHost,
+            configure: (inout LabMITMRelay.Configuration) -> Void = { _ in }
+        ) throws {
             origin = try Lab.pki(host: HTTPSProxyTests.originHost)
             proxyPKI = try Lab.pki(host: proxyCertificateHost, keySlot: 46)
             server = try Lab.server(.init(pki: origin), name: "origin")
@@ -45,8 +47,10 @@ struct HTTPSProxyTests {
 
         /// A session whose own decider pins the origin's leaf key (which the proxy's chain does
         /// not carry) and whose proxy decider is `proxyTrust`.
-        func session(proxyTrust: ServerTrustDecider?, originPin: SPKIPin? = nil,
-                     credential: Credential? = nil) throws -> HTTPSession {
+        func session(
+            proxyTrust: ServerTrustDecider?, originPin: SPKIPin? = nil,
+            credential: Credential? = nil
+        ) throws -> HTTPSession {
             let pin = try originPin ?? SPKIPin(certificate: Lab.certificate(origin.leaf))
             var configuration = HTTPSessionConfiguration(serverTrust: try Lab.decider(anchors: try Lab.anchors(origin), pins: [pin]))
             // The client resolves only the proxy's name; the proxy resolves the origin's.
@@ -146,8 +150,9 @@ struct HTTPSProxyTests {
         let fixture = try Fixture()
         defer { fixture.stop() }
         let strangerPin = try SPKIPin(certificate: Lab.certificate(fixture.proxyPKI.leaf))
-        let session = try fixture.session(proxyTrust: try Lab.decider(anchors: try Lab.anchors(fixture.proxyPKI)),
-                                          originPin: strangerPin)
+        let session = try fixture.session(
+            proxyTrust: try Lab.decider(anchors: try Lab.anchors(fixture.proxyPKI)),
+            originPin: strangerPin)
         let error = await failure { try await session.get(fixture.url) }
         let decision = try #require(error?.rejection, "\(String(describing: error))")
         #expect(decision.host == Self.originHost && decision.evaluator == "SPKIPinsTrustEvaluator")

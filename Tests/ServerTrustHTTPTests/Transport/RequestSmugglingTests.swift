@@ -22,8 +22,10 @@ struct RequestSmugglingTests {
         let request: @Sendable (String) throws -> HTTPRequest
         var testDescription: String { name }
 
-        init(_ name: String, names: String, configure: @escaping @Sendable (inout HTTPSessionConfiguration, String) -> Void = { _, _ in },
-             request: @escaping @Sendable (String) throws -> HTTPRequest) {
+        init(
+            _ name: String, names: String, configure: @escaping @Sendable (inout HTTPSessionConfiguration, String) -> Void = { _, _ in },
+            request: @escaping @Sendable (String) throws -> HTTPRequest
+        ) {
             self.name = name
             self.names = names
             self.configure = configure
@@ -88,27 +90,43 @@ struct RequestSmugglingTests {
         Row("header name with NUL", names: "header name \"X\\0\" is not a token") { get($0, ["X\0": "1"]) },
         Row("non-ASCII header name", names: "header name \"Ü\" is not a token (RFC 9110 §5.1): non-ASCII byte 0xC3") { get($0, ["Ü": "1"]) },
         // The session's default headers (refused when the session is made).
-        Row("default header value with CRLF", names: "default header \"X-Default\" value: CR",
-            configure: { configuration, _ in configuration.defaultHeaders["X-Default"] = "1\r\nX-Injected: 1" }) { get($0) },
-        Row("default header name with LF", names: "default header name \"X\\nY\"",
-            configure: { configuration, _ in configuration.defaultHeaders.add("X\nY", "1") }) { get($0) },
+        Row(
+            "default header value with CRLF", names: "default header \"X-Default\" value: CR",
+            configure: { configuration, _ in configuration.defaultHeaders["X-Default"] = "1\r\nX-Injected: 1" }
+        ) { get($0) },
+        Row(
+            "default header name with LF", names: "default header name \"X\\nY\"",
+            configure: { configuration, _ in configuration.defaultHeaders.add("X\nY", "1") }
+        ) { get($0) },
         // Credentials (RFC 7617 §2), preemptive and the proxy's.
         Row("user name with CRLF", names: "credential user name: CR (0x0D) at byte 1") { withCredential($0, "a\r\nX-Injected: 1", "pw") },
         Row("password with LF", names: "credential password: LF (0x0A) at byte 2") { withCredential($0, "alice", "pw\nX") },
         Row("user name with NUL", names: "credential user name: NUL") { withCredential($0, "alice\0", "pw") },
         Row("Basic user name with a colon", names: "credential user name: ':' at byte 1") { withCredential($0, "a:b", "pw") },
-        Row("proxy user name with CRLF", names: "proxy credential user name: CR", configure: { configuration, url in
-            configuration.proxy = ProxyConfiguration(url: url.replacingOccurrences(of: "https://\(host)", with: "http://127.0.0.1"),
-                                                     credential: .user("p\r\nX-Injected: 1", password: "pw"))
-        }) { get($0) },
-        Row("proxy password with NUL", names: "proxy credential password: NUL", configure: { configuration, url in
-            configuration.proxy = ProxyConfiguration(url: url.replacingOccurrences(of: "https://\(host)", with: "http://127.0.0.1"),
-                                                     credential: .user("p", password: "pw\0"))
-        }) { get($0) },
-        Row("proxy user name with a colon", names: "proxy credential user name: ':'", configure: { configuration, url in
-            configuration.proxy = ProxyConfiguration(url: url.replacingOccurrences(of: "https://\(host)", with: "http://127.0.0.1"),
-                                                     credential: .user("p:q", password: "pw"))
-        }) { get($0) },
+        Row(
+            "proxy user name with CRLF", names: "proxy credential user name: CR",
+            configure: { configuration, url in
+                configuration.proxy = ProxyConfiguration(
+                    url: url.replacingOccurrences(of: "https://\(host)", with: "http://127.0.0.1"),
+                    credential: .user("p\r\nX-Injected: 1", password: "pw"))
+            }
+        ) { get($0) },
+        Row(
+            "proxy password with NUL", names: "proxy credential password: NUL",
+            configure: { configuration, url in
+                configuration.proxy = ProxyConfiguration(
+                    url: url.replacingOccurrences(of: "https://\(host)", with: "http://127.0.0.1"),
+                    credential: .user("p", password: "pw\0"))
+            }
+        ) { get($0) },
+        Row(
+            "proxy user name with a colon", names: "proxy credential user name: ':'",
+            configure: { configuration, url in
+                configuration.proxy = ProxyConfiguration(
+                    url: url.replacingOccurrences(of: "https://\(host)", with: "http://127.0.0.1"),
+                    credential: .user("p:q", password: "pw"))
+            }
+        ) { get($0) },
         // URLs, raw and percent-decoded (the host and the user information are decoded by
         // libcurl before use).
         Row("URL with CRLF in the path", names: "URL: CR (0x0D) at byte") { HTTPRequest(.get, $0 + "/a\r\nX-Injected: 1") },
@@ -125,14 +143,19 @@ struct RequestSmugglingTests {
         Row("URL with a percent-encoded NUL in the password", names: "URL user information (percent-decoded) password: NUL") {
             HTTPRequest(.get, $0.replacingOccurrences(of: "https://", with: "https://user:p%00w@") + "/")
         },
-        Row("relative URL with CRLF against the base URL", names: "URL: CR (0x0D) at byte 2",
-            configure: { configuration, url in configuration.baseURL = url + "/" }) { _ in HTTPRequest(.get, "/a\r\nX-Injected: 1") },
+        Row(
+            "relative URL with CRLF against the base URL", names: "URL: CR (0x0D) at byte 2",
+            configure: { configuration, url in configuration.baseURL = url + "/" }
+        ) { _ in HTTPRequest(.get, "/a\r\nX-Injected: 1") },
         Row("base URL with LF", names: "base URL: LF", configure: { configuration, url in configuration.baseURL = url + "/\n" }) { _ in
             HTTPRequest(.get, "/a")
         },
-        Row("proxy URL with CRLF", names: "proxy URL: CR", configure: { configuration, url in
-            configuration.proxy = ProxyConfiguration(url: url.replacingOccurrences(of: "https://\(host)", with: "http://127.0.0.1") + "\r\nX: 1")
-        }) { get($0) },
+        Row(
+            "proxy URL with CRLF", names: "proxy URL: CR",
+            configure: { configuration, url in
+                configuration.proxy = ProxyConfiguration(url: url.replacingOccurrences(of: "https://\(host)", with: "http://127.0.0.1") + "\r\nX: 1")
+            }
+        ) { get($0) },
         Row("resolve entry with LF", names: "resolve entry", configure: { configuration, _ in configuration.resolve.append("a.test:443:127.0.0.1\nb") }) {
             get($0)
         },
@@ -189,8 +212,10 @@ struct RequestSmugglingTests {
             request.headers["Content-Length"] = "5"
             return request
         },
-        Row("Content-Length in the session's default headers", names: "header \"Content-Length\" is \"3\"",
-            configure: { configuration, _ in configuration.defaultHeaders["Content-Length"] = "3" }) {
+        Row(
+            "Content-Length in the session's default headers", names: "header \"Content-Length\" is \"3\"",
+            configure: { configuration, _ in configuration.defaultHeaders["Content-Length"] = "3" }
+        ) {
             HTTPRequest(.post, $0 + "/echo", body: Array("0123456789".utf8))
         },
         Row("Transfer-Encoding chunked beside the body", names: "header \"Transfer-Encoding\"") {

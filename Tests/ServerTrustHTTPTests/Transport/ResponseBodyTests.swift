@@ -1,10 +1,11 @@
 import CertificateParsing
 import Foundation
 import ServerTrust
-@testable import ServerTrustHTTP
 import ServerTrustLab
 import Testing
 import TrustEvaluation
+
+@testable import ServerTrustHTTP
 
 /// Where a response body goes: a download that loses nothing, a bounded in-memory body, and a
 /// streamed body with back-pressure.
@@ -54,7 +55,9 @@ struct ResponseBodyTests {
         case .redirectToFailure:
             let target = try Lab.server(.init(pki: pki)) { $0.behavior = .cutResponse(.midBody, then: .closeNotify) }
             server = try Lab.server(.init(pki: pki)) { configuration in
-                configuration.handler = { _ in LabHTTPResponse(status: 302, headers: [("Location", target.url(host: Self.host, path: "/moved"))], body: .bytes(Array("moved".utf8))) }
+                configuration.handler = { _ in
+                    LabHTTPResponse(status: 302, headers: [("Location", target.url(host: Self.host, path: "/moved"))], body: .bytes(Array("moved".utf8)))
+                }
             }
             url = server!.url(host: Self.host)
             defer { target.stop() }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import ServerTrustHTTP
 import Testing
+
+@testable import ServerTrustHTTP
 
 /// The reader behind streamed bodies: pieces read in any chunk size come out as their
 /// concatenation, a rewind to any position resumes there, and a file that shrinks after the

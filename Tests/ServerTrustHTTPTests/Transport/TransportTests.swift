@@ -173,8 +173,9 @@ struct TransportTests {
     /// CLI tests wait for child processes on it), so neither the test's nor the request's task
     /// can time it. For the same reason the timeouts are long: the request may take long to
     /// reach its handshake, and a wait that timed out first would prove nothing.
-    @Test("cancelling the task ends a connection-level challenge's .later wait within 100 ms",
-          arguments: LaterChallenge.allCases, [false, true])
+    @Test(
+        "cancelling the task ends a connection-level challenge's .later wait within 100 ms",
+        arguments: LaterChallenge.allCases, [false, true])
     func laterChallengeCancellation(_ kind: LaterChallenge, onTransferExecutor: Bool) async throws {
         let pki = try Lab.pki(host: host)
         let clientRoot = try LabPKI.webChain(host: "client.example.test", keySlot: 44).root

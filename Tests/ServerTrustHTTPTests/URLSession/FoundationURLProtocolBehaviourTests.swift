@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Synchronization
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A `URLProtocol` that answers from a script, straight to Foundation's client: it shows what
 /// swift-corelibs-foundation itself does with a protocol that is not its own.
@@ -55,8 +56,10 @@ final class ScriptedURLProtocol: URLProtocol {
 
 /// Answers every authentication challenge with a password.
 final class CredentialDelegate: NSObject, URLSessionTaskDelegate, Sendable {
-    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
         completionHandler(.useCredential, URLCredential(user: "alice", password: "pw", persistence: .none))
     }
 }
@@ -68,8 +71,9 @@ final class CredentialDelegate: NSObject, URLSessionTaskDelegate, Sendable {
 /// without crashing the test process: finishing a download task, `as! URL` in
 /// `_ProtocolClient.urlProtocolDidFinishLoading(_:)`, and reporting a redirect,
 /// `fatalError` in `urlProtocol(_:wasRedirectedTo:redirectResponse:)`.)
-@Suite("swift-corelibs-foundation and a foreign URLProtocol",
-       .enabled(if: IntegrationTools.nginxSuiteEnabled, "nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
+@Suite(
+    "swift-corelibs-foundation and a foreign URLProtocol",
+    .enabled(if: IntegrationTools.nginxSuiteEnabled, "nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
 struct FoundationURLProtocolBehaviourTests {
     func urlSession(delegate: (any URLSessionDelegate)? = nil) -> URLSession {
         let configuration = URLSessionConfiguration.default
@@ -108,8 +112,9 @@ struct FoundationURLProtocolBehaviourTests {
         // with the credential: outside anything the protocol decides.
         #expect(ScriptedURLProtocol.starts(url) == 1)
         #expect(result.http?.statusCode == 200 && result.text == "plain http\n", "\(String(describing: result.error))")
-        #expect(await eventually { lab.lab.nginx.accessLog("plain").contains { $0.contains("GET /evidence") && $0.contains("\"alice\"") } },
-                "\(lab.lab.nginx.accessLog("plain"))")
+        #expect(
+            await eventually { lab.lab.nginx.accessLog("plain").contains { $0.contains("GET /evidence") && $0.contains("\"alice\"") } },
+            "\(lab.lab.nginx.accessLog("plain"))")
     }
 
     @Test("URLProtocol.registerClass(_:) does not reach URLSession.shared's https requests")

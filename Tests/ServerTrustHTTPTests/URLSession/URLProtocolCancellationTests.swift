@@ -1,17 +1,19 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import ServerTrustURLSession
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Cancellation through `ServerTrustURLProtocol`: `URLSessionTask.cancel()` and the cancellation
 /// of a Swift task awaiting `data(for:)` call `stopLoading()`, which cancels the load's Swift
 /// task (and with it the transfer); Foundation reports `URLError.cancelled` once. That the
 /// transfer itself ended (Foundation reports `cancelled` either way) shows in the client's TCP
 /// table: its connection closes, where a transfer left to finish would stay pooled.
-@Suite("URLSession drop-in: cancellation",
-       .enabled(if: IntegrationTools.nginxSuiteEnabled, "nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
+@Suite(
+    "URLSession drop-in: cancellation",
+    .enabled(if: IntegrationTools.nginxSuiteEnabled, "nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
 struct URLProtocolCancellationTests {
     @Test("cancel() mid-body tears the transfer down; the task completes once, with cancelled")
     func cancelTask() async throws {

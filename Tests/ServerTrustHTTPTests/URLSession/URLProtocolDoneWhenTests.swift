@@ -1,22 +1,25 @@
 import CertificateParsing
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import ServerTrust
 import ServerTrustHTTP
 import ServerTrustURLSession
 import Testing
 import TrustEvaluation
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// Issue 19's "done when" for the URLSession drop-in: plain `URLSession` code, whose
 /// configuration lists only `ServerTrustURLProtocol` (registered with an `HTTPSession`), reaches
 /// a private-CA nginx, is refused by a pinned policy through mitmproxy, and presents a client
 /// certificate. These are the only tests that use the class's global registration, so they run
 /// one at a time; every other URLSession test routes through `PortRoutedURLProtocol`.
-@Suite("URLSession drop-in: private CA, pins through mitmproxy, client certificate", .serialized,
-       .enabled(if: IntegrationTools.mitmproxySuiteEnabled,
-                "mitmdump or nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
+@Suite(
+    "URLSession drop-in: private CA, pins through mitmproxy, client certificate", .serialized,
+    .enabled(
+        if: IntegrationTools.mitmproxySuiteEnabled,
+        "mitmdump or nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
 struct URLProtocolDoneWhenTests {
     /// `URLSessionConfiguration.default` with only the protocol class, as an app would write it.
     func plainURLSession() -> URLSession {
@@ -25,8 +28,10 @@ struct URLProtocolDoneWhenTests {
         return URLSession(configuration: configuration)
     }
 
-    func session(_ decider: ServerTrustDecider, _ lab: NginxLab,
-                 configure: (inout HTTPSessionConfiguration) -> Void = { _ in }) throws -> HTTPSession {
+    func session(
+        _ decider: ServerTrustDecider, _ lab: NginxLab,
+        configure: (inout HTTPSessionConfiguration) -> Void = { _ in }
+    ) throws -> HTTPSession {
         var configuration = HTTPSessionConfiguration(serverTrust: decider)
         configuration.resolve = lab.resolve
         configuration.timeout = 30
@@ -102,7 +107,8 @@ struct URLProtocolDoneWhenTests {
         #expect(decision.servedChain.first?.issuer == fixture.mitmCA.subject, "the refused chain is the proxy's")
         #expect(decision.verifiedChain?.last == fixture.mitmCA, "it validated to the installed proxy CA; only the pins refused it")
         #expect(decision.explanation.contains("sha256/"), "\(decision.explanation)")
-        if case .serverTrustRejected? = refused.serverTrustHTTPError {} else {
+        if case .serverTrustRejected? = refused.serverTrustHTTPError {
+        } else {
             Issue.record("the HTTPError behind it: \(String(describing: refused.serverTrustHTTPError))")
         }
         // A completion handler gets the same error.
@@ -127,9 +133,10 @@ struct URLProtocolDoneWhenTests {
         defer { lab.stop() }
         let whoami = try url(lab.url(.clientCertificate, "/whoami"))
         let identity = try lab.clientIdentity()
-        ServerTrustURLProtocol.register(try session(try Lab.decider(anchors: try lab.anchors()), lab) {
-            $0.clientIdentities = [NginxLab.host: identity]
-        })
+        ServerTrustURLProtocol.register(
+            try session(try Lab.decider(anchors: try lab.anchors()), lab) {
+                $0.clientIdentities = [NginxLab.host: identity]
+            })
         defer { ServerTrustURLProtocol.unregister() }
         let urlSession = plainURLSession()
         let (data, response) = try await urlSession.data(from: whoami)

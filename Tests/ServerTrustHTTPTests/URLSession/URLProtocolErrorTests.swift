@@ -1,16 +1,18 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import ServerTrust
 import ServerTrustHTTP
 import ServerTrustURLSession
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// How `URLSession` requests through `ServerTrustURLProtocol` fail: `URLError` codes as Apple's
 /// URLSession uses them, live against nginx, and the whole `HTTPError` table.
-@Suite("URLSession drop-in: errors as URLError codes",
-       .enabled(if: IntegrationTools.nginxSuiteEnabled, "nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
+@Suite(
+    "URLSession drop-in: errors as URLError codes",
+    .enabled(if: IntegrationTools.nginxSuiteEnabled, "nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
 struct URLProtocolErrorTests {
     func request(_ url: URL, timeout: TimeInterval) -> URLRequest {
         URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
@@ -46,8 +48,10 @@ struct URLProtocolErrorTests {
         let lab = try await URLProtocolLab.started()
         defer { lab.stop() }
         let urlSession = lab.urlSession(try lab.httpSession())
-        for (site, kind) in [(NginxLab.Site.wrongHost, TrustEvaluationError.Kind.hostValidationFailed), (.expired, .chainValidationFailed),
-                             (.pinnedSelfSigned, .chainValidationFailed)] {
+        for (site, kind) in [
+            (NginxLab.Site.wrongHost, TrustEvaluationError.Kind.hostValidationFailed), (.expired, .chainValidationFailed),
+            (.pinnedSelfSigned, .chainValidationFailed),
+        ] {
             let url = lab.url(site, "/?refused")
             let error = try #require(await urlError { try await urlSession.data(from: url) }, "\(site)")
             #expect(error.code == .serverCertificateUntrusted, "\(site): \(error)")
@@ -104,9 +108,10 @@ struct URLProtocolErrorTests {
         #expect(result.http?.value(forHTTPHeaderField: ServerTrustURLProtocol.withheldChallengeField) == #"Bearer realm="api", error="invalid_token""#)
 
         // Basic auth answered by the session's own credential handling, before the app sees anything.
-        let answering = lab.urlSession(try lab.httpSession { configuration in
-            configuration.taskChallengeHandler = { _, _ in .credential(Credential(.password(user: NginxLab.user, password: NginxLab.password))) }
-        })
+        let answering = lab.urlSession(
+            try lab.httpSession { configuration in
+                configuration.taskChallengeHandler = { _, _ in .credential(Credential(.password(user: NginxLab.user, password: NginxLab.password))) }
+            })
         let (page, response) = try await answering.data(from: lab.url(.valid, "/private/"))
         #expect((response as? HTTPURLResponse)?.statusCode == 200 && String(decoding: page, as: UTF8.self) == "welcome to the private area\n")
     }

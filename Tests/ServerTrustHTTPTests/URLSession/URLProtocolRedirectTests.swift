@@ -1,16 +1,18 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import ServerTrustURLSession
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Redirects of `URLSession` requests through `ServerTrustURLProtocol`: swift-corelibs-foundation
 /// cannot take a redirect from a URLProtocol (`_ProtocolClient.urlProtocol(_:wasRedirectedTo:redirectResponse:)`
 /// is `fatalError`), so the `HTTPSession` follows them under its rules, as URLSession follows
 /// them by default; `maximumRedirects = 0` delivers the redirect itself.
-@Suite("URLSession drop-in: redirects",
-       .enabled(if: IntegrationTools.nginxSuiteEnabled, "nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
+@Suite(
+    "URLSession drop-in: redirects",
+    .enabled(if: IntegrationTools.nginxSuiteEnabled, "nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
 struct URLProtocolRedirectTests {
     @Test("followed to the final URL, across hosts (each decided), without Authorization on the other origin")
     func followed() async throws {

@@ -1,15 +1,17 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import ServerTrustURLSession
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The task kinds of `URLSession` through `ServerTrustURLProtocol`: data tasks (async, with a
 /// completion handler, with a data delegate), upload tasks from memory, from a file and from
 /// a stream, and the download tasks swift-corelibs-foundation does not let a URLProtocol finish.
-@Suite("URLSession drop-in: data, upload and download tasks",
-       .enabled(if: IntegrationTools.nginxSuiteEnabled, "nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
+@Suite(
+    "URLSession drop-in: data, upload and download tasks",
+    .enabled(if: IntegrationTools.nginxSuiteEnabled, "nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
 struct URLProtocolTaskTests {
     func post(_ url: URL, method: String = "POST") -> URLRequest {
         var request = URLRequest(url: url)
@@ -117,14 +119,16 @@ struct URLProtocolTaskTests {
         let urlSession = lab.urlSession(try lab.httpSession())
         let file = try randomFile(3 << 20, in: lab.lab.directory)
 
-        let (_, response) = try await urlSession.upload(for: post(lab.extrasURL("/put/async.bin"), method: "PUT"),
-                                                        fromFile: URL(fileURLWithPath: file.path))
+        let (_, response) = try await urlSession.upload(
+            for: post(lab.extrasURL("/put/async.bin"), method: "PUT"),
+            fromFile: URL(fileURLWithPath: file.path))
         #expect((response as? HTTPURLResponse)?.statusCode == 201)
         #expect(FileManager.default.contents(atPath: lab.putDirectory + "/async.bin") == file.bytes)
 
         let handled = await urlSession.completion {
-            $0.uploadTask(with: post(lab.extrasURL("/put/handler.bin"), method: "PUT"), fromFile: URL(fileURLWithPath: file.path),
-                          completionHandler: $1)
+            $0.uploadTask(
+                with: post(lab.extrasURL("/put/handler.bin"), method: "PUT"), fromFile: URL(fileURLWithPath: file.path),
+                completionHandler: $1)
         }
         #expect(handled.http?.statusCode == 201, "\(String(describing: handled.error))")
         #expect(FileManager.default.contents(atPath: lab.putDirectory + "/handler.bin") == file.bytes)

@@ -22,7 +22,8 @@ enum OpenSSLCLI {
         let pipe = Pipe()
         let errorPath = NSTemporaryDirectory() + "openssl-stderr-" + UUID().uuidString
         guard FileManager.default.createFile(atPath: errorPath, contents: nil),
-              let errorFile = FileHandle(forWritingAtPath: errorPath) else {
+            let errorFile = FileHandle(forWritingAtPath: errorPath)
+        else {
             throw CocoaError(.fileWriteUnknown)
         }
         defer {
@@ -37,8 +38,9 @@ enum OpenSSLCLI {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let errors = FileManager.default.contents(atPath: errorPath) ?? Data()
-        return CLIResult(status: process.terminationStatus,
-                         output: String(decoding: data, as: UTF8.self) + String(decoding: errors, as: UTF8.self))
+        return CLIResult(
+            status: process.terminationStatus,
+            output: String(decoding: data, as: UTF8.self) + String(decoding: errors, as: UTF8.self))
     }
 
     /// `openssl x509 -inform DER -noout -text` for a certificate.

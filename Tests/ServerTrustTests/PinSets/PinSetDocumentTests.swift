@@ -88,30 +88,42 @@ struct PinSetDocumentTests {
     /// What an attacker on the update channel can send, and the rule that refuses each.
     static var attacks: [(name: String, kind: PinSetError.Kind, envelope: @Sendable () throws -> [UInt8])] {
         [
-            ("tampered payload", .badSignature, {
-                let (keyID, payload, signature) = try F.parts(try F.sign(serial: 5))
-                var edited = payload
-                let index = try #require(edited.firstIndex(of: UInt8(ascii: "5")))
-                edited[index] = UInt8(ascii: "9")
-                return F.envelope(keyID: keyID, payload: edited, signature: signature)
-            }),
-            ("tampered signature", .badSignature, {
-                let (keyID, payload, signature) = try F.parts(try F.sign(serial: 5))
-                var edited = signature
-                edited[7] ^= 0x40
-                return F.envelope(keyID: keyID, payload: payload, signature: edited)
-            }),
-            ("P-256 signature with a flipped bit", .badSignature, {
-                let (keyID, payload, signature) = try F.parts(try F.sign(serial: 5, key: F.backupSigner))
-                var edited = signature
-                edited[edited.count - 1] ^= 0x01
-                return F.envelope(keyID: keyID, payload: payload, signature: edited)
-            }),
+            (
+                "tampered payload", .badSignature,
+                {
+                    let (keyID, payload, signature) = try F.parts(try F.sign(serial: 5))
+                    var edited = payload
+                    let index = try #require(edited.firstIndex(of: UInt8(ascii: "5")))
+                    edited[index] = UInt8(ascii: "9")
+                    return F.envelope(keyID: keyID, payload: edited, signature: signature)
+                }
+            ),
+            (
+                "tampered signature", .badSignature,
+                {
+                    let (keyID, payload, signature) = try F.parts(try F.sign(serial: 5))
+                    var edited = signature
+                    edited[7] ^= 0x40
+                    return F.envelope(keyID: keyID, payload: payload, signature: edited)
+                }
+            ),
+            (
+                "P-256 signature with a flipped bit", .badSignature,
+                {
+                    let (keyID, payload, signature) = try F.parts(try F.sign(serial: 5, key: F.backupSigner))
+                    var edited = signature
+                    edited[edited.count - 1] ^= 0x01
+                    return F.envelope(keyID: keyID, payload: payload, signature: edited)
+                }
+            ),
             ("unknown key id (signed by a key the app does not ship)", .unknownKey, { try F.sign(serial: 5, key: F.attacker) }),
-            ("a trusted key id over an attacker's signature", .badSignature, {
-                let (_, payload, signature) = try F.parts(try F.sign(serial: 5, key: F.attacker))
-                return F.envelope(keyID: F.publicKey(F.signer).keyID, payload: payload, signature: signature)
-            }),
+            (
+                "a trusted key id over an attacker's signature", .badSignature,
+                {
+                    let (_, payload, signature) = try F.parts(try F.sign(serial: 5, key: F.attacker))
+                    return F.envelope(keyID: F.publicKey(F.signer).keyID, payload: payload, signature: signature)
+                }
+            ),
             ("older serial (rollback)", .serialNotIncreasing, { try F.sign(serial: 2) }),
             ("equal serial with other contents (replay)", .serialNotIncreasing, { try F.sign(serial: 3, policy: F.policy(pins: [F.backupPin, F.rootPin])) }),
             ("expired", .expired, { try F.sign(serial: 5, issuedAt: F.now - 20 * F.day, expiresAt: F.now - F.day) }),
@@ -146,19 +158,29 @@ struct PinSetDocumentTests {
 
     /// Envelopes that are not of the format's one spelling, each refused at its JSON path.
     static let envelopes: [(name: String, text: @Sendable (String, String, String) -> String, path: String)] = [
-        ("CR/LF inside the base64", { k, p, s in #"{"keyId": "\#(k)", "payload": "\#(p.prefix(8))\r\n\#(p.dropFirst(8))", "signature": "\#(s)"}"# }, "$.payload"),
-        ("a space inside the signature", { k, p, s in #"{"keyId": "\#(k)", "payload": "\#(p)", "signature": "\#(s.prefix(4)) \#(s.dropFirst(4))"}"# }, "$.signature"),
+        (
+            "CR/LF inside the base64", { k, p, s in #"{"keyId": "\#(k)", "payload": "\#(p.prefix(8))\r\n\#(p.dropFirst(8))", "signature": "\#(s)"}"# },
+            "$.payload"
+        ),
+        (
+            "a space inside the signature", { k, p, s in #"{"keyId": "\#(k)", "payload": "\#(p)", "signature": "\#(s.prefix(4)) \#(s.dropFirst(4))"}"# },
+            "$.signature"
+        ),
         ("uppercase key id", { k, p, s in #"{"keyId": "\#(k.uppercased())", "payload": "\#(p)", "signature": "\#(s)"}"# }, "$.keyId"),
         ("missing signature", { k, p, _ in #"{"keyId": "\#(k)", "payload": "\#(p)"}"# }, "$.signature"),
         ("unknown member", { k, p, s in #"{"keyId": "\#(k)", "payload": "\#(p)", "signature": "\#(s)", "alg": "none"}"# }, "$.alg"),
         ("repeated signature member", { k, p, s in #"{"keyId": "\#(k)", "payload": "\#(p)", "signature": "\#(s)", "signature": "\#(s)"}"# }, "$.signature"),
         ("payload as an object", { k, _, s in #"{"keyId": "\#(k)", "payload": {"version": 1}, "signature": "\#(s)"}"# }, "$.payload"),
-        ("unpadded base64", { k, p, s in #"{"keyId": "\#(k)", "payload": "\#(p.replacingOccurrences(of: "=", with: ""))", "signature": "\#(s)"}"# }, "$.payload"),
+        (
+            "unpadded base64", { k, p, s in #"{"keyId": "\#(k)", "payload": "\#(p.replacingOccurrences(of: "=", with: ""))", "signature": "\#(s)"}"# },
+            "$.payload"
+        ),
     ]
 
     @Test("envelope spellings: one accepted form, the rest malformed at their path", arguments: 0..<8)
     func envelopeSpellings(index: Int) throws {
-        let (keyID, payload, signature) = try F.parts(try F.sign(serial: 7, policy: F.policy(pins: ["sha256/" + String(repeating: "A", count: 42) + "E=", F.backupPin])))
+        let (keyID, payload, signature) = try F.parts(
+            try F.sign(serial: 7, policy: F.policy(pins: ["sha256/" + String(repeating: "A", count: 42) + "E=", F.backupPin])))
         let base64 = Base64.encode(payload)
         let padded = base64.hasSuffix("=") ? base64 : Base64.encode(payload + [0x20])  // the unpadded case needs padding to remove
         let text = Self.envelopes[index].text(keyID, index == 7 ? padded : base64, Base64.encode(signature))
@@ -177,24 +199,95 @@ struct PinSetDocumentTests {
     /// Signed payloads that break the schema: signed by a trusted key, still refused.
     static let payloads: [(name: String, payload: String, kind: PolicyConfigurationError.Kind, path: String)] = [
         ("no pinSet member", #"{"version": 1, "hosts": [{"host": "a.test"}]}"#, .missingKey, "$.pinSet"),
-        ("serial 0", #"{"version": 1, "pinSet": {"version": 1, "serial": 0, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#, .invalidValue, "$.pinSet.serial"),
-        ("serial past 2^53", #"{"version": 1, "pinSet": {"version": 1, "serial": 9007199254740993, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#, .invalidValue, "$.pinSet.serial"),
-        ("serial 1e300", #"{"version": 1, "pinSet": {"version": 1, "serial": 1e300, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#, .invalidValue, "$.pinSet.serial"),
-        ("serial 2.5", #"{"version": 1, "pinSet": {"version": 1, "serial": 2.5, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#, .invalidValue, "$.pinSet.serial"),
-        ("serial as text", #"{"version": 1, "pinSet": {"version": 1, "serial": "9", "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#, .wrongType, "$.pinSet.serial"),
-        ("serial true", #"{"version": 1, "pinSet": {"version": 1, "serial": true, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#, .wrongType, "$.pinSet.serial"),
-        ("serial given twice", #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "serial": 1, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#, .duplicateKey, "$.pinSet.serial"),
-        ("expiresAt before issuedAt", #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2027-01-01", "expiresAt": "2026-01-01"}, "hosts": [{"host": "a.test"}]}"#, .invalidDate, "$.pinSet.expiresAt"),
-        ("pin-set version 2", #"{"version": 1, "pinSet": {"version": 2, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#, .unsupportedVersion, "$.pinSet.version"),
-        ("unknown pinSet member", #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01", "threshold": 0}, "hosts": [{"host": "a.test"}]}"#, .unknownKey, "$.pinSet.threshold"),
-        ("one signing key", #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01", "signingKeys": ["MCowBQYDK2VwAyEA11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="]}, "hosts": [{"host": "a.test"}]}"#, .invalidValue, "$.pinSet.signingKeys"),
-        ("a TLS-style RSA key as signing key", #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01", "signingKeys": ["MFwwDQYJKoZIhvcNAQEBBQADSwAwSAJBAL8=", "MCowBQYDK2VwAyEA11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="]}, "hosts": [{"host": "a.test"}]}"#, .invalidValue, "$.pinSet.signingKeys[0]"),
-        ("a certificate file", #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test", "evaluator": "publicKeys", "certificates": ["/etc/ssl/certs/ca-certificates.crt"]}]}"#, .notAllowedInPinSet, "$.hosts[0].certificates"),
-        ("anchors", #"{"version": 1, "anchors": ["/tmp/evil.pem"], "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#, .notAllowedInPinSet, "$.anchors"),
-        ("the disabled evaluator", #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test", "evaluator": "disabled"}]}"#, .notAllowedInPinSet, "$.hosts[0].evaluator"),
-        ("a TrustKit dictionary", #"{"kTSKPinnedDomains": {}, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}}"#, .unknownKey, "$.kTSKPinnedDomains"),
-        ("one pin, enforced", #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test", "pins": ["sha256/C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M="]}]}"#, .missingBackupPin, "$.hosts[0]"),
-        ("enforcePinning repeated (report-only by the last)", #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test", "enforcePinning": true, "pins": ["sha256/C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M=", "sha256/diGVwiVYbubAI3RW4hB9xU8e/CH2GnkuvVFZE8zmgzI="], "enforcePinning": false}]}"#, .duplicateKey, "$.hosts[0].enforcePinning"),
+        (
+            "serial 0",
+            #"{"version": 1, "pinSet": {"version": 1, "serial": 0, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#,
+            .invalidValue, "$.pinSet.serial"
+        ),
+        (
+            "serial past 2^53",
+            #"{"version": 1, "pinSet": {"version": 1, "serial": 9007199254740993, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#,
+            .invalidValue, "$.pinSet.serial"
+        ),
+        (
+            "serial 1e300",
+            #"{"version": 1, "pinSet": {"version": 1, "serial": 1e300, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#,
+            .invalidValue, "$.pinSet.serial"
+        ),
+        (
+            "serial 2.5",
+            #"{"version": 1, "pinSet": {"version": 1, "serial": 2.5, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#,
+            .invalidValue, "$.pinSet.serial"
+        ),
+        (
+            "serial as text",
+            #"{"version": 1, "pinSet": {"version": 1, "serial": "9", "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#,
+            .wrongType, "$.pinSet.serial"
+        ),
+        (
+            "serial true",
+            #"{"version": 1, "pinSet": {"version": 1, "serial": true, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#,
+            .wrongType, "$.pinSet.serial"
+        ),
+        (
+            "serial given twice",
+            #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "serial": 1, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#,
+            .duplicateKey, "$.pinSet.serial"
+        ),
+        (
+            "expiresAt before issuedAt",
+            #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2027-01-01", "expiresAt": "2026-01-01"}, "hosts": [{"host": "a.test"}]}"#,
+            .invalidDate, "$.pinSet.expiresAt"
+        ),
+        (
+            "pin-set version 2",
+            #"{"version": 1, "pinSet": {"version": 2, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#,
+            .unsupportedVersion, "$.pinSet.version"
+        ),
+        (
+            "unknown pinSet member",
+            #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01", "threshold": 0}, "hosts": [{"host": "a.test"}]}"#,
+            .unknownKey, "$.pinSet.threshold"
+        ),
+        (
+            "one signing key",
+            #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01", "signingKeys": ["MCowBQYDK2VwAyEA11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="]}, "hosts": [{"host": "a.test"}]}"#,
+            .invalidValue, "$.pinSet.signingKeys"
+        ),
+        (
+            "a TLS-style RSA key as signing key",
+            #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01", "signingKeys": ["MFwwDQYJKoZIhvcNAQEBBQADSwAwSAJBAL8=", "MCowBQYDK2VwAyEA11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="]}, "hosts": [{"host": "a.test"}]}"#,
+            .invalidValue, "$.pinSet.signingKeys[0]"
+        ),
+        (
+            "a certificate file",
+            #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test", "evaluator": "publicKeys", "certificates": ["/etc/ssl/certs/ca-certificates.crt"]}]}"#,
+            .notAllowedInPinSet, "$.hosts[0].certificates"
+        ),
+        (
+            "anchors",
+            #"{"version": 1, "anchors": ["/tmp/evil.pem"], "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test"}]}"#,
+            .notAllowedInPinSet, "$.anchors"
+        ),
+        (
+            "the disabled evaluator",
+            #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test", "evaluator": "disabled"}]}"#,
+            .notAllowedInPinSet, "$.hosts[0].evaluator"
+        ),
+        (
+            "a TrustKit dictionary", #"{"kTSKPinnedDomains": {}, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}}"#,
+            .unknownKey, "$.kTSKPinnedDomains"
+        ),
+        (
+            "one pin, enforced",
+            #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test", "pins": ["sha256/C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M="]}]}"#,
+            .missingBackupPin, "$.hosts[0]"
+        ),
+        (
+            "enforcePinning repeated (report-only by the last)",
+            #"{"version": 1, "pinSet": {"version": 1, "serial": 9, "issuedAt": "2026-01-01", "expiresAt": "2027-01-01"}, "hosts": [{"host": "a.test", "enforcePinning": true, "pins": ["sha256/C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M=", "sha256/diGVwiVYbubAI3RW4hB9xU8e/CH2GnkuvVFZE8zmgzI="], "enforcePinning": false}]}"#,
+            .duplicateKey, "$.hosts[0].enforcePinning"
+        ),
     ]
 
     @Test("a validly signed payload is still refused when it breaks the schema, at its JSON path", arguments: 0..<19)
@@ -252,7 +345,8 @@ struct PinSetDocumentTests {
         for (pins, next) in [([signerPin, F.backupPin], nil), ([F.rootPin, nextPin], [F.publicKey(F.nextSigner), F.publicKey(F.nextBackup)])] {
             let payload = F.policy(pins: pins)
             // Signed by hand (the signer refuses, below), so the client's own check is what refuses it.
-            let member = #""pinSet": {"version": 1, "serial": 5, "issuedAt": "2026-01-01", "expiresAt": "2099-01-01""#
+            let member =
+                #""pinSet": {"version": 1, "serial": 5, "issuedAt": "2026-01-01", "expiresAt": "2099-01-01""#
                 + (next.map { #", "signingKeys": ["# + $0.map { "\"\($0.base64)\"" }.joined(separator: ", ") + "]" } ?? "") + "}, "
             let text = Array(("{" + member + String(decoding: payload.dropFirst(), as: UTF8.self)).utf8)
             let envelope = F.envelope(keyID: F.publicKey(F.signer).keyID, payload: text, signature: try F.signer.signature(over: text))

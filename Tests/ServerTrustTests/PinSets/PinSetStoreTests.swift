@@ -67,20 +67,26 @@ struct PinSetStoreTests {
     static let damage: [(name: String, damage: @Sendable ([UInt8]) -> [UInt8])] = [
         ("torn: cut mid-write", { Array($0.prefix($0.count / 2)) }),
         ("truncated to nothing", { _ in [] }),
-        ("one byte of a stored signature flipped", { bytes in
-            // The stored envelope is base64 inside the store: decode, flip, encode back.
-            var text = String(decoding: bytes, as: UTF8.self)
-            guard let start = text.range(of: "[\""), let end = text.range(of: "\"]") else { return bytes }
-            let encoded = String(text[start.upperBound..<end.lowerBound])
-            guard var envelope = Base64.decode(Array(encoded.utf8)) else { return bytes }
-            envelope[envelope.count - 6] ^= 0x04
-            text.replaceSubrange(start.upperBound..<end.lowerBound, with: Base64.encode(envelope))
-            return Array(text.utf8)
-        }),
-        ("a document signed by an attacker's key put in its place", { bytes in
-            guard let forged = try? F.sign(serial: 9, key: F.attacker) else { return bytes }
-            return Array("{\"format\": 1, \"etag\": null, \"documents\": [\"\(Base64.encode(forged))\"]}".utf8)
-        }),
+        (
+            "one byte of a stored signature flipped",
+            { bytes in
+                // The stored envelope is base64 inside the store: decode, flip, encode back.
+                var text = String(decoding: bytes, as: UTF8.self)
+                guard let start = text.range(of: "[\""), let end = text.range(of: "\"]") else { return bytes }
+                let encoded = String(text[start.upperBound..<end.lowerBound])
+                guard var envelope = Base64.decode(Array(encoded.utf8)) else { return bytes }
+                envelope[envelope.count - 6] ^= 0x04
+                text.replaceSubrange(start.upperBound..<end.lowerBound, with: Base64.encode(envelope))
+                return Array(text.utf8)
+            }
+        ),
+        (
+            "a document signed by an attacker's key put in its place",
+            { bytes in
+                guard let forged = try? F.sign(serial: 9, key: F.attacker) else { return bytes }
+                return Array("{\"format\": 1, \"etag\": null, \"documents\": [\"\(Base64.encode(forged))\"]}".utf8)
+            }
+        ),
         ("not a store", { _ in Array("{\"format\": 2}".utf8) }),
     ]
 

@@ -46,17 +46,19 @@ struct HostPatternTests {
         #expect(pattern.matches(vector.host) == vector.matches)
     }
 
-    @Test("invalid patterns are configuration errors", arguments: [
-        ("*.com", PolicyConfigurationError.Kind.invalidHostPattern),
-        ("**.co.uk", .invalidHostPattern),
-        ("*.xn--55qx5d.cn", .invalidHostPattern),
-        ("**.xn--55qx5d.hk", .invalidHostPattern),
-        ("a.*.example.com", .invalidHostPattern),
-        ("f*o.example.com", .invalidHostPattern),
-        ("exa mple.com", .invalidHostPattern),
-        ("", .invalidHostPattern),
-        ("*.192.0.2.10", .invalidHostPattern),
-    ])
+    @Test(
+        "invalid patterns are configuration errors",
+        arguments: [
+            ("*.com", PolicyConfigurationError.Kind.invalidHostPattern),
+            ("**.co.uk", .invalidHostPattern),
+            ("*.xn--55qx5d.cn", .invalidHostPattern),
+            ("**.xn--55qx5d.hk", .invalidHostPattern),
+            ("a.*.example.com", .invalidHostPattern),
+            ("f*o.example.com", .invalidHostPattern),
+            ("exa mple.com", .invalidHostPattern),
+            ("", .invalidHostPattern),
+            ("*.192.0.2.10", .invalidHostPattern),
+        ])
     func invalid(_ text: String, _ kind: PolicyConfigurationError.Kind) {
         let error = #expect(throws: PolicyConfigurationError.self) { try HostPattern(text) }
         #expect(error?.kind == kind)

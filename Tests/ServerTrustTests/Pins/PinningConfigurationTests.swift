@@ -1,7 +1,8 @@
 import CertificateParsing
-@testable import ServerTrust
 import Testing
 import TrustEvaluation
+
+@testable import ServerTrust
 
 @Suite("SPKI pin sets: scopes, expiry, windows, backup pins, report-only, negative pins")
 struct PinningConfigurationTests {

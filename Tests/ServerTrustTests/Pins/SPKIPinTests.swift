@@ -40,15 +40,17 @@ struct SPKIPinTests {
         #expect(SPKIPin(certificate: f.root, algorithm: algorithm) == prefixed)
     }
 
-    @Test("invalid pins say why", arguments: [
-        ("sha256/abc", "not base64"),
-        ("sha256/" + Base64.encode([UInt8](repeating: 1, count: 31)), "31 bytes, expected 32"),
-        ("sha1/" + Base64.encode([UInt8](repeating: 1, count: 20)), "unsupported digest"),
-        ("md5/AAAA", "unsupported digest"),
-        (Base64.encode([UInt8](repeating: 1, count: 20)), "20 bytes"),
-        ("", "not base64"),
-        ("sha256/", "not base64"),
-    ])
+    @Test(
+        "invalid pins say why",
+        arguments: [
+            ("sha256/abc", "not base64"),
+            ("sha256/" + Base64.encode([UInt8](repeating: 1, count: 31)), "31 bytes, expected 32"),
+            ("sha1/" + Base64.encode([UInt8](repeating: 1, count: 20)), "unsupported digest"),
+            ("md5/AAAA", "unsupported digest"),
+            (Base64.encode([UInt8](repeating: 1, count: 20)), "20 bytes"),
+            ("", "not base64"),
+            ("sha256/", "not base64"),
+        ])
     func invalid(_ text: String, _ reason: String) {
         let error = #expect(throws: PolicyConfigurationError.self) { try SPKIPin(text) }
         #expect(error?.kind == .invalidPin)

@@ -13,7 +13,9 @@ import TrustEvaluation
 struct AFNetworkingMatrixTests {
     /// Where the pins sit.
     enum PinPosition: Int, CaseIterable, CustomStringConvertible {
-        case leaf = 0, intermediate = 1, root = 2
+        case leaf = 0
+        case intermediate = 1
+        case root = 2
         var description: String { ["leaf", "intermediate", "root"][rawValue] }
     }
 

@@ -1,6 +1,6 @@
 import CertificateParsing
-import ServerTrustLab
 import ServerTrust
+import ServerTrustLab
 import Testing
 import TrustEvaluation
 

@@ -84,56 +84,63 @@ struct ProvenChainTests {
             for mode in [PinningMode.publicKey, .certificate] {
                 for allowInvalid in [false, true] {
                     for validatesDomain in [true, false] {
-                        list.append(Configuration(
-                            name: "SecurityPolicy \(semantics) \(mode) allowInvalid=\(allowInvalid) validatesDomainName=\(validatesDomain)",
-                            make: {
-                                SecurityPolicy(
-                                    pinningMode: mode, pinnedCertificates: [$0], allowInvalidCertificates: allowInvalid,
-                                    validatesDomainName: validatesDomain, semantics: semantics)
-                            },
-                            genuineAccepted: all))
+                        list.append(
+                            Configuration(
+                                name: "SecurityPolicy \(semantics) \(mode) allowInvalid=\(allowInvalid) validatesDomainName=\(validatesDomain)",
+                                make: {
+                                    SecurityPolicy(
+                                        pinningMode: mode, pinnedCertificates: [$0], allowInvalidCertificates: allowInvalid,
+                                        validatesDomainName: validatesDomain, semantics: semantics)
+                                },
+                                genuineAccepted: all))
                     }
                 }
             }
         }
         for (validate, accepted) in [(true, all), (false, Set([Pinned.leaf]))] {
             for selfSigned in [false, true] {
-                list.append(Configuration(
-                    name: "PinnedCertificatesTrustEvaluator acceptSelfSigned=\(selfSigned) validation=\(validate)",
-                    make: {
-                        PinnedCertificatesTrustEvaluator(
-                            certificates: [$0], acceptSelfSignedCertificates: selfSigned, performDefaultValidation: validate, validateHost: validate)
-                    }, genuineAccepted: accepted))
+                list.append(
+                    Configuration(
+                        name: "PinnedCertificatesTrustEvaluator acceptSelfSigned=\(selfSigned) validation=\(validate)",
+                        make: {
+                            PinnedCertificatesTrustEvaluator(
+                                certificates: [$0], acceptSelfSignedCertificates: selfSigned, performDefaultValidation: validate, validateHost: validate)
+                        }, genuineAccepted: accepted))
             }
-            list.append(Configuration(
-                name: "PublicKeysTrustEvaluator validation=\(validate)",
-                make: { PublicKeysTrustEvaluator(certificates: [$0], performDefaultValidation: validate, validateHost: validate) },
-                genuineAccepted: accepted))
+            list.append(
+                Configuration(
+                    name: "PublicKeysTrustEvaluator validation=\(validate)",
+                    make: { PublicKeysTrustEvaluator(certificates: [$0], performDefaultValidation: validate, validateHost: validate) },
+                    genuineAccepted: accepted))
             for scope in PinScope.allCases {
                 let inScope: Set<Pinned> = scope == .leaf ? [.leaf] : scope == .ca ? [.intermediate, .root] : all
-                list.append(Configuration(
-                    name: "SPKIPinsTrustEvaluator scope=\(scope) validation=\(validate)",
-                    make: { try spki($0, scope: scope, validate: validate) }, genuineAccepted: accepted.intersection(inScope)))
+                list.append(
+                    Configuration(
+                        name: "SPKIPinsTrustEvaluator scope=\(scope) validation=\(validate)",
+                        make: { try spki($0, scope: scope, validate: validate) }, genuineAccepted: accepted.intersection(inScope)))
             }
         }
         // Validation by one evaluator, pins by the next (Alamofire's composite idiom): the pins
         // see the path the first one validated.
-        list.append(Configuration(
-            name: "composite [default, public keys without validation]",
-            make: {
-                CompositeTrustEvaluator(evaluators: [
-                    DefaultTrustEvaluator(), PublicKeysTrustEvaluator(certificates: [$0], performDefaultValidation: false, validateHost: false),
-                ])
-            }, genuineAccepted: all))
-        list.append(Configuration(
-            name: "composite [default, SPKI pins without validation]",
-            make: { CompositeTrustEvaluator(evaluators: [DefaultTrustEvaluator(), try spki($0, scope: .any, validate: false)]) },
-            genuineAccepted: all))
-        list.append(Configuration(
-            name: "ServerTrustManager rule with SPKI pins",
-            make: {
-                try ServerTrustManager(evaluators: ["**.example.test": try spki($0, scope: .any, validate: true)])
-            }, genuineAccepted: all))
+        list.append(
+            Configuration(
+                name: "composite [default, public keys without validation]",
+                make: {
+                    CompositeTrustEvaluator(evaluators: [
+                        DefaultTrustEvaluator(), PublicKeysTrustEvaluator(certificates: [$0], performDefaultValidation: false, validateHost: false),
+                    ])
+                }, genuineAccepted: all))
+        list.append(
+            Configuration(
+                name: "composite [default, SPKI pins without validation]",
+                make: { CompositeTrustEvaluator(evaluators: [DefaultTrustEvaluator(), try spki($0, scope: .any, validate: false)]) },
+                genuineAccepted: all))
+        list.append(
+            Configuration(
+                name: "ServerTrustManager rule with SPKI pins",
+                make: {
+                    try ServerTrustManager(evaluators: ["**.example.test": try spki($0, scope: .any, validate: true)])
+                }, genuineAccepted: all))
         return list
     }()
 

@@ -21,9 +21,13 @@ struct TrustEvaluatorsTests {
     func pinnedCertificates() {
         #expect(PinnedCertificatesTrustEvaluator(certificates: []).decide(f.trust(f.validChain), forHost: host).failure?.kind == .noCertificatesFound)
         #expect(PinnedCertificatesTrustEvaluator(certificates: [f.root]).decide(f.trust(f.validChain), forHost: host).isTrusted)
-        #expect(PinnedCertificatesTrustEvaluator(certificates: [f.root]).decide(f.trust(f.interceptedChain), forHost: host).failure?.kind == .certificatePinningFailed)
+        #expect(
+            PinnedCertificatesTrustEvaluator(certificates: [f.root]).decide(f.trust(f.interceptedChain), forHost: host).failure?.kind
+                == .certificatePinningFailed)
         // A self-signed server: refused unless its certificate becomes the anchor.
-        #expect(PinnedCertificatesTrustEvaluator(certificates: [f.selfSigned]).decide(f.trust([f.selfSigned]), forHost: host).failure?.kind == .chainValidationFailed)
+        #expect(
+            PinnedCertificatesTrustEvaluator(certificates: [f.selfSigned]).decide(f.trust([f.selfSigned]), forHost: host).failure?.kind
+                == .chainValidationFailed)
         let selfSigned = PinnedCertificatesTrustEvaluator(certificates: [f.selfSigned], acceptSelfSignedCertificates: true)
         #expect(selfSigned.decide(f.trust([f.selfSigned]), forHost: host).isTrusted)
         #expect(selfSigned.decide(f.trust([f.selfSigned]), forHost: "other.example.test").failure?.kind == .hostValidationFailed)
@@ -109,7 +113,8 @@ struct TrustEvaluatorsTests {
             "a.example.test": .pinnedCertificates([f.root]),
             "b.example.test": .publicKeys(of: [f.root]),
             "c.example.test": .composite([.defaultEvaluation, .disabled]),
-            "d.example.test": .spkiPins(PinningConfiguration([PinnedHost(pattern: HostPattern("d.example.test"), pins: [SPKIPin(certificate: f.root), f.backupPin])])),
+            "d.example.test": .spkiPins(
+                PinningConfiguration([PinnedHost(pattern: HostPattern("d.example.test"), pins: [SPKIPin(certificate: f.root), f.backupPin])])),
         ])
         #expect(manager.rules.count == 4)
     }

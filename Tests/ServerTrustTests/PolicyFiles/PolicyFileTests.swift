@@ -92,49 +92,80 @@ struct PolicyFileTests {
     /// One document per configuration-error kind.
     static let cases: [Case] = [
         Case(kind: .unreadable, path: "$", json: #"{"version": 1, "hosts": ["#),
-        Case(kind: .unreadable, path: "$.hosts[0].certificates[0]", json: #"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "pinnedCertificates", "certificates": ["absent.pem"]}]}"#),
-        Case(kind: .notACertificate, path: "$.hosts[0].certificates[0]", json: #"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "publicKeys", "certificates": ["garbage.pem"]}]}"#),
+        Case(
+            kind: .unreadable, path: "$.hosts[0].certificates[0]",
+            json: #"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "pinnedCertificates", "certificates": ["absent.pem"]}]}"#),
+        Case(
+            kind: .notACertificate, path: "$.hosts[0].certificates[0]",
+            json: #"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "publicKeys", "certificates": ["garbage.pem"]}]}"#),
         Case(kind: .missingKey, path: "$.version", json: #"{"hosts": [{"host": "a.test"}]}"#),
         Case(kind: .missingKey, path: "$.hosts[0].host", json: #"{"version": 1, "hosts": [{"evaluator": "default"}]}"#),
         Case(kind: .missingKey, path: "$.hosts[0].certificates", json: #"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "pinnedCertificates"}]}"#),
         Case(kind: .unknownKey, path: "$.hosts[0].pinz", json: #"{"version": 1, "hosts": [{"host": "a.test", "pinz": []}]}"#),
-        Case(kind: .wrongType, path: "$.hosts[0].enforcePinning", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": ["\#(rootPinText)", "\#(backupPinText)"], "enforcePinning": 1}]}"#),
+        Case(
+            kind: .wrongType, path: "$.hosts[0].enforcePinning",
+            json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": ["\#(rootPinText)", "\#(backupPinText)"], "enforcePinning": 1}]}"#),
         Case(kind: .wrongType, path: "$.hosts", json: #"{"version": 1, "hosts": {}}"#),
         Case(kind: .invalidValue, path: "$.hosts[0].evaluator", json: #"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "magic"}]}"#),
-        Case(kind: .invalidValue, path: "$.hosts[0].pins[0].scope", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": [{"pin": "\#(rootPinText)", "scope": "root"}, "\#(backupPinText)"]}]}"#),
+        Case(
+            kind: .invalidValue, path: "$.hosts[0].pins[0].scope",
+            json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": [{"pin": "\#(rootPinText)", "scope": "root"}, "\#(backupPinText)"]}]}"#),
         Case(kind: .invalidValue, path: "$.reportUris[0]", json: #"{"version": 1, "reportUris": ["mailto:a@b"], "hosts": [{"host": "a.test"}]}"#),
-        Case(kind: .invalidPin, path: "$.hosts[0].pins[0]", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": ["sha256/abc", "\#(backupPinText)"]}]}"#),
+        Case(
+            kind: .invalidPin, path: "$.hosts[0].pins[0]", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": ["sha256/abc", "\#(backupPinText)"]}]}"#),
         Case(kind: .invalidHostPattern, path: "$.hosts[0].host", json: #"{"version": 1, "hosts": [{"host": "*.co.uk"}]}"#),
-        Case(kind: .duplicateHostPattern, path: "$.hosts[1]", json: #"{"version": 1, "hosts": [{"host": "**.a.test"}, {"host": "a.test", "includeSubdomains": true}]}"#),
-        Case(kind: .invalidDate, path: "$.hosts[0].expirationDate", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": ["\#(rootPinText)", "\#(backupPinText)"], "expirationDate": "next year"}]}"#),
+        Case(
+            kind: .duplicateHostPattern, path: "$.hosts[1]",
+            json: #"{"version": 1, "hosts": [{"host": "**.a.test"}, {"host": "a.test", "includeSubdomains": true}]}"#),
+        Case(
+            kind: .invalidDate, path: "$.hosts[0].expirationDate",
+            json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": ["\#(rootPinText)", "\#(backupPinText)"], "expirationDate": "next year"}]}"#),
         Case(kind: .missingBackupPin, path: "$.hosts[0]", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": ["\#(rootPinText)"]}]}"#),
         Case(kind: .noPins, path: "$.hosts[0]", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": []}]}"#),
-        Case(kind: .excludeWithoutParent, path: "$.hosts[1]", json: #"{"version": 1, "hosts": [{"host": "a.test"}, {"host": "b.a.test", "excludeFromParentPolicy": true}]}"#),
-        Case(kind: .conflictingOptions, path: "$.hosts[0].pins", json: #"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "default", "pins": ["\#(rootPinText)", "\#(backupPinText)"]}]}"#),
+        Case(
+            kind: .excludeWithoutParent, path: "$.hosts[1]",
+            json: #"{"version": 1, "hosts": [{"host": "a.test"}, {"host": "b.a.test", "excludeFromParentPolicy": true}]}"#),
+        Case(
+            kind: .conflictingOptions, path: "$.hosts[0].pins",
+            json: #"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "default", "pins": ["\#(rootPinText)", "\#(backupPinText)"]}]}"#),
         Case(kind: .conflictingOptions, path: "$.hosts[0].host", json: #"{"version": 1, "hosts": [{"host": "*.a.test", "includeSubdomains": true}]}"#),
         Case(kind: .unsupportedVersion, path: "$.version", json: #"{"version": 2, "hosts": [{"host": "a.test"}]}"#),
-        Case(kind: .duplicateKey, path: "$.hosts[0].enforcePinning", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": ["\#(rootPinText)", "\#(backupPinText)"], "enforcePinning": true, "enforcePinning": false}]}"#),
+        Case(
+            kind: .duplicateKey, path: "$.hosts[0].enforcePinning",
+            json:
+                #"{"version": 1, "hosts": [{"host": "a.test", "pins": ["\#(rootPinText)", "\#(backupPinText)"], "enforcePinning": true, "enforcePinning": false}]}"#
+        ),
     ]
 
     /// JSON with repeated keys, and the paths of the repetitions.
     static let duplicates: [(json: String, paths: [String])] = [
         // The case of the issue: report-only by the last key, enforced by the first.
-        (#"{"version": 1, "hosts": [{"host": "a.test", "enforcePinning": true, "pins": ["\#(rootPinText)", "\#(backupPinText)"], "enforcePinning": false}]}"#,
-         ["$.hosts[0].enforcePinning"]),
+        (
+            #"{"version": 1, "hosts": [{"host": "a.test", "enforcePinning": true, "pins": ["\#(rootPinText)", "\#(backupPinText)"], "enforcePinning": false}]}"#,
+            ["$.hosts[0].enforcePinning"]
+        ),
         (#"{"version": 1, "version": 1, "hosts": [{"host": "a.test"}]}"#, ["$.version"]),
         (#"{"version": 1, "hosts": [{"host": "a.test"}], "hosts": [{"host": "b.test"}]}"#, ["$.hosts"]),
         // The same name however it is escaped.
         (#"{"version": 1, "hosts": [{"host": "a.test", "evaluator": "default", "evalu\u0061tor": "disabled"}]}"#, ["$.hosts[0].evaluator"]),
-        (#"{"version": 1, "hosts": [{"host": "a.test", "pins": [{"pin": "\#(backupPinText)", "pin": "\#(rootPinText)"}, "\#(backupPinText)"]}]}"#,
-         ["$.hosts[0].pins[0].pin"]),
+        (
+            #"{"version": 1, "hosts": [{"host": "a.test", "pins": [{"pin": "\#(backupPinText)", "pin": "\#(rootPinText)"}, "\#(backupPinText)"]}]}"#,
+            ["$.hosts[0].pins[0].pin"]
+        ),
         // Each repetition, in the second entry.
-        (#"{"version": 1, "hosts": [{"host": "a.test"}, {"host": "b.test", "host": "c.test", "host": "d.test"}]}"#,
-         ["$.hosts[1].host", "$.hosts[1].host"]),
+        (
+            #"{"version": 1, "hosts": [{"host": "a.test"}, {"host": "b.test", "host": "c.test", "host": "d.test"}]}"#,
+            ["$.hosts[1].host", "$.hosts[1].host"]
+        ),
         // A TrustKit configuration written as JSON: a repeated option, a repeated domain.
-        (#"{"kTSKPinnedDomains": {"a.test": {"kTSKPublicKeyHashes": ["\#(rootHash)", "\#(backupHash)"], "kTSKEnforcePinning": true, "kTSKEnforcePinning": false}}}"#,
-         [#"$.kTSKPinnedDomains["a.test"].kTSKEnforcePinning"#]),
-        (#"{"kTSKPinnedDomains": {"a.test": {"kTSKPublicKeyHashes": ["\#(rootHash)", "\#(backupHash)"]}, "a.test": {"kTSKPublicKeyHashes": ["\#(rootHash)"], "kTSKEnforcePinning": false}}}"#,
-         [#"$.kTSKPinnedDomains["a.test"]"#]),
+        (
+            #"{"kTSKPinnedDomains": {"a.test": {"kTSKPublicKeyHashes": ["\#(rootHash)", "\#(backupHash)"], "kTSKEnforcePinning": true, "kTSKEnforcePinning": false}}}"#,
+            [#"$.kTSKPinnedDomains["a.test"].kTSKEnforcePinning"#]
+        ),
+        (
+            #"{"kTSKPinnedDomains": {"a.test": {"kTSKPublicKeyHashes": ["\#(rootHash)", "\#(backupHash)"]}, "a.test": {"kTSKPublicKeyHashes": ["\#(rootHash)"], "kTSKEnforcePinning": false}}}"#,
+            [#"$.kTSKPinnedDomains["a.test"]"#]
+        ),
     ]
     static let rootHash = PolicyFixtures.shared.root.spkiSHA256Base64
     static let backupHash = Base64.encode(PolicyFixtures.shared.backupPin.digest)

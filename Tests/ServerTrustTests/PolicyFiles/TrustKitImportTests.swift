@@ -91,6 +91,9 @@ struct TrustKitImportTests {
     @Test("kTSKPinnedDomains is required and must not be empty")
     func required() {
         #expect((#expect(throws: PolicyFileError.self) { try PolicyFile.fromTrustKit([:]) })?.problems.map(\.kind) == [.missingKey])
-        #expect((#expect(throws: PolicyFileError.self) { try PolicyFile.fromTrustKit(["kTSKPinnedDomains": [String: Any]()]) })?.problems.map(\.kind) == [.invalidValue])
+        #expect(
+            (#expect(throws: PolicyFileError.self) { try PolicyFile.fromTrustKit(["kTSKPinnedDomains": [String: Any]()]) })?.problems.map(\.kind) == [
+                .invalidValue
+            ])
     }
 }

@@ -20,20 +20,22 @@ struct DecisionRecordTests {
         #expect(record.chain == [f.validChain[0].subject.rfc4514, f.intermediate.subject.rfc4514])
         #expect(record.hostname == .matched(host))
         #expect(record.matchedPin == "certificate \"\(f.intermediate.subject.rfc4514)\" (chain position 1) is pinned")
-        #expect(record.steps == [
-            .validationPolicy(.sslServer(host: host)),
-            .evaluation(.trustAnchors, failure: nil),
-            .anchors(.pinnedCertificates(count: 1)),
-            .evaluation(.pinnedCertificates, failure: nil),
-            .pinCandidates(.validatedPath, count: 2),
-        ])
-        #expect(record.steps.map(\.description) == [
-            "policy: SSL server for \(host)",
-            "evaluation against the trust's anchors: trusted",
-            "anchors := the 1 pinned certificate only (SecTrustSetAnchorCertificates)",
-            "evaluation against the pinned certificates: trusted",
-            "pins compared with the validated path (2 certificates, anchor included)",
-        ])
+        #expect(
+            record.steps == [
+                .validationPolicy(.sslServer(host: host)),
+                .evaluation(.trustAnchors, failure: nil),
+                .anchors(.pinnedCertificates(count: 1)),
+                .evaluation(.pinnedCertificates, failure: nil),
+                .pinCandidates(.validatedPath, count: 2),
+            ])
+        #expect(
+            record.steps.map(\.description) == [
+                "policy: SSL server for \(host)",
+                "evaluation against the trust's anchors: trusted",
+                "anchors := the 1 pinned certificate only (SecTrustSetAnchorCertificates)",
+                "evaluation against the pinned certificates: trusted",
+                "pins compared with the validated path (2 certificates, anchor included)",
+            ])
         #expect(record.validatedPath?.certificates == f.validChain)
         #expect(record.servedPins.isEmpty && record.pinFailureMessage == nil)
         #expect(record.evaluationTime == PolicyFixtures.now)
@@ -66,8 +68,12 @@ struct DecisionRecordTests {
     @Test("error descriptions are one grep-friendly line")
     func errorDescriptions() {
         #expect(TrustEvaluationError(.noRequiredEvaluator, host: "a.test", "no evaluator").description == "noRequiredEvaluator (host a.test): no evaluator")
-        #expect(PolicyConfigurationError(.invalidPin, path: "$.hosts[2].pins[0]", "not a valid sha256 pin").description == "$.hosts[2].pins[0]: not a valid sha256 pin")
-        #expect(SecurityPolicy().evaluate(f.trust(f.validChain), forDomain: host).description
-            == "accepted \(host):443 by SecurityPolicy: trusted (strict: pinningMode=none, allowInvalidCertificates=false, validatesDomainName=true, pinnedCertificates=0)")
+        #expect(
+            PolicyConfigurationError(.invalidPin, path: "$.hosts[2].pins[0]", "not a valid sha256 pin").description
+                == "$.hosts[2].pins[0]: not a valid sha256 pin")
+        #expect(
+            SecurityPolicy().evaluate(f.trust(f.validChain), forDomain: host).description
+                == "accepted \(host):443 by SecurityPolicy: trusted (strict: pinningMode=none, allowInvalidCertificates=false, validatesDomainName=true, pinnedCertificates=0)"
+        )
     }
 }

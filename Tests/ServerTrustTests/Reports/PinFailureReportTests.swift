@@ -21,10 +21,11 @@ struct PinFailureReportTests {
     func json() throws {
         let bytes = try report().jsonBytes
         let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
-        #expect(Set(object.keys) == [
-            "date-time", "hostname", "port", "noted-hostname", "include-subdomains", "enforce-pinning", "served-certificate-chain",
-            "validated-certificate-chain", "known-pins", "validation-result", "known-pins-expiration-date",
-        ])
+        #expect(
+            Set(object.keys) == [
+                "date-time", "hostname", "port", "noted-hostname", "include-subdomains", "enforce-pinning", "served-certificate-chain",
+                "validated-certificate-chain", "known-pins", "validation-result", "known-pins-expiration-date",
+            ])
         #expect(object["date-time"] as? String == "2026-01-01T00:00:00Z")
         #expect(object["hostname"] as? String == PolicyFixtures.host)
         #expect(object["port"] as? Int == 443)

@@ -48,7 +48,8 @@ struct ReportRateLimiterTests {
         let clock = SteppingClock(PolicyFixtures.now)
         let reporter = RateLimitedReporter(wrapping: collector, limiter: ReportRateLimiter(storePath: nil, clock: clock.clock))
         let pins = try PinningConfiguration([
-            PinnedHost(pattern: HostPattern("**.example.test"), pins: [SPKIPin(certificate: f.selfSigned), f.backupPin], reportURIs: ["https://r.example.test/"])
+            PinnedHost(
+                pattern: HostPattern("**.example.test"), pins: [SPKIPin(certificate: f.selfSigned), f.backupPin], reportURIs: ["https://r.example.test/"])
         ])
         let evaluator = SPKIPinsTrustEvaluator(configuration: pins, reporter: reporter)
         var trust = f.trust(f.validChain)

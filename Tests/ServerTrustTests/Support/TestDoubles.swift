@@ -1,6 +1,6 @@
 import ServerTrust
-import TrustEvaluation
 import Synchronization
+import TrustEvaluation
 
 /// Collects what a reporter, observer or logger receives.
 final class Collector<Item: Sendable>: Sendable {

@@ -96,10 +96,13 @@ struct NameChainingTests {
     @Test("directoryName constraints compare as 7.1 does: a re-cased name is inside a permitted and an excluded subtree")
     func directoryNameConstraints() throws {
         let subtree = LabName(rdns: [[LabAttribute("C", "US")], [LabAttribute("O", "Permitted Org")]])
-        let leafName = LabName(rdns: [[LabAttribute("C", "us")], [LabAttribute("O", "PERMITTED  org", stringType: .printable)], [LabAttribute("CN", TrustPKI.host)]])
+        let leafName = LabName(rdns: [
+            [LabAttribute("C", "us")], [LabAttribute("O", "PERMITTED  org", stringType: .printable)], [LabAttribute("CN", TrustPKI.host)],
+        ])
         for excluded in [false, true] {
             let root = try TrustPKI.root()
-            let constraint: LabExtension = excluded
+            let constraint: LabExtension =
+                excluded
                 ? .nameConstraints(permitted: [], excluded: [.directoryName(subtree)])
                 : .nameConstraints(permitted: [.directoryName(subtree)], excluded: [])
             let ca = try root.issueCA(

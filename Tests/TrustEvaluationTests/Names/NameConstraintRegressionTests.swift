@@ -32,8 +32,9 @@ struct NameConstraintRegressionTests {
         let caKey = try LabKey.shared(.p256, slot: 151)
         let leafKey = try LabKey.shared(.p256, slot: 152)
         let root = try LabCertificate.issue(
-            LabCertificateSpec(subject: LabName([("CN", "NC Regression Root")]),
-                               extensions: [.basicConstraints(ca: true), .keyUsage([.keyCertSign]), .subjectKeyIdentifier()]),
+            LabCertificateSpec(
+                subject: LabName([("CN", "NC Regression Root")]),
+                extensions: [.basicConstraints(ca: true), .keyUsage([.keyCertSign]), .subjectKeyIdentifier()]),
             subjectKey: rootKey)
         let excluded = LabName([("C", "US"), ("O", "Evil")])
         let ca = try LabCertificate.issue(

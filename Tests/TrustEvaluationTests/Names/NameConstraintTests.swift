@@ -116,7 +116,8 @@ struct NameConstraintTests {
 
     /// Which CA of root → intermediate → leaf carries the constraints.
     enum ConstrainedAt: Int, CaseIterable, Sendable, CustomTestStringConvertible {
-        case intermediate = 1, anchor = 2
+        case intermediate = 1
+        case anchor = 2
         var testDescription: String { "\(self)" }
     }
 
@@ -136,7 +137,12 @@ struct NameConstraintTests {
             leaf, [intermediate.certificate], anchors: [root.certificate], policy: TrustPKI.serverPolicy(host: nil))
         // An anchor's constraints also bind the intermediate's subject, which the directoryName
         // rows do not expect ("Trust Test Constrained CA" is outside them).
-        let intermediateOutside = position == .anchor && !c.permitted.filter({ if case .directoryName = $0 { return true }; return false }).isEmpty
+        let intermediateOutside =
+            position == .anchor
+            && !c.permitted.filter({
+                if case .directoryName = $0 { return true }
+                return false
+            }).isEmpty
         if c.allowed && !intermediateOutside {
             try expectTrusted(outcome, chain: [leaf, intermediate.certificate, root.certificate])
         } else {

@@ -13,7 +13,9 @@ struct CertificateRulesTests {
     typealias Profile = ValidationPolicy.Profile
 
     enum Position: Int, CaseIterable, Sendable, CustomTestStringConvertible {
-        case leaf = 0, intermediate = 1, anchor = 2
+        case leaf = 0
+        case intermediate = 1
+        case anchor = 2
         var testDescription: String { "\(self)" }
         var isCA: Bool { self != .leaf }
     }

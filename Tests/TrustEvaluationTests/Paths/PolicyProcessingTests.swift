@@ -68,54 +68,74 @@ struct PolicyProcessingTests {
 
     static let rows: [Row] = [
         Row(label: "one policy throughout", cas: [[policies(p1)], [policies(p1)]], leaf: [policies(p1)], inputs: explicit(), valid: [p1]),
-        Row(label: "the user set picks among the path's policies",
+        Row(
+            label: "the user set picks among the path's policies",
             cas: [[policies(p1, p2)], [policies(p1, p2)]], leaf: [policies(p1, p2)], inputs: explicit([p2]), valid: [p2]),
-        Row(label: "a policy the user does not accept is no policy (6.1.5 (g))",
+        Row(
+            label: "a policy the user does not accept is no policy (6.1.5 (g))",
             cas: [[policies(p1)], [policies(p1)]], leaf: [policies(p1)], inputs: explicit([p2]), valid: nil, failureIndex: 0),
         Row(label: "without explicit policy an empty tree is fine", cas: [[], [policies(p1)]], leaf: [policies(p1)], inputs: .init(), valid: []),
-        Row(label: "a CA without policies empties the tree (6.1.3 (e)) and fails an explicit policy at that CA",
+        Row(
+            label: "a CA without policies empties the tree (6.1.3 (e)) and fails an explicit policy at that CA",
             cas: [[], [policies(p1)]], leaf: [policies(p1)], inputs: explicit(), valid: nil, failureIndex: 2),
-        Row(label: "different policies do not chain (6.1.3 (d))",
+        Row(
+            label: "different policies do not chain (6.1.3 (d))",
             cas: [[policies(p1)], [policies(p2)]], leaf: [policies(p2)], inputs: explicit(), valid: nil, failureIndex: 1),
-        Row(label: "requireExplicitPolicy 0 in CA 1 needs a policy through the leaf",
+        Row(
+            label: "requireExplicitPolicy 0 in CA 1 needs a policy through the leaf",
             cas: [[policies(p1), .policyConstraints(requireExplicitPolicy: 0, inhibitPolicyMapping: nil)], [policies(p1)]], leaf: [],
             inputs: .init(), valid: nil, failureIndex: 0),
-        Row(label: "requireExplicitPolicy 2 in CA 1 counts CA 2 and the leaf (6.1.4 (h), 6.1.5 (a))",
+        Row(
+            label: "requireExplicitPolicy 2 in CA 1 counts CA 2 and the leaf (6.1.4 (h), 6.1.5 (a))",
             cas: [[policies(p1), .policyConstraints(requireExplicitPolicy: 2, inhibitPolicyMapping: nil)], [policies(p1)]], leaf: [],
             inputs: .init(), valid: nil, failureIndex: 0),
-        Row(label: "requireExplicitPolicy 3 in CA 1 lies beyond the leaf",
+        Row(
+            label: "requireExplicitPolicy 3 in CA 1 lies beyond the leaf",
             cas: [[policies(p1), .policyConstraints(requireExplicitPolicy: 3, inhibitPolicyMapping: nil)], [policies(p1)]], leaf: [],
             inputs: .init(), valid: []),
-        Row(label: "a self-issued CA does not count towards requireExplicitPolicy (6.1.4 (h))",
+        Row(
+            label: "a self-issued CA does not count towards requireExplicitPolicy (6.1.4 (h))",
             cas: [[policies(p1), .policyConstraints(requireExplicitPolicy: 3, inhibitPolicyMapping: nil)], [policies(p1)], [policies(p1)]],
             leaf: [], selfIssuedLast: true, inputs: .init(), valid: []),
-        Row(label: "the same path without the self-issued CA's exemption would need a policy",
+        Row(
+            label: "the same path without the self-issued CA's exemption would need a policy",
             cas: [[policies(p1), .policyConstraints(requireExplicitPolicy: 3, inhibitPolicyMapping: nil)], [policies(p1)], [policies(p1)]],
             leaf: [], inputs: .init(), valid: nil, failureIndex: 0),
-        Row(label: "the leaf's own requireExplicitPolicy 0 (6.1.5 (b))",
+        Row(
+            label: "the leaf's own requireExplicitPolicy 0 (6.1.5 (b))",
             cas: [[policies(p1)], [policies(p1)]], leaf: [policies(p2), .policyConstraints(requireExplicitPolicy: 0, inhibitPolicyMapping: nil)],
             inputs: .init(), valid: nil, failureIndex: 0),
-        Row(label: "a mapping P1 → P2 in CA 1: the path is valid for P1 in the anchor's domain (6.1.4 (b)(1))",
+        Row(
+            label: "a mapping P1 → P2 in CA 1: the path is valid for P1 in the anchor's domain (6.1.4 (b)(1))",
             cas: [[policies(p1), .policyMappings([LabPolicyMapping(p1, p2)])], [policies(p2)]], leaf: [policies(p2)],
             inputs: explicit([p1]), valid: [p1]),
-        Row(label: "initial-policy-mapping-inhibit deletes the mapped policy (6.1.4 (b)(2))",
+        Row(
+            label: "initial-policy-mapping-inhibit deletes the mapped policy (6.1.4 (b)(2))",
             cas: [[policies(p1), .policyMappings([LabPolicyMapping(p1, p2)])], [policies(p2)]], leaf: [policies(p2)],
             inputs: CertificatePolicyInputs(initialExplicitPolicy: true, initialPolicyMappingInhibit: true), valid: nil, failureIndex: 1),
-        Row(label: "inhibitPolicyMapping 0 in CA 1 disables CA 2's mappings",
-            cas: [[policies(p1), .policyConstraints(requireExplicitPolicy: nil, inhibitPolicyMapping: 0)],
-                  [policies(p1), .policyMappings([LabPolicyMapping(p1, p2)])]],
+        Row(
+            label: "inhibitPolicyMapping 0 in CA 1 disables CA 2's mappings",
+            cas: [
+                [policies(p1), .policyConstraints(requireExplicitPolicy: nil, inhibitPolicyMapping: 0)],
+                [policies(p1), .policyMappings([LabPolicyMapping(p1, p2)])],
+            ],
             leaf: [policies(p2)], inputs: explicit(), valid: nil, failureIndex: 0),
-        Row(label: "a mapping through anyPolicy (6.1.4 (b)(1), second case)",
+        Row(
+            label: "a mapping through anyPolicy (6.1.4 (b)(1), second case)",
             cas: [[policies(any), .policyMappings([LabPolicyMapping(p1, p2)])], [policies(p2)]], leaf: [policies(p2)],
             inputs: explicit([p1]), valid: [p1]),
-        Row(label: "anyPolicy in the CAs carries the leaf's policy", cas: [[policies(any)], [policies(any)]], leaf: [policies(p1)],
+        Row(
+            label: "anyPolicy in the CAs carries the leaf's policy", cas: [[policies(any)], [policies(any)]], leaf: [policies(p1)],
             inputs: explicit([p1]), valid: [p1]),
-        Row(label: "initial-any-policy-inhibit: anyPolicy in a CA matches nothing (6.1.3 (d)(2))",
+        Row(
+            label: "initial-any-policy-inhibit: anyPolicy in a CA matches nothing (6.1.3 (d)(2))",
             cas: [[policies(any)], [policies(any)]], leaf: [policies(p1)],
             inputs: CertificatePolicyInputs(initialExplicitPolicy: true, initialAnyPolicyInhibit: true), valid: nil, failureIndex: 2),
-        Row(label: "inhibitAnyPolicy 0 in CA 1 stops anyPolicy in CA 2 (6.1.4 (j))",
+        Row(
+            label: "inhibitAnyPolicy 0 in CA 1 stops anyPolicy in CA 2 (6.1.4 (j))",
             cas: [[policies(p1), .inhibitAnyPolicy(0)], [policies(any)]], leaf: [policies(p1)], inputs: explicit(), valid: nil, failureIndex: 1),
-        Row(label: "anyPolicy all the way: valid for any policy, and for each user policy",
+        Row(
+            label: "anyPolicy all the way: valid for any policy, and for each user policy",
             cas: [[policies(any)], [policies(any)]], leaf: [policies(any)], inputs: explicit([p3]), valid: [p3]),
     ]
 
@@ -134,7 +154,8 @@ struct PolicyProcessingTests {
     @Test("the chain carries both sets: authorities-constrained and user-constrained, with the leaf's qualifiers")
     func outputs() throws {
         let notice = LabPolicy(Self.p1, cpsURI: "https://cps.example/p1")
-        let path = try PolicyPath([[Self.policies(Self.p1, Self.p2)], [Self.policies(Self.p1, Self.p2)]], leaf: [.certificatePolicies([notice, LabPolicy(Self.p2)])])
+        let path = try PolicyPath(
+            [[Self.policies(Self.p1, Self.p2)], [Self.policies(Self.p1, Self.p2)]], leaf: [.certificatePolicies([notice, LabPolicy(Self.p2)])])
         let chain = try #require(try path.validate(CertificatePolicyInputs(initialPolicySet: [Self.oid(Self.p1)])).chain)
         #expect(Set(chain.policies.authoritiesConstrained.map(\.identifier)) == [Self.oid(Self.p1), Self.oid(Self.p2)])
         #expect(chain.policies.userConstrained.map(\.identifier) == [Self.oid(Self.p1)])
@@ -153,7 +174,8 @@ struct PolicyProcessingTests {
             leaf: [Self.policies(Self.p1)])
         try expectTrusted(try soft.validate(), chain: [soft.leaf] + soft.cas.reversed().map(\.certificate) + [soft.root.certificate])
         expectRejected(try soft.validate(profile: .webPKI), .extensionProfileViolation, at: 2)
-        let inhibit = try PolicyPath([[Self.policies(Self.p1), .inhibitAnyPolicy(1, critical: false)], [Self.policies(Self.p1)]], leaf: [Self.policies(Self.p1)])
+        let inhibit = try PolicyPath(
+            [[Self.policies(Self.p1), .inhibitAnyPolicy(1, critical: false)], [Self.policies(Self.p1)]], leaf: [Self.policies(Self.p1)])
         #expect(try inhibit.validate().isTrusted)
         expectRejected(try inhibit.validate(profile: .webPKI), .extensionProfileViolation, at: 2)
     }

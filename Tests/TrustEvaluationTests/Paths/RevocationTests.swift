@@ -110,7 +110,7 @@ struct RevocationTests {
 
     /// The outcome of `c` and what RFC 5280 says it must be (`nil` kind: trusted).
     static func run(_ c: Case, profile: ValidationPolicy.Profile) throws -> (ValidationOutcome, Kind?, Int?) {
-        func Setup(leafExtras: [LabExtension] = [], intermediateKeyUsage: [LabKeyUsage] = [.keyCertSign, .cRLSign]) throws -> RevocationTests.Setup {
+        func setup(leafExtras: [LabExtension] = [], intermediateKeyUsage: [LabKeyUsage] = [.keyCertSign, .cRLSign]) throws -> RevocationTests.Setup {
             try RevocationTests.Setup(leafExtras: leafExtras, intermediateKeyUsage: intermediateKeyUsage, profile: profile)
         }
         let leafSerial: (Setup) -> [UInt8] = { $0.leaf.serialNumber }
@@ -123,75 +123,83 @@ struct RevocationTests {
         }
         switch c {
         case .onlyUserCertsCoversLeaf:
-            let s = try Setup()
+            let s = try setup()
             return (try s.validate([try s.rootCRL(), try s.crl(idp { $0.onlyContainsUserCerts = true })]), nil, nil)
         case .onlyUserCertsDoesNotCoverCA:
-            let s = try Setup()
+            let s = try setup()
             var rootSpec = LabCRLSpec()
-            rootSpec.issuingDistributionPoint = { var p = LabIssuingDistributionPoint(); p.onlyContainsUserCerts = true; return p }()
+            rootSpec.issuingDistributionPoint = {
+                var p = LabIssuingDistributionPoint()
+                p.onlyContainsUserCerts = true
+                return p
+            }()
             return (try s.validate([try TrustPKI.crl(rootSpec, signedBy: s.root), try s.crl(LabCRLSpec())]), .revocationStatusUnknown, 1)
         case .onlyCACertsCoversCA:
-            let s = try Setup()
+            let s = try setup()
             var rootSpec = LabCRLSpec()
-            rootSpec.issuingDistributionPoint = { var p = LabIssuingDistributionPoint(); p.onlyContainsCACerts = true; return p }()
+            rootSpec.issuingDistributionPoint = {
+                var p = LabIssuingDistributionPoint()
+                p.onlyContainsCACerts = true
+                return p
+            }()
             return (try s.validate([try TrustPKI.crl(rootSpec, signedBy: s.root), try s.crl(LabCRLSpec())]), nil, nil)
         case .onlyCACertsDoesNotCoverLeaf:
-            let s = try Setup()
+            let s = try setup()
             return (try s.validate([try s.rootCRL(), try s.crl(idp { $0.onlyContainsCACerts = true })]), .revocationStatusUnknown, 0)
         case .onlyAttributeCerts:
-            let s = try Setup()
+            let s = try setup()
             return (try s.validate([try s.rootCRL(), try s.crl(idp { $0.onlyContainsAttributeCerts = true })]), .revocationStatusUnknown, 0)
         case .matchingPointName:
-            let s = try Setup(leafExtras: [.crlDistributionPoints([pointA])])
+            let s = try setup(leafExtras: [.crlDistributionPoints([pointA])])
             return (try s.validate([try s.rootCRL(), try s.crl(idp { $0.name = .fullName([.uri(pointA)]) })]), nil, nil)
         case .otherPointName:
-            let s = try Setup(leafExtras: [.crlDistributionPoints([pointA])])
+            let s = try setup(leafExtras: [.crlDistributionPoints([pointA])])
             return (try s.validate([try s.rootCRL(), try s.crl(idp { $0.name = .fullName([.uri(pointB)]) })]), .revocationStatusUnknown, 0)
         case .pointNameWithoutCertificatePoints:
             // The certificate has no distribution point, so only a CRL for its whole issuer
             // (no distribution point name) covers it.
-            let s = try Setup()
+            let s = try setup()
             return (try s.validate([try s.rootCRL(), try s.crl(idp { $0.name = .fullName([.uri(pointA)]) })]), .revocationStatusUnknown, 0)
         case .relativeNameMatches:
             let part = [LabAttribute("CN", "Partition 1")]
-            let s = try Setup(leafExtras: [.distributionPoints([LabDistributionPoint(name: .relativeToCRLIssuer(part))])])
+            let s = try setup(leafExtras: [.distributionPoints([LabDistributionPoint(name: .relativeToCRLIssuer(part))])])
             // The same full name, written by the CRL as a full directoryName (§5.2.5).
             let full = LabName(rdns: RevocationTests.Setup.caName.rdns + [[LabAttribute("CN", "partition  1")]])
             return (try s.validate([try s.rootCRL(), try s.crl(idp { $0.name = .fullName([.directoryName(full)]) })]), nil, nil)
         case .relativeNameDiffers:
-            let s = try Setup(leafExtras: [.distributionPoints([LabDistributionPoint(name: .relativeToCRLIssuer([LabAttribute("CN", "Partition 1")]))])])
+            let s = try setup(leafExtras: [.distributionPoints([LabDistributionPoint(name: .relativeToCRLIssuer([LabAttribute("CN", "Partition 1")]))])])
             return (
                 try s.validate([try s.rootCRL(), try s.crl(idp { $0.name = .relativeToCRLIssuer([LabAttribute("CN", "Partition 2")]) })]),
                 .revocationStatusUnknown, 0
             )
         case .noIDPCoversAnyPoint:
-            let s = try Setup(leafExtras: [.crlDistributionPoints([pointA])])
+            let s = try setup(leafExtras: [.crlDistributionPoints([pointA])])
             return (try s.validate([try s.rootCRL(), try s.crl(LabCRLSpec())]), nil, nil)
         case .pointReasonsAloneDoNotCover:
             // The certificate's point covers key compromise only; nothing covers the other reasons.
-            let s = try Setup(leafExtras: [.distributionPoints([LabDistributionPoint(name: .fullName([.uri(pointA)]), reasons: [1])])])
+            let s = try setup(leafExtras: [.distributionPoints([LabDistributionPoint(name: .fullName([.uri(pointA)]), reasons: [1])])])
             return (try s.validate([try s.rootCRL(), try s.crl(LabCRLSpec())]), .revocationStatusUnknown, 0)
         case .onlySomeReasonsSplitAcrossTwoCRLs:
-            let s = try Setup()
+            let s = try setup()
             return (
                 try s.validate([
                     try s.rootCRL(), try s.crl(idp { $0.onlySomeReasons = [1, 2] }), try s.crl(idp { $0.onlySomeReasons = [3, 4, 5, 6, 7, 8] }),
                 ]), nil, nil
             )
         case .onlySomeReasonsLeavesAGap:
-            let s = try Setup()
+            let s = try setup()
             return (
                 try s.validate([try s.rootCRL(), try s.crl(idp { $0.onlySomeReasons = [1, 2] }), try s.crl(idp { $0.onlySomeReasons = [3, 4, 5, 6, 7] })]),
                 .revocationStatusUnknown, 0
             )
         case .revokedInTheSecondReasonCRL:
-            let s = try Setup()
+            let s = try setup()
             var second = idp { $0.onlySomeReasons = [3, 4, 5, 6, 7, 8] }
             second.entries = [LabRevokedEntry(serial: leafSerial(s), reason: 3)]
             return (try s.validate([try s.rootCRL(), try s.crl(idp { $0.onlySomeReasons = [1, 2] }), try s.crl(second)]), .revoked, 0)
         case .indirectCRLRevokes, .indirectCRLClean, .notIndirect, .certificateIssuerCarriesOver, .entriesBeforeCertificateIssuerAreTheCRLIssuers:
             let point = LabDistributionPoint(crlIssuer: [.directoryName(RevocationTests.Setup.delegatedName)])
-            let s = try Setup(leafExtras: [.distributionPoints([point])])
+            let s = try setup(leafExtras: [.distributionPoints([point])])
             let delegated = try s.delegatedIssuer()
             var spec = c == .notIndirect ? LabCRLSpec() : idp { $0.indirectCRL = true }
             let issuerName = [LabGeneralName.directoryName(RevocationTests.Setup.caName)]
@@ -213,7 +221,7 @@ struct RevocationTests {
             default: return (outcome, nil, nil)
             }
         case .deltaRevokes, .deltaWithoutItsBaseIsNotComplete, .deltaForAnotherBaseIsIgnored, .holdIsRevoked, .deltaRemovesHold:
-            let s = try Setup()
+            let s = try setup()
             var base = LabCRLSpec(number: 5)
             var delta = LabCRLSpec(number: 6)
             delta.deltaBase = 5
@@ -238,25 +246,25 @@ struct RevocationTests {
             }
         case .staleBaseWithCurrentDelta, .staleBaseWithCurrentDeltaButNoFreshestCRL:
             let freshest: [LabExtension] = c == .staleBaseWithCurrentDelta ? [.freshestCRL([.uri(pointB)])] : []
-            let s = try Setup(leafExtras: freshest)
+            let s = try setup(leafExtras: freshest)
             let base = LabCRLSpec(thisUpdate: TrustPKI.now - 10 * LabClock.day, nextUpdate: TrustPKI.now - LabClock.day, number: 5)
             var delta = LabCRLSpec(number: 6)
             delta.deltaBase = 5
             let outcome = try s.validate([try s.rootCRL(), try s.crl(base), try s.crl(delta)])
             return c == .staleBaseWithCurrentDelta ? (outcome, nil, nil) : (outcome, .revocationStatusUnknown, 0)
         case .unknownCriticalCRLExtension:
-            let s = try Setup()
+            let s = try setup()
             var spec = LabCRLSpec()
             spec.extensions = [.raw(oid: "1.3.6.1.4.1.99999.5", critical: true, valueDER: LabDER.null())]
             return (try s.validate([try s.rootCRL(), try s.crl(spec)]), .revocationStatusUnknown, 0)
         case .unknownCriticalEntryExtension:
-            let s = try Setup()
+            let s = try setup()
             let spec = LabCRLSpec(entries: [
                 LabRevokedEntry(serial: [0x7D], extensions: [.raw(oid: "1.3.6.1.4.1.99999.6", critical: true, valueDER: LabDER.null())])
             ])
             return (try s.validate([try s.rootCRL(), try s.crl(spec)]), .revocationStatusUnknown, 0)
         case .separateCRLSigningKey, .separateCRLSigningKeyRevoked, .separateCRLSigningKeyWithoutCRLSign, .separateCRLSigningKeyNotSent:
-            let s = try Setup()
+            let s = try setup()
             let signer = try s.crlSigner(keyUsage: c == .separateCRLSigningKeyWithoutCRLSign ? [.digitalSignature] : [.cRLSign])
             let rootCRL = try s.rootCRL(revoking: c == .separateCRLSigningKeyRevoked ? [signer.certificate.serialNumber] : [])
             let crls = [rootCRL, try TrustPKI.crl(LabCRLSpec(), signedBy: signer)]
@@ -264,7 +272,7 @@ struct RevocationTests {
             return c == .separateCRLSigningKey ? (outcome, nil, nil) : (outcome, .revocationStatusUnknown, 0)
         case .separateCRLSigningKeyFromAnotherRoot:
             // The signer chains to a root that is not this path's trust anchor (§6.3.3 (f)).
-            let s = try Setup()
+            let s = try setup()
             let other = try TrustPKI.root("Other Root", slot: TrustSlot.otherRoot)
             let signer = try s.crlSigner(issuer: other)
             let crls = [try s.rootCRL(), try TrustPKI.crl(LabCRLSpec(), signedBy: signer)]
@@ -273,21 +281,30 @@ struct RevocationTests {
                 policy: TrustPKI.revocationPolicy(crls + [try TrustPKI.crl(LabCRLSpec(), signedBy: other)], profile: profile))
             return (outcome, .revocationStatusUnknown, 0)
         case .issuerWithoutCRLSign:
-            let s = try Setup(intermediateKeyUsage: [.keyCertSign])
+            let s = try setup(intermediateKeyUsage: [.keyCertSign])
             return (try s.validate([try s.rootCRL(), try s.crl(LabCRLSpec())]), .revocationStatusUnknown, 0)
         case .distributionPointWithNonURIName:
             // RFC 5280 matches the shared URI; the BRs allow URIs only in the point.
-            let s = try Setup(leafExtras: [.distributionPoints([LabDistributionPoint(name: .fullName([.uri(pointA), .dns("crl.example")]))])])
+            let s = try setup(leafExtras: [.distributionPoints([LabDistributionPoint(name: .fullName([.uri(pointA), .dns("crl.example")]))])])
             return (try s.validate([try s.rootCRL(), try s.crl(idp { $0.name = .fullName([.uri(pointA)]) })]), nil, nil)
         case .partitionNamedByNonURI:
-            let s = try Setup(leafExtras: [.crlDistributionPoints([pointA])])
+            let s = try setup(leafExtras: [.crlDistributionPoints([pointA])])
             return (try s.validate([try s.rootCRL(), try s.crl(idp { $0.name = .fullName([.uri(pointA), .dns("crl.example")]) })]), nil, nil)
         case .directCRLMarkedIndirect:
             // The CRL's own issuer's certificates are covered by an indirect CRL (PKITS 4.14.22).
-            let s = try Setup(leafExtras: [.crlDistributionPoints([pointA])])
-            return (try s.validate([try s.rootCRL(), try s.crl(idp { $0.name = .fullName([.uri(pointA)]); $0.indirectCRL = true })]), nil, nil)
+            let s = try setup(leafExtras: [.crlDistributionPoints([pointA])])
+            return (
+                try s.validate([
+                    try s.rootCRL(),
+                    try s.crl(
+                        idp {
+                            $0.name = .fullName([.uri(pointA)])
+                            $0.indirectCRL = true
+                        }),
+                ]), nil, nil
+            )
         case .serialListedTwice:
-            let s = try Setup()
+            let s = try setup()
             let twice = [LabRevokedEntry(serial: [0x7C], reason: 1), LabRevokedEntry(serial: [0x7C], reason: 4)]
             return (try s.validate([try s.rootCRL(), try s.crl(LabCRLSpec(entries: twice))]), nil, nil)
         }

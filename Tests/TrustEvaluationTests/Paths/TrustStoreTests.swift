@@ -5,7 +5,7 @@ import Testing
 import TrustEvaluation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Trust stores and SecTrust's anchor modes: system roots only (from `SSL_CERT_FILE` /

@@ -13,7 +13,9 @@ struct VerifierRejectionTests {
 
     /// Which certificate of root → intermediate → leaf has the narrow validity window.
     enum Role: Int, CaseIterable, Sendable, CustomTestStringConvertible {
-        case leaf = 0, intermediate = 1, root = 2
+        case leaf = 0
+        case intermediate = 1
+        case root = 2
         var testDescription: String { "\(self)" }
     }
 
@@ -35,15 +37,18 @@ struct VerifierRejectionTests {
     func validityBoundaries(role: Role, boundary: Boundary) throws {
         let notBefore = TrustPKI.now - LabClock.day
         let notAfter = TrustPKI.now + LabClock.day
-        let root = role == .root
+        let root =
+            role == .root
             ? try TrustPKI.root(notBefore: notBefore, notAfter: notAfter)
             : try TrustPKI.root()
-        let intermediate = role == .intermediate
+        let intermediate =
+            role == .intermediate
             ? try root.issueCA(
                 TrustPKI.caSpec("Trust Test Issuing CA", pathLength: 0, notBefore: notBefore, notAfter: notAfter),
                 key: TrustPKI.key(TrustSlot.intermediate))
             : try root.issueCA("Trust Test Issuing CA", slot: TrustSlot.intermediate, pathLength: 0)
-        let leaf = role == .leaf
+        let leaf =
+            role == .leaf
             ? try intermediate.issue(TrustPKI.leafSpec(notBefore: notBefore, notAfter: notAfter), key: TrustPKI.key(TrustSlot.leaf))
             : try intermediate.issueLeaf()
         let time: Int64
@@ -70,7 +75,8 @@ struct VerifierRejectionTests {
         expectRejected(try chain.validate(policy: TrustPKI.serverPolicy(host: "mail.example.com")), .hostnameMismatch, at: 0)
         expectRejected(try chain.validate(policy: TrustPKI.serverPolicy(host: "192.0.2.1")), .hostnameMismatch, at: 0)
         // Without a name the same chain is trusted: only the name was wrong.
-        try expectTrusted(try chain.validate(policy: TrustPKI.serverPolicy(host: nil)), chain: [chain.leaf, chain.intermediate.certificate, chain.root.certificate])
+        try expectTrusted(
+            try chain.validate(policy: TrustPKI.serverPolicy(host: nil)), chain: [chain.leaf, chain.intermediate.certificate, chain.root.certificate])
     }
 
     @Test("an unknown issuer is untrustedRoot at the last certificate reached")
@@ -565,7 +571,8 @@ struct VerifierRejectionTests {
         ])
     func rsaKeySize(_ c: KeySizeCase) throws {
         let root = try TrustPKI.root()
-        let intermediateKey = try c.intermediateBits.map { try TrustPKI.key(TrustSlot.rsaSecond, .rsa(bits: $0)) }
+        let intermediateKey =
+            try c.intermediateBits.map { try TrustPKI.key(TrustSlot.rsaSecond, .rsa(bits: $0)) }
             ?? TrustPKI.key(TrustSlot.intermediate)
         let intermediate = try root.issueCA(TrustPKI.caSpec("Trust Test Issuing CA", pathLength: 0), key: intermediateKey)
         let leafKey = try c.leafBits.map { try TrustPKI.key(TrustSlot.rsa, .rsa(bits: $0)) } ?? TrustPKI.key(TrustSlot.leaf)

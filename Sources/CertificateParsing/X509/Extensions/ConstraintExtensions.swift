@@ -91,21 +91,22 @@ public struct PolicyInformation: Hashable, Sendable {
         let policies = try input.sequence(node, .sequence, "certificatePolicies") { nodes throws(DERError) in
             var policies: [PolicyInformation] = []
             while let child = try nodes.next() {
-                policies.append(try input.sequence(child, .sequence, "PolicyInformation") { fields throws(DERError) in
-                    let oid = try input.objectIdentifier(fields.next(.objectIdentifier, "policyIdentifier"), "policyIdentifier")
-                    var qualifiers: [PolicyQualifier] = []
-                    if let list = try fields.optional(.sequence) {
-                        qualifiers = try input.sequence(list, .sequence, "policyQualifiers") { q throws(DERError) in
-                            var out: [PolicyQualifier] = []
-                            while let qualifier = try q.next() { out.append(try PolicyQualifier(qualifier, input)) }
-                            return out
+                policies.append(
+                    try input.sequence(child, .sequence, "PolicyInformation") { fields throws(DERError) in
+                        let oid = try input.objectIdentifier(fields.next(.objectIdentifier, "policyIdentifier"), "policyIdentifier")
+                        var qualifiers: [PolicyQualifier] = []
+                        if let list = try fields.optional(.sequence) {
+                            qualifiers = try input.sequence(list, .sequence, "policyQualifiers") { q throws(DERError) in
+                                var out: [PolicyQualifier] = []
+                                while let qualifier = try q.next() { out.append(try PolicyQualifier(qualifier, input)) }
+                                return out
+                            }
+                            guard !qualifiers.isEmpty else {
+                                throw DERError(.invalidValue, at: list.start, "policyQualifiers is empty")
+                            }
                         }
-                        guard !qualifiers.isEmpty else {
-                            throw DERError(.invalidValue, at: list.start, "policyQualifiers is empty")
-                        }
-                    }
-                    return PolicyInformation(policyIdentifier: oid, qualifiers: qualifiers)
-                })
+                        return PolicyInformation(policyIdentifier: oid, qualifiers: qualifiers)
+                    })
             }
             return policies
         }
@@ -159,11 +160,12 @@ public struct PolicyMapping: Hashable, Sendable {
         let mappings = try input.sequence(node, .sequence, "policyMappings") { nodes throws(DERError) in
             var mappings: [PolicyMapping] = []
             while let child = try nodes.next() {
-                mappings.append(try input.sequence(child, .sequence, "PolicyMapping") { fields throws(DERError) in
-                    PolicyMapping(
-                        issuerDomainPolicy: try input.objectIdentifier(fields.next(.objectIdentifier, "issuerDomainPolicy"), "issuerDomainPolicy"),
-                        subjectDomainPolicy: try input.objectIdentifier(fields.next(.objectIdentifier, "subjectDomainPolicy"), "subjectDomainPolicy"))
-                })
+                mappings.append(
+                    try input.sequence(child, .sequence, "PolicyMapping") { fields throws(DERError) in
+                        PolicyMapping(
+                            issuerDomainPolicy: try input.objectIdentifier(fields.next(.objectIdentifier, "issuerDomainPolicy"), "issuerDomainPolicy"),
+                            subjectDomainPolicy: try input.objectIdentifier(fields.next(.objectIdentifier, "subjectDomainPolicy"), "subjectDomainPolicy"))
+                    })
             }
             return mappings
         }
@@ -208,13 +210,14 @@ public struct AccessDescription: Hashable, Sendable {
         let list = try input.sequence(node, .sequence, name) { nodes throws(DERError) in
             var list: [AccessDescription] = []
             while let child = try nodes.next() {
-                list.append(try input.sequence(child, .sequence, "AccessDescription") { fields throws(DERError) in
-                    let method = try input.objectIdentifier(fields.next(.objectIdentifier, "accessMethod"), "accessMethod")
-                    guard let location = try fields.next() else {
-                        throw DERError(.missingField, at: child.start, "AccessDescription has no accessLocation")
-                    }
-                    return AccessDescription(accessMethod: method, accessLocation: try GeneralName(location, input))
-                })
+                list.append(
+                    try input.sequence(child, .sequence, "AccessDescription") { fields throws(DERError) in
+                        let method = try input.objectIdentifier(fields.next(.objectIdentifier, "accessMethod"), "accessMethod")
+                        guard let location = try fields.next() else {
+                            throw DERError(.missingField, at: child.start, "AccessDescription has no accessLocation")
+                        }
+                        return AccessDescription(accessMethod: method, accessLocation: try GeneralName(location, input))
+                    })
             }
             return list
         }

@@ -169,7 +169,9 @@ public struct IssuingDistributionPoint: Hashable, Sendable {
         // RFC 5280 §5.2.5: at most one of the three "only" flags may be set, and the
         // extension MUST NOT be an empty sequence.
         guard [user, ca, attribute].filter({ $0 }).count <= 1 else {
-            throw DERError(.invalidValue, at: node.start, "issuingDistributionPoint sets more than one of onlyContainsUserCerts, onlyContainsCACerts, onlyContainsAttributeCerts")
+            throw DERError(
+                .invalidValue, at: node.start,
+                "issuingDistributionPoint sets more than one of onlyContainsUserCerts, onlyContainsCACerts, onlyContainsAttributeCerts")
         }
         guard point != nil || user || ca || reasons != nil || indirect || attribute else {
             throw DERError(.invalidValue, at: node.start, "issuingDistributionPoint is empty")

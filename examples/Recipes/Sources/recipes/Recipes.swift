@@ -61,7 +61,10 @@ func getWithClientCertificate(_ url: String, host: String, p12File: String, pass
 
 // MARK: - A JSON POST and a Decodable GET
 
-struct User: Codable, Sendable { var id: Int; var name: String }
+struct User: Codable, Sendable {
+    var id: Int
+    var name: String
+}
 
 func postAndGetJSON(_ postURL: URL, _ getURL: String) async throws -> (posted: String, user: User) {
     let session = try HTTPSession(serverTrust: .system())
