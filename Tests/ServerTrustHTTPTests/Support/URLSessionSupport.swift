@@ -89,7 +89,7 @@ final class URLProtocolLab: Sendable {
                             }
                             location = /slow {
                                 default_type text/plain;
-                                echo_sleep 3; echo "late"; echo_flush; echo_sleep 0.5; echo "later";
+                                echo_sleep 10; echo "late"; echo_flush; echo_sleep 0.5; echo "later";
                             }
                             location = /trickle {
                                 default_type text/plain;
@@ -98,6 +98,15 @@ final class URLProtocolLab: Sendable {
                                 echo "tick 3"; echo_flush; echo_sleep 0.5;
                                 echo "tick 4"; echo_flush; echo_sleep 0.5;
                                 echo "tick 5"; echo_flush; echo_sleep 0.5;
+                                echo "tick 6";
+                            }
+                            location = /trickle-slow {
+                                default_type text/plain;
+                                echo "tick 1"; echo_flush; echo_sleep 2;
+                                echo "tick 2"; echo_flush; echo_sleep 2;
+                                echo "tick 3"; echo_flush; echo_sleep 2;
+                                echo "tick 4"; echo_flush; echo_sleep 2;
+                                echo "tick 5"; echo_flush; echo_sleep 2;
                                 echo "tick 6";
                             }
                             location = /stall-body {

@@ -59,7 +59,9 @@ struct URLProtocolCancellationTests {
         defer { lab.stop() }
         let recorder = DelegateRecorder()
         let urlSession = lab.urlSession(try lab.httpSession(), delegate: recorder)
-        let task = urlSession.dataTask(with: lab.extrasURL("/trickle"))
+        // Six ticks 2 s apart: a loaded machine suspends well before the body ends (with the
+        // 2.5 s /trickle, the body once finished first and its connection stayed pooled).
+        let task = urlSession.dataTask(with: lab.extrasURL("/trickle-slow"))
         task.resume()
         // The first request is in flight (its head arrived), and its body is not yet delivered.
         #expect(await eventually(within: 30) { recorder.events == [.response(200)] }, "\(recorder.events)")
@@ -73,6 +75,6 @@ struct URLProtocolCancellationTests {
         // The second load's head, then the whole body once, then one completion.
         #expect(recorder.events == [.response(200), .response(200), .data(body.utf8.count), .complete(nil)], "\(recorder.events)")
         #expect(String(decoding: recorder.body, as: UTF8.self) == body)
-        #expect(await eventually { lab.extrasRequests.filter { $0.contains("GET /trickle") }.count == 2 }, "\(lab.extrasRequests)")
+        #expect(await eventually { lab.extrasRequests.filter { $0.contains("GET /trickle-slow") }.count == 2 }, "\(lab.extrasRequests)")
     }
 }

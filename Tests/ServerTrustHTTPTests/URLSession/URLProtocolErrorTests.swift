@@ -24,7 +24,7 @@ struct URLProtocolErrorTests {
         defer { lab.stop() }
         let urlSession = lab.urlSession(try lab.httpSession())
 
-        // The idle limit fired (its own message), not nginx's answer after 3 s nor the session's 30 s
+        // The idle limit fired (its own message), not nginx's answer after 10 s nor the session's 30 s
         // (a loaded machine may wake the watchdog late, so the time is bounded loosely).
         var start = ContinuousClock.now
         let silent = await urlError { try await urlSession.data(for: request(lab.extrasURL("/slow"), timeout: 1)) }
