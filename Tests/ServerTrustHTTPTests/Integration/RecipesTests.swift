@@ -14,13 +14,15 @@ struct RecipesTests {
     static let examplePackage = repository.appendingPathComponent("examples/Recipes")
     static let recipesSource = examplePackage.appendingPathComponent("Sources/recipes/Recipes.swift")
 
-    @Test("every swift block of the README's 'Use it in your app' is in the example package, character for character")
+    @Test("every swift block of the README's 'Use it in your app' and 'Rotating pins' is in the example package, character for character")
     func readmeBlocksAreTheExample() throws {
         let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
         let source = try String(contentsOf: Self.recipesSource, encoding: .utf8)
         let blocks = Self.swiftBlocks(inSection: "## Use it in your app", of: readme)
         #expect(blocks.count >= 8, "the section has a block per recipe")
-        for block in blocks where !block.hasPrefix("// Package.swift") && !block.hasPrefix("import ") {
+        let rotation = Self.swiftBlocks(inSection: "## Rotating pins", of: readme)
+        #expect(rotation.count == 1, "the app's side of 'Rotating pins'")
+        for block in blocks + rotation where !block.hasPrefix("// Package.swift") && !block.hasPrefix("import ") {
             #expect(source.contains(block), "README block not in examples/Recipes/Sources/recipes/Recipes.swift:\n\(block)")
         }
     }

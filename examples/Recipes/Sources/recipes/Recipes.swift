@@ -82,3 +82,24 @@ func uploadFile(_ url: String, path: String) async throws -> String {
     let session = try HTTPSession(serverTrust: .system())
     return try await session.post(url, multipart: form).validate().text
 }
+
+// MARK: - Pins from signed pin sets (README "Rotating pins"; compiled here, run by PinSetUpdaterTests)
+
+func sessionWithPinSetUpdates(supportDirectory: String) async throws -> (HTTPSession, PinSetUpdater) {
+    let baseline = try PolicyFile.load(contentsOf: "/usr/share/myapp/pins.json")  // the pins the app ships
+    let rules = try PinSetRules(signingKeys: [
+        try PinSetSigningKey(base64: "MCowBQYDK2VwAyEAjEkmI3vucDcwPJWU6P7tTxLdlhzzT9S9iSwkt5dFJW0="),
+        try PinSetSigningKey(
+            base64: "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAERevURSp7wuZmIGNtKyK0qan9m/27MPr3d2en+XyGasG7PxE/1vDMkPwP/sHJxGyOGzwW0mK3Rc6J2t5JTpQ1XQ=="),
+    ])
+    let anchors = try TrustStore.system()
+    let session = try HTTPSession(serverTrust: ServerTrustDecider(baseline.makeManager(), anchors: anchors))
+    var configuration = PinSetUpdater.Configuration(
+        url: "https://pins.example.com/pinset.json", baseline: baseline, rules: rules, anchors: anchors,
+        storePath: supportDirectory + "/pinset-store.json")
+    configuration.expiry = .baseline  // or .reportOnly([try HostPattern("api.example.com")])
+    let updater = try PinSetUpdater(configuration, session: session) { event in print("pin set: \(event)") }
+    updater.start()  // every 6 hours, and at the document's expiry
+    _ = await updater.checkNow()  // or on demand
+    return (session, updater)
+}
