@@ -278,7 +278,9 @@ fuzz() {
   mkdir -p "$CORPUS/$t" "$SEEDS/$t" "$B/artifacts/$t"
   replay "$t"
   local replay_status=$?
-  local log="$B/logs/fuzz-$t.log" opts
+  # One log per run.sh process: two processes fuzzing the same target once shared one file, and
+  # the executions of one were read from the other's log (recorded as 0).
+  local log="$B/logs/fuzz-$t.$$.log" opts
   mapfile -t opts < <(target_options "$t")
   local extra=()
   [ -n "${FUZZ_ARGS:-}" ] && read -r -a extra <<<"$FUZZ_ARGS"
