@@ -158,7 +158,8 @@ struct PinSetUpdaterTests {
     func mitm() async throws {
         let world = try World()
         defer { world.stop() }
-        world.published.withLock { $0 = (200, try! world.document(serial: 1)) }
+        let document = try world.document(serial: 1)
+        world.published.withLock { $0 = (200, document) }
         let interceptionKey = try LabKey.shared(.p256, slot: 49)
         let interceptionRoot = try LabCertificate.issue(
             LabCertificateSpec(
@@ -196,7 +197,8 @@ struct PinSetUpdaterTests {
         defer { session.invalidate() }
         let events = Recorder<String>()
         let updater = try world.updater(session, events: events)
-        world.published.withLock { $0 = (200, try! world.document(serial: 1)) }
+        let document = try world.document(serial: 1)
+        world.published.withLock { $0 = (200, document) }
         _ = await updater.checkNow()
         world.published.withLock { $0 = (500, []) }
         guard case .fetchFailed(.unacceptableStatusCode) = await updater.checkNow() else {
@@ -208,7 +210,8 @@ struct PinSetUpdaterTests {
             Issue.record("an oversized body was read")
             return
         }
-        world.published.withLock { $0 = (200, try! world.document(serial: 9, key: try! PinSetUpdaterTests.labSigner(.ed25519, slot: 43))) }
+        let forged = try world.document(serial: 9, key: PinSetUpdaterTests.labSigner(.ed25519, slot: 43))
+        world.published.withLock { $0 = (200, forged) }
         guard case .refused(let forged) = await updater.checkNow(), forged.kind == .unknownKey else {
             Issue.record("forged set accepted")
             return
@@ -244,7 +247,8 @@ struct PinSetUpdaterTests {
             if let serial = holder.withLock({ $0 })?.chain.serial { serials.append(serial) }
         }
         holder.withLock { $0 = updater }
-        world.published.withLock { $0 = (200, try! world.document(serial: 5)) }
+        let document = try world.document(serial: 5)
+        world.published.withLock { $0 = (200, document) }
         guard case .updated(serial: 5) = await updater.checkNow() else {
             Issue.record("not updated")
             return
@@ -263,7 +267,8 @@ struct PinSetUpdaterTests {
         let store = directory + "/pinset.json"
         let first = try world.session()
         defer { first.invalidate() }
-        world.published.withLock { $0 = (200, try! world.document(serial: 3)) }
+        let document = try world.document(serial: 3)
+        world.published.withLock { $0 = (200, document) }
         _ = await (try world.updater(first, store: store)).checkNow()
         let second = try world.session()
         defer { second.invalidate() }
@@ -297,7 +302,8 @@ struct PinSetUpdaterTests {
         defer { session.invalidate() }
         let events = Recorder<String>()
         let updater = try world.updater(session, clock: clock, events: events)
-        world.published.withLock { $0 = (200, try! world.document(serial: 1, expiresIn: 3600)) }
+        let document = try world.document(serial: 1, expiresIn: 3600)
+        world.published.withLock { $0 = (200, document) }
         _ = await updater.checkNow()
         #expect(try await session.get(world.apiURL).statusCode == 200)
         updater.start()
@@ -322,7 +328,8 @@ struct PinSetUpdaterTests {
         let session = try world.session()
         defer { session.invalidate() }
         let updater = try world.updater(session)
-        world.published.withLock { $0 = (200, try! world.document(serial: 1)) }
+        let document = try world.document(serial: 1)
+        world.published.withLock { $0 = (200, document) }
         let outcomes = Recorder<String>()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<24 {
