@@ -48,6 +48,17 @@ final class URLProtocolLab: Sendable {
 
     static func started() async throws -> URLProtocolLab { try await offPool { try URLProtocolLab() } }
 
+    /// An nginx location sending "tick 1" … "tick 6", flushed one by one, `seconds` apart.
+    static func trickle(_ path: String, every seconds: String) -> String {
+        let ticks = (1...5).map { "echo \"tick \($0)\"; echo_flush; echo_sleep \(seconds);" }.joined(separator: " ")
+        return """
+                                location = \(path) {
+                                    default_type text/plain;
+                                    \(ticks) echo "tick 6";
+                                }
+            """
+    }
+
     init() throws {
         let lab = try NginxLab()
         do {
@@ -91,24 +102,8 @@ final class URLProtocolLab: Sendable {
                                 default_type text/plain;
                                 echo_sleep 10; echo "late"; echo_flush; echo_sleep 0.5; echo "later";
                             }
-                            location = /trickle {
-                                default_type text/plain;
-                                echo "tick 1"; echo_flush; echo_sleep 0.5;
-                                echo "tick 2"; echo_flush; echo_sleep 0.5;
-                                echo "tick 3"; echo_flush; echo_sleep 0.5;
-                                echo "tick 4"; echo_flush; echo_sleep 0.5;
-                                echo "tick 5"; echo_flush; echo_sleep 0.5;
-                                echo "tick 6";
-                            }
-                            location = /trickle-slow {
-                                default_type text/plain;
-                                echo "tick 1"; echo_flush; echo_sleep 2;
-                                echo "tick 2"; echo_flush; echo_sleep 2;
-                                echo "tick 3"; echo_flush; echo_sleep 2;
-                                echo "tick 4"; echo_flush; echo_sleep 2;
-                                echo "tick 5"; echo_flush; echo_sleep 2;
-                                echo "tick 6";
-                            }
+                \(Self.trickle("/trickle", every: "0.5"))
+                \(Self.trickle("/trickle-slow", every: "2"))
                             location = /stall-body {
                                 default_type text/plain;
                                 echo "first"; echo_flush; echo_sleep 10; echo "second"; echo_flush; echo_sleep 0.5; echo "third";

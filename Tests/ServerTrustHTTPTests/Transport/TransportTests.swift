@@ -129,10 +129,9 @@ struct TransportTests {
         #expect(target.statistics.requestsServed == servedBefore)
     }
 
-    @Test("task cancellation aborts a running request")
-    func cancellation() async throws {
-        let pki = try Lab.pki(host: host)
-        // The server answers only when the test releases it, after the request has ended.
+    /// A server whose handler records that a request arrived and answers only when `release`
+    /// is signalled (or after 20 s), so the test decides what happens while a request runs.
+    static func heldServer(_ pki: LabPKI) throws -> (LabTLSServer, DispatchSemaphore, Recorder<Bool>) {
         let release = DispatchSemaphore(value: 0)
         let entered = Recorder<Bool>()
         let server = try Lab.server(.init(pki: pki)) { configuration in
@@ -142,6 +141,14 @@ struct TransportTests {
                 return .text("late")
             }
         }
+        return (server, release, entered)
+    }
+
+    @Test("task cancellation aborts a running request")
+    func cancellation() async throws {
+        let pki = try Lab.pki(host: host)
+        // The server answers only when the test releases it, after the request has ended.
+        let (server, release, entered) = try Self.heldServer(pki)
         defer {
             release.signal()
             server.stop()
@@ -374,15 +381,7 @@ struct TransportTests {
     func invalidation() async throws {
         let pki = try Lab.pki(host: host)
         // The server answers only after the session was invalidated.
-        let release = DispatchSemaphore(value: 0)
-        let entered = Recorder<Bool>()
-        let server = try Lab.server(.init(pki: pki)) { configuration in
-            configuration.handler = { _ in
-                entered.append(true)
-                _ = release.wait(timeout: .now() + 20)
-                return .text("late")
-            }
-        }
+        let (server, release, entered) = try Self.heldServer(pki)
         defer {
             release.signal()
             server.stop()
