@@ -4,8 +4,8 @@ import Testing
 @Suite("servertrust demo", .serialized)
 struct DemoCommandTests {
     @Test("the live matrix: 12 policies × 8 situations × compat and strict, every cell as expected")
-    func jsonMatrixMatches() throws {
-        let result = try CLIRunner.run(["demo", "--json"])
+    func jsonMatrixMatches() async throws {
+        let result = try await CLIRunner.run(["demo", "--json"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let output = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let cells = try #require(output["matrix"] as? [[String: Any]])
@@ -34,8 +34,8 @@ struct DemoCommandTests {
     }
 
     @Test("the rotation scene: forged, tampered, MITM-served and replayed updates refused, the operator's set accepted and in force after a restart")
-    func rotationScene() throws {
-        let result = try CLIRunner.run(["demo", "--json"])
+    func rotationScene() async throws {
+        let result = try await CLIRunner.run(["demo", "--json"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let output = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let steps = try #require(output["rotation"] as? [[String: String]])
@@ -52,8 +52,8 @@ struct DemoCommandTests {
     }
 
     @Test("the human matrix names both semantics and ends with the summary line")
-    func humanMatrix() throws {
-        let result = try CLIRunner.run(["demo", "--no-color"])
+    func humanMatrix() async throws {
+        let result = try await CLIRunner.run(["demo", "--no-color"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("COMPAT semantics"))
         #expect(result.stdout.contains("STRICT semantics"))
@@ -63,16 +63,16 @@ struct DemoCommandTests {
     }
 
     @Test("the demo leaves no temporary folder behind")
-    func cleansUp() throws {
+    func cleansUp() async throws {
         let before = Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("servertrust-demo-") })
-        _ = try CLIRunner.run(["demo", "--json"])
+        _ = try await CLIRunner.run(["demo", "--json"])
         let after = Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("servertrust-demo-") })
         #expect(after.subtracting(before).isEmpty)
     }
 
     @Test("bad options exit 2 with one line")
-    func badInput() throws {
-        let result = try CLIRunner.run(["demo", "--bogus"])
+    func badInput() async throws {
+        let result = try await CLIRunner.run(["demo", "--bogus"])
         #expect(result.status == 2)
         #expect(result.stderr.split(separator: "\n").count == 1)
     }

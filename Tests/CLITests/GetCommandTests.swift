@@ -41,18 +41,18 @@ struct GetCommandTests {
 
         var resolve: [String] { ["--resolve", "\(GetCommandTests.host):\(server.port):127.0.0.1"] }
         func url(_ path: String = "/") -> String { server.url(host: GetCommandTests.host, path: path) }
-        func get(_ path: String = "/", _ extra: [String] = []) throws -> CLIRunner.Result {
-            try CLIRunner.run(["get", url(path), "--anchors", rootPath] + resolve + extra)
+        func get(_ path: String = "/", _ extra: [String] = []) async throws -> CLIRunner.Result {
+            try await CLIRunner.run(["get", url(path), "--anchors", rootPath] + resolve + extra)
         }
     }
 
     @Test("exit 0 and the body for a trusted server; --json carries the decision")
-    func success() throws {
+    func success() async throws {
         let fixture = try Fixture()
         defer { fixture.server.stop() }
-        let plain = try fixture.get()
+        let plain = try await fixture.get()
         #expect(plain.status == 0 && plain.stdout == "hello from cli", "\(plain.stderr)")
-        let json = try fixture.get("/", ["--json"])
+        let json = try await fixture.get("/", ["--json"])
         #expect(json.status == 0, "\(json.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["status"] as? Int == 200)
@@ -66,7 +66,7 @@ struct GetCommandTests {
     }
 
     @Test("exit 1 when trust is rejected, and nothing reaches the server")
-    func rejected() throws {
+    func rejected() async throws {
         let fixture = try Fixture { pki in
             let leaf = try pki.issueLeaf(
                 host: "other.example.test", notBefore: GetCommandTests.now - LabClock.day,
@@ -74,7 +74,7 @@ struct GetCommandTests {
             return LabTLSServer.Identity(chain: [leaf, pki.intermediate], key: pki.leafKey)
         }
         defer { fixture.server.stop() }
-        let result = try fixture.get("/", ["--json"])
+        let result = try await fixture.get("/", ["--json"])
         #expect(result.status == 1, "\(result.stderr)")
         // The first line in words (UserMessages); the decision record after it keeps the kind.
         #expect(
@@ -84,82 +84,82 @@ struct GetCommandTests {
         #expect(result.stderr.contains("evaluator: DefaultTrustEvaluator") && result.stderr.contains("hostValidationFailed"))
         #expect(result.stdout.contains("\"failureKind\":\"hostnameMismatch\""))
         // Without the host check it passes.
-        #expect(try fixture.get("/", ["--no-validate-domain"]).status == 0)
+        await #expect(try fixture.get("/", ["--no-validate-domain"]).status == 0)
         // The system roots alone do not know the Lab root.
-        let system = try CLIRunner.run(["get", fixture.url()] + fixture.resolve + ["--no-validate-domain"])
+        let system = try await CLIRunner.run(["get", fixture.url()] + fixture.resolve + ["--no-validate-domain"])
         #expect(system.status == 1 && system.stderr.contains("untrustedRoot"), "\(system.stderr)")
         #expect(fixture.server.statistics.requestsServed == 1)
     }
 
     @Test("SPKI pins, --allow-invalid and AFNetworking modes")
-    func pins() throws {
+    func pins() async throws {
         let fixture = try Fixture()
         defer { fixture.server.stop() }
         let leaf = try Certificate(derEncoded: fixture.pki.leaf.der)
-        #expect(try fixture.get("/", ["--pin", "sha256/" + leaf.spkiSHA256Base64]).status == 0)
-        let wrong = try fixture.get("/", ["--pin", "sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="])
+        await #expect(try fixture.get("/", ["--pin", "sha256/" + leaf.spkiSHA256Base64]).status == 0)
+        let wrong = try await fixture.get("/", ["--pin", "sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="])
         #expect(
             wrong.status == 1
                 && wrong.stderr.contains("server trust rejected: www.example.test:\(fixture.server.port): public key does not match the pinned public key"),
             "\(wrong.stderr)")
         #expect(wrong.stderr.contains("evaluator: SPKIPinsTrustEvaluator") && wrong.stderr.contains("spkiPinningFailed"), "\(wrong.stderr)")
         // Pins hold even with --allow-invalid and no anchors.
-        let invalidPinned = try CLIRunner.run(["get", fixture.url(), "--allow-invalid", "--pin", "sha256/" + leaf.spkiSHA256Base64] + fixture.resolve)
+        let invalidPinned = try await CLIRunner.run(["get", fixture.url(), "--allow-invalid", "--pin", "sha256/" + leaf.spkiSHA256Base64] + fixture.resolve)
         #expect(invalidPinned.status == 0, "\(invalidPinned.stderr)")
         // ServerTrust.SecurityPolicy through --mode: pinned certificate in certificate mode.
         let leafPath = try LabFiles.write(fixture.pki.leaf.pem, to: fixture.directory + "/leaf.pem")
         let stranger = try LabPKI.webChain(host: GetCommandTests.host, algorithm: .p384, keySlot: 54)
         let otherPath = try LabFiles.write(stranger.root.pem, to: fixture.directory + "/other.pem")
-        let byPolicy = try fixture.get("/", ["--mode", "public-key", "--pinned-cert", leafPath, "--strict"])
+        let byPolicy = try await fixture.get("/", ["--mode", "public-key", "--pinned-cert", leafPath, "--strict"])
         #expect(byPolicy.status == 0, "\(byPolicy.stderr)")
-        let policyRejects = try fixture.get("/", ["--mode", "certificate", "--pinned-cert", otherPath])
+        let policyRejects = try await fixture.get("/", ["--mode", "certificate", "--pinned-cert", otherPath])
         #expect(policyRejects.status == 1, "\(policyRejects.stderr)")
         #expect(policyRejects.stderr.contains("decision:  rejected"), "\(policyRejects.stderr)")
     }
 
     @Test("exit 3 for HTTP errors; -X, -d, -H, -u and -o")
-    func requestOptions() throws {
+    func requestOptions() async throws {
         let fixture = try Fixture()
         defer { fixture.server.stop() }
-        let missing = try fixture.get("/missing")
+        let missing = try await fixture.get("/missing")
         #expect(missing.status == 3 && missing.stdout == "gone")
-        let echo = try fixture.get("/echo", ["-X", "PUT", "-d", "a=1", "-d", "b=2", "-H", "X-Test: yes", "-u", "alice:secret"])
+        let echo = try await fixture.get("/echo", ["-X", "PUT", "-d", "a=1", "-d", "b=2", "-H", "X-Test: yes", "-u", "alice:secret"])
         #expect(echo.status == 0, "\(echo.stderr)")
         #expect(echo.stdout == "PUT auth=Basic YWxpY2U6c2VjcmV0 x=yes body=a=1&b=2")
         let output = fixture.directory + "/out.txt"
-        let saved = try fixture.get("/", ["-o", output])
+        let saved = try await fixture.get("/", ["-o", output])
         #expect(saved.status == 0 && saved.stdout.isEmpty)
         #expect(try String(contentsOfFile: output, encoding: .utf8) == "hello from cli")
         // With -o and --json, bodyBytes is what was written to the file.
-        let savedJSON = try fixture.get("/", ["-o", output, "--json"])
+        let savedJSON = try await fixture.get("/", ["-o", output, "--json"])
         let object = try JSONSerialization.jsonObject(with: Data(savedJSON.stdout.utf8)) as? [String: Any]
         #expect(object?["bodyBytes"] as? Int == "hello from cli".utf8.count)
-        let posted = try fixture.get("/echo", ["--data=x"])
+        let posted = try await fixture.get("/echo", ["--data=x"])
         #expect(posted.stdout == "POST auth=- x=- body=x")
         // -T streams a file as a PUT (curl's --upload-file); -X changes the method.
         let upload = try LabFiles.write("file body\n", to: fixture.directory + "/upload.txt")
-        let put = try fixture.get("/echo", ["-T", upload])
+        let put = try await fixture.get("/echo", ["-T", upload])
         #expect(put.status == 0 && put.stdout == "PUT auth=- x=- body=file body\n", "\(put.stderr)")
-        let uploadPost = try fixture.get("/echo", ["--upload-file", upload, "-X", "POST"])
+        let uploadPost = try await fixture.get("/echo", ["--upload-file", upload, "-X", "POST"])
         #expect(uploadPost.stdout == "POST auth=- x=- body=file body\n", "\(uploadPost.stderr)")
-        let missingUpload = try fixture.get("/echo", ["-T", fixture.directory + "/nope"])
+        let missingUpload = try await fixture.get("/echo", ["-T", fixture.directory + "/nope"])
         #expect(missingUpload.status == 2 && missingUpload.stderr.contains("nope"), "\(missingUpload.stderr)")
-        let both = try fixture.get("/echo", ["-T", upload, "-d", "x"])
+        let both = try await fixture.get("/echo", ["-T", upload, "-d", "x"])
         #expect(both.status == 2 && both.stderr.contains("-T and -d"), "\(both.stderr)")
         // -F builds a multipart form (file parts streamed), as curl's --form.
-        let form = try fixture.get("/echo", ["-F", "title=hi", "-F", "doc=@\(upload);type=text/plain"])
+        let form = try await fixture.get("/echo", ["-F", "title=hi", "-F", "doc=@\(upload);type=text/plain"])
         #expect(form.status == 0, "\(form.stderr)")
         #expect(form.stdout.hasPrefix("POST auth=- x=- body=--ServerTrust-"), "\(form.stdout)")
         #expect(form.stdout.contains("name=\"title\"\r\n\r\nhi\r\n"), "\(form.stdout)")
         #expect(form.stdout.contains("name=\"doc\"; filename=\"upload.txt\"\r\nContent-Type: text/plain\r\n\r\nfile body\n\r\n"), "\(form.stdout)")
-        let badForm = try fixture.get("/echo", ["-F", "doc=@" + fixture.directory + "/nope"])
+        let badForm = try await fixture.get("/echo", ["-F", "doc=@" + fixture.directory + "/nope"])
         #expect(badForm.status == 2 && badForm.stderr.contains("-F doc:"), "\(badForm.stderr)")
-        let mixed = try fixture.get("/echo", ["-F", "a=b", "-d", "x"])
+        let mixed = try await fixture.get("/echo", ["-F", "a=b", "-d", "x"])
         #expect(mixed.status == 2 && mixed.stderr.contains("-F cannot be combined"), "\(mixed.stderr)")
     }
 
     @Test("exit 2 for bad input")
-    func badInput() throws {
+    func badInput() async throws {
         let fixture = try Fixture()
         defer { fixture.server.stop() }
         for arguments in [
@@ -168,7 +168,7 @@ struct GetCommandTests {
             ["get", fixture.url(), "--pin", "md5/abc"], ["get", fixture.url(), "--bogus"],
             ["get", fixture.url(), "-u", "nocolon"], ["get", fixture.url(), "--cert", fixture.rootPath],
         ] {
-            let result = try CLIRunner.run(arguments)
+            let result = try await CLIRunner.run(arguments)
             #expect(result.status == 2, "\(arguments): \(result.stderr)")
             #expect(result.stderr.hasPrefix("servertrust: get: "), "\(arguments): \(result.stderr)")
         }
@@ -210,10 +210,10 @@ struct GetCommandTests {
     ]
 
     @Test("CR or LF in -H, -X, -u, --proxy-user, -F: exit 2, one line naming the field, nothing reaches the server", arguments: smugglingRows)
-    func smugglingRefused(_ row: SmugglingRow) throws {
+    func smugglingRefused(_ row: SmugglingRow) async throws {
         let fixture = try Fixture()
         defer { fixture.server.stop() }
-        let result = try fixture.get("/echo", try row.arguments(fixture))
+        let result = try await fixture.get("/echo", try row.arguments(fixture))
         #expect(result.status == 2, "\(result.stderr)")
         #expect(result.stdout.isEmpty)
         let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false)
@@ -226,14 +226,14 @@ struct GetCommandTests {
     @Test(
         "a URL with CR or LF is bad input (exit 2), not a transport failure; nothing reaches the server",
         arguments: ["/a\r\nX-Injected: 1", "/a?b=\n", "host%0D%0A"])
-    func smugglingURL(_ change: String) throws {
+    func smugglingURL(_ change: String) async throws {
         let fixture = try Fixture()
         defer { fixture.server.stop() }
         let url =
             change.hasPrefix("/")
             ? fixture.url() + String(change.dropFirst())
             : fixture.url().replacingOccurrences(of: "www.", with: "www%0D%0A.")
-        let result = try CLIRunner.run(["get", url, "--anchors", fixture.rootPath] + fixture.resolve)
+        let result = try await CLIRunner.run(["get", url, "--anchors", fixture.rootPath] + fixture.resolve)
         #expect(result.status == 2, "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1 && !result.stderr.contains("\r"), "\(result.stderr.debugDescription)")
         #expect(result.stderr.hasPrefix("servertrust: get: invalid request: URL"), "\(result.stderr)")
@@ -241,27 +241,28 @@ struct GetCommandTests {
     }
 
     @Test("a -d body with CR LF is a body, sent as given")
-    func bodyWithLineBreaks() throws {
+    func bodyWithLineBreaks() async throws {
         let fixture = try Fixture()
         defer { fixture.server.stop() }
-        let result = try fixture.get("/echo", ["-d", "a=1\r\nX-Injected: 1"])
+        let result = try await fixture.get("/echo", ["-d", "a=1\r\nX-Injected: 1"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == "POST auth=- x=- body=a=1\r\nX-Injected: 1")
     }
 
     @Test("exit 4 for network and TLS failures")
-    func networkFailure() throws {
+    func networkFailure() async throws {
         let clientRoot = try LabPKI.webChain(host: "client.example.test", keySlot: 51).root
         let fixture = try Fixture(configure: { configuration in
             configuration.clientAuthentication = .init(trustedCertificates: [clientRoot])
         })
         defer { fixture.server.stop() }
-        let refusedPort = fixture.server.port
-        let noClientCertificate = try fixture.get()
+        let noClientCertificate = try await fixture.get()
         #expect(noClientCertificate.status == 4, "\(noClientCertificate.stderr)")
         #expect(noClientCertificate.stderr.contains("transport failure: curl"))
-        fixture.server.stop()
-        let refused = try CLIRunner.run([
+        let closed = try LabClosedPort()
+        defer { closed.close() }
+        let refusedPort = closed.port
+        let refused = try await CLIRunner.run([
             "get", "https://\(Self.host):\(refusedPort)/", "--anchors", fixture.rootPath,
             "--resolve", "\(Self.host):\(refusedPort):127.0.0.1",
         ])
@@ -269,7 +270,7 @@ struct GetCommandTests {
     }
 
     @Test("--cert with a PEM certificate and key, or PKCS#12 with --pass")
-    func clientCertificates() throws {
+    func clientCertificates() async throws {
         let clientPKI = try LabPKI.webChain(
             host: "client.example.test", leafNotBefore: Self.now - LabClock.day,
             leafNotAfter: Self.now + 30 * LabClock.day, keySlot: 52)
@@ -286,17 +287,17 @@ struct GetCommandTests {
         defer { fixture.server.stop() }
         let certificate = try LabFiles.write(LabPEM.bundle([clientLeaf, clientPKI.intermediate]), to: fixture.directory + "/client.pem")
         let key = try LabFiles.write(try clientPKI.leafKey.privateKeyPEM(), to: fixture.directory + "/client.key")
-        let pem = try fixture.get("/", ["--cert", certificate, "--key", key])
+        let pem = try await fixture.get("/", ["--cert", certificate, "--key", key])
         #expect(pem.status == 0 && pem.stdout == "hello from cli", "\(pem.stderr)")
         let pfx = try LabPKCS12.create(certificate: clientLeaf, key: clientPKI.leafKey, chain: [clientPKI.intermediate], password: "pw")
         let pfxPath = try LabFiles.write(pfx, to: fixture.directory + "/client.p12")
-        #expect(try fixture.get("/", ["--cert", pfxPath, "--pass", "pw"]).status == 0)
-        let wrongPassword = try fixture.get("/", ["--cert", pfxPath, "--pass", "nope"])
+        await #expect(try fixture.get("/", ["--cert", pfxPath, "--pass", "pw"]).status == 0)
+        let wrongPassword = try await fixture.get("/", ["--cert", pfxPath, "--pass", "nope"])
         #expect(wrongPassword.status == 2 && wrongPassword.stderr.contains("--cert"), "\(wrongPassword.stderr)")
     }
 
     @Test("--proxy through an intercepting relay: trusted root passes, a pin fails before any byte is forwarded")
-    func proxy() throws {
+    func proxy() async throws {
         let fixture = try Fixture()
         defer { fixture.server.stop() }
         let interception = try LabPKI.webChain(host: "mitm.invalid", keySlot: 53)
@@ -307,20 +308,20 @@ struct GetCommandTests {
         defer { relay.stop() }
         let interceptionRoot = try LabFiles.write(interception.root.pem, to: fixture.directory + "/mitm.pem")
         let base = ["get", fixture.url(), "--proxy", relay.proxyURL, "--anchors", interceptionRoot]
-        let unauthenticated = try CLIRunner.run(base)
+        let unauthenticated = try await CLIRunner.run(base)
         #expect(unauthenticated.status == 4, "\(unauthenticated.stderr)")
-        let through = try CLIRunner.run(base + ["--proxy-user", "proxy:pw"])
+        let through = try await CLIRunner.run(base + ["--proxy-user", "proxy:pw"])
         #expect(through.status == 0 && through.stdout == "hello from cli", "\(through.stderr)")
         let leaf = try Certificate(derEncoded: fixture.pki.leaf.der)
         let bytesBefore = relay.statistics.bytesClientToUpstream
-        let pinned = try CLIRunner.run(base + ["--proxy-user", "proxy:pw", "--pin", "sha256/" + leaf.spkiSHA256Base64])
+        let pinned = try await CLIRunner.run(base + ["--proxy-user", "proxy:pw", "--pin", "sha256/" + leaf.spkiSHA256Base64])
         #expect(pinned.status == 1 && pinned.stderr.contains("public key does not match the pinned public key"), "\(pinned.stderr)")
         #expect(pinned.stderr.contains("evaluator: SPKIPinsTrustEvaluator"), "\(pinned.stderr)")
         #expect(relay.statistics.bytesClientToUpstream == bytesBefore)
     }
 
     @Test("an interception proxy that appends the genuine pinned intermediate is refused by --pin and --mode, as by curl --pinnedpubkey")
-    func proxyAppendingPinnedIntermediate() throws {
+    func proxyAppendingPinnedIntermediate() async throws {
         let fixture = try Fixture()
         defer { fixture.server.stop() }
         let interception = try LabPKI.webChain(host: "mitm.invalid", keySlot: 53)
@@ -334,7 +335,7 @@ struct GetCommandTests {
         let intermediatePin = "sha256/" + (try Certificate(derEncoded: fixture.pki.intermediate.der)).spkiSHA256Base64
         let base = ["get", fixture.url(), "--proxy", relay.proxyURL, "--anchors", interceptionRoot, "--anchors", fixture.rootPath]
         // The proxy's chain validates (its root is installed): without pins it passes.
-        #expect(try CLIRunner.run(base).status == 0)
+        #expect(try await CLIRunner.run(base).status == 0)
         let bytesBefore = relay.statistics.bytesClientToUpstream
         for options in [
             ["--pin", intermediatePin],
@@ -344,23 +345,23 @@ struct GetCommandTests {
             ["--mode", "public-key", "--pinned-cert", intermediatePath, "--compat"],
             ["--mode", "certificate", "--pinned-cert", intermediatePath],
         ] {
-            let result = try CLIRunner.run(base + options)
+            let result = try await CLIRunner.run(base + options)
             #expect(result.status == 1 && result.stderr.contains("server trust rejected"), "\(options): \(result.stderr)")
             // The same pins pass the genuine server directly.
-            let direct = try fixture.get("/", options)
+            let direct = try await fixture.get("/", options)
             #expect(direct.status == 0, "\(options) direct: \(direct.stderr)")
         }
         #expect(relay.statistics.bytesClientToUpstream == bytesBefore, "no pinned attempt sent a byte upstream")
         // curl refuses the same proxy with the same pin (exit 90, CURLE_SSL_PINNEDPUBKEYNOTMATCH).
         let bundle = try LabFiles.write(interception.root.pem + fixture.pki.root.pem, to: fixture.directory + "/curl-roots.pem")
-        let curl = try CLIRunner.run(
+        let curl = try await CLIRunner.run(
             ["-sS", "--proxy", relay.proxyURL, "--cacert", bundle, "--pinnedpubkey", "sha256//" + intermediatePin.dropFirst("sha256/".count), fixture.url()],
             executable: "/usr/bin/curl")
         #expect(curl.status == 90, "curl: \(curl.stderr)")
     }
 
     @Test("an attacker with no trusted CA appending the genuine pinned intermediate is refused even with --allow-invalid")
-    func attackerAppendingPinnedIntermediate() throws {
+    func attackerAppendingPinnedIntermediate() async throws {
         let attackerKey = try LabKey.shared(.p256, slot: 55)
         var attackerPKI: LabPKI?
         let fixture = try Fixture(identity: { pki in
@@ -381,7 +382,7 @@ struct GetCommandTests {
             ["--allow-invalid", "--mode", "public-key", "--pinned-cert", intermediatePath, "--compat"],
             ["--allow-invalid", "--mode", "public-key", "--pinned-cert", intermediatePath],
         ] {
-            let result = try fixture.get("/", options)
+            let result = try await fixture.get("/", options)
             #expect(result.status == 1, "\(options): \(result.stderr)")
         }
         #expect(fixture.server.statistics.requestsServed == 0)
@@ -409,22 +410,22 @@ struct GetCommandTests {
     }
 
     @Test("a failed -o download leaves the existing file byte-identical")
-    func failedDownloadKeepsFile() throws {
+    func failedDownloadKeepsFile() async throws {
         let fixture = try Fixture(configure: { $0.behavior = .cutResponse(.midBody, then: .closeWithoutNotify) })
         defer { fixture.server.stop() }
         let output = try LabFiles.write("precious\n", to: fixture.directory + "/keep.txt")
-        let result = try fixture.get("/", ["-o", output])
+        let result = try await fixture.get("/", ["-o", output])
         #expect(result.status == 4, "\(result.stderr)")
         #expect(try String(contentsOfFile: output, encoding: .utf8) == "precious\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.directory).filter { $0.contains("servertrust-") }.isEmpty)
         // And a rejected certificate: nothing is written either.
-        let rejected = try CLIRunner.run(["get", fixture.url(), "-o", output] + fixture.resolve)
+        let rejected = try await CLIRunner.run(["get", fixture.url(), "-o", output] + fixture.resolve)
         #expect(rejected.status == 1)
         #expect(try String(contentsOfFile: output, encoding: .utf8) == "precious\n")
     }
 
     @Test("--proxy https:// with --proxy-cacert: the proxy's root trusted passes; without it the proxy is rejected (exit 1)")
-    func httpsProxy() throws {
+    func httpsProxy() async throws {
         let fixture = try Fixture()
         defer { fixture.server.stop() }
         let proxyHost = "proxy.example.test"
@@ -442,24 +443,24 @@ struct GetCommandTests {
             "get", fixture.url(), "--anchors", fixture.rootPath, "--proxy", "https://\(proxyHost):\(relay.port)",
             "--resolve", "\(proxyHost):\(relay.port):127.0.0.1",
         ]
-        let through = try CLIRunner.run(base + ["--proxy-cacert", proxyRoot, "--json"])
+        let through = try await CLIRunner.run(base + ["--proxy-cacert", proxyRoot, "--json"])
         #expect(through.status == 0, "\(through.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(through.stdout.utf8)) as? [String: Any])
         #expect((object["decision"] as? [String: Any])?["host"] as? String == Self.host)
         let proxyDecision = try #require(object["proxyDecision"] as? [String: Any])
         #expect(proxyDecision["host"] as? String == proxyHost && proxyDecision["verdict"] as? String == "accepted", "\(proxyDecision)")
-        let rejected = try CLIRunner.run(base)
+        let rejected = try await CLIRunner.run(base)
         #expect(
             rejected.status == 1 && rejected.stderr.hasPrefix("servertrust: get: proxy trust rejected: \(proxyHost):\(relay.port): certificate not trusted: "),
             "\(rejected.stderr)")
         #expect(rejected.stderr.contains("add the issuing CA with --proxy-cacert FILE"), "\(rejected.stderr)")
-        let rejectedJSON = try CLIRunner.run(base + ["--json"])
+        let rejectedJSON = try await CLIRunner.run(base + ["--json"])
         let rejectedObject = try #require(try JSONSerialization.jsonObject(with: Data(rejectedJSON.stdout.utf8)) as? [String: Any])
         #expect(
             rejectedJSON.status == 1 && (rejectedObject["proxyDecision"] as? [String: Any])?["host"] as? String == proxyHost,
             "\(rejectedJSON.stdout)")
         #expect(relay.statistics.connectRequests.count == 1)
-        let plainProxy = try CLIRunner.run(["get", fixture.url(), "--proxy", "http://127.0.0.1:9", "--proxy-cacert", proxyRoot])
+        let plainProxy = try await CLIRunner.run(["get", fixture.url(), "--proxy", "http://127.0.0.1:9", "--proxy-cacert", proxyRoot])
         #expect(plainProxy.status == 2 && plainProxy.stderr.contains("--proxy-cacert needs an https:// --proxy"), "\(plainProxy.stderr)")
     }
 }
@@ -473,7 +474,7 @@ extension GetCommandTests {
     }
 
     @Test("--policy FILE: the policy file decides per host; pin failures are posted to its reportUris")
-    func policyFile() throws {
+    func policyFile() async throws {
         let fixture = try Fixture()
         defer { fixture.server.stop() }
         let received = Mutex<[LabHTTPRequest]>([])
@@ -509,7 +510,7 @@ extension GetCommandTests {
                 "hosts": [["host": Self.host, "pins": [leafPin, strangers[0]]]],
             ],
             named: "good.json", in: fixture.directory)
-        let trusted = try CLIRunner.run(["get", fixture.url(), "--policy", good] + fixture.resolve, environment: environment)
+        let trusted = try await CLIRunner.run(["get", fixture.url(), "--policy", good] + fixture.resolve, environment: environment)
         #expect(trusted.status == 0 && trusted.stdout == "hello from cli", "\(trusted.stderr)")
         #expect(!trusted.stderr.contains("pin-failure report"))
 
@@ -520,7 +521,7 @@ extension GetCommandTests {
                 "hosts": [["host": "**.example.test", "pins": strangers]],
             ],
             named: "bad.json", in: fixture.directory)
-        let refused = try CLIRunner.run(
+        let refused = try await CLIRunner.run(
             ["get", fixture.url(), "--policy", bad, "--json"] + fixture.resolve + reportResolve,
             environment: environment)
         #expect(refused.status == 1, "\(refused.stderr)")
@@ -540,16 +541,16 @@ extension GetCommandTests {
                 "hosts": [["host": "api.example.test", "evaluator": "default"]],
             ],
             named: "elsewhere.json", in: fixture.directory)
-        let uncovered = try CLIRunner.run(["get", fixture.url(), "--policy", elsewhere] + fixture.resolve, environment: environment)
+        let uncovered = try await CLIRunner.run(["get", fixture.url(), "--policy", elsewhere] + fixture.resolve, environment: environment)
         #expect(uncovered.status == 1 && uncovered.stderr.contains("noRequiredEvaluator"), "\(uncovered.stderr)")
 
         // Bad input: a malformed file, and options the file replaces.
         let broken = try Self.policyFile(
             ["version": 1, "hosts": [["host": Self.host, "pins": ["md5/abc"]]]],
             named: "broken.json", in: fixture.directory)
-        let malformed = try CLIRunner.run(["get", fixture.url(), "--policy", broken] + fixture.resolve)
+        let malformed = try await CLIRunner.run(["get", fixture.url(), "--policy", broken] + fixture.resolve)
         #expect(malformed.status == 2 && malformed.stderr.contains("$.hosts[0]"), "\(malformed.stderr)")
-        let combined = try CLIRunner.run(["get", fixture.url(), "--policy", good, "--pin", leafPin] + fixture.resolve)
+        let combined = try await CLIRunner.run(["get", fixture.url(), "--policy", good, "--pin", leafPin] + fixture.resolve)
         #expect(combined.status == 2 && combined.stderr.contains("--policy cannot be combined with --pin"), "\(combined.stderr)")
         #expect(received.withLock { $0.count } == 1)
     }

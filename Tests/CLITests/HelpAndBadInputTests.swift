@@ -35,8 +35,8 @@ struct HelpAndBadInputTests {
     ]
 
     @Test("--help prints usage, options and exit codes on stdout, exit 0", arguments: helpCases)
-    func help(command: [String]) throws {
-        let result = try CLIRunner.run(command + ["--help"])
+    func help(command: [String]) async throws {
+        let result = try await CLIRunner.run(command + ["--help"])
         #expect(result.status == 0, "\(command): \(result.stderr)")
         #expect(result.stderr.isEmpty, "\(command)")
         let usage = "usage: servertrust " + command.joined(separator: " ")
@@ -48,9 +48,9 @@ struct HelpAndBadInputTests {
     }
 
     @Test("servertrust help lists every subcommand")
-    func overview() throws {
+    func overview() async throws {
         for spelling in ["help", "--help", "-h"] {
-            let result = try CLIRunner.run([spelling])
+            let result = try await CLIRunner.run([spelling])
             #expect(result.status == 0)
             for command in [
                 "inspect FILE", "inspect https://HOST", "pins ", "pinset ", "evaluate ", "get ", "demo ", "bench ", "stress ", "limbo-serve", "exit codes:",
@@ -58,7 +58,7 @@ struct HelpAndBadInputTests {
                 #expect(result.stdout.contains(command), "\(spelling): missing \(command)")
             }
         }
-        let bare = try CLIRunner.run([])
+        let bare = try await CLIRunner.run([])
         #expect(bare.status == 2)
         #expect(bare.stderr.contains("usage: servertrust <command>"))
     }
@@ -116,8 +116,8 @@ struct HelpAndBadInputTests {
     ]
 
     @Test("bad input: exit 2, nothing on stdout, one line 'servertrust: <command>: <message>'", arguments: badInputCases)
-    func badInput(command: String, arguments: [String]) throws {
-        let result = try CLIRunner.run(arguments)
+    func badInput(command: String, arguments: [String]) async throws {
+        let result = try await CLIRunner.run(arguments)
         #expect(result.status == 2, "\(arguments): \(result.stderr)")
         #expect(result.stdout.isEmpty, "\(arguments): \(result.stdout)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
@@ -125,8 +125,8 @@ struct HelpAndBadInputTests {
     }
 
     @Test("bench evaluate without --chain is exit 2 and names the option")
-    func benchEvaluateNeedsChain() throws {
-        let result = try CLIRunner.run(["bench", "evaluate", "--iterations", "10"])
+    func benchEvaluateNeedsChain() async throws {
+        let result = try await CLIRunner.run(["bench", "evaluate", "--iterations", "10"])
         #expect(result.status == 2)
         #expect(result.stderr == "servertrust: bench: --chain DIR is required (usage: servertrust bench --help)\n", "\(result.stderr)")
     }

@@ -11,12 +11,12 @@ struct InspectCommandTests {
     }()
 
     @Test("prints the JSON schema for each certificate of a PEM bundle")
-    func jsonForBundle() throws {
+    func jsonForBundle() async throws {
         let dir = try CLIRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/chain.pem"
         try LabPEM.bundle([Self.pki.leaf, Self.pki.intermediate]).write(toFile: path, atomically: true, encoding: .utf8)
-        let result = try CLIRunner.run(["inspect", path, "--json"])
+        let result = try await CLIRunner.run(["inspect", path, "--json"])
         #expect(result.status == 0)
         let items = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
         #expect(items.count == 2)
@@ -34,12 +34,12 @@ struct InspectCommandTests {
     }
 
     @Test("reads DER files and prints a human block")
-    func humanForDER() throws {
+    func humanForDER() async throws {
         let dir = try CLIRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/leaf.der"
         #expect(FileManager.default.createFile(atPath: path, contents: Data(Self.pki.leaf.der)))
-        let result = try CLIRunner.run(["inspect", path])
+        let result = try await CLIRunner.run(["inspect", path])
         #expect(result.status == 0)
         #expect(result.stdout.contains("Subject"))
         #expect(result.stdout.contains("DNS:www.example.test"))
@@ -54,12 +54,12 @@ struct InspectCommandTests {
             ("truncated-der", [0x30, 0x82, 0x01, 0x00, 0x30]),
             ("pem-without-end", Array("-----BEGIN CERTIFICATE-----\nMIIB\n".utf8)),
         ])
-    func badInput(name: String, bytes: [UInt8]?) throws {
+    func badInput(name: String, bytes: [UInt8]?) async throws {
         let dir = try CLIRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/" + name
         if let bytes { #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes))) }
-        let result = try CLIRunner.run(["inspect", path])
+        let result = try await CLIRunner.run(["inspect", path])
         #expect(result.status == 2)
         #expect(result.stdout.isEmpty)
         let lines = result.stderr.split(separator: "\n")
@@ -68,19 +68,19 @@ struct InspectCommandTests {
     }
 
     @Test("a device is refused at once instead of read forever")
-    func deviceRefused() throws {
-        let result = try CLIRunner.run(["inspect", "/dev/zero"])
+    func deviceRefused() async throws {
+        let result = try await CLIRunner.run(["inspect", "/dev/zero"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("/dev/zero: not a regular file"))
-        let anchors = try CLIRunner.run(["evaluate", "/dev/null", "--host", "x.test", "--anchors", "/dev/zero"])
+        let anchors = try await CLIRunner.run(["evaluate", "/dev/null", "--host", "x.test", "--anchors", "/dev/zero"])
         #expect(anchors.status == 2)
     }
 
     @Test("usage errors exit 2")
-    func usageErrors() throws {
-        #expect(try CLIRunner.run(["inspect"]).status == 2)
-        #expect(try CLIRunner.run(["inspect", "--bogus", "x"]).status == 2)
-        #expect(try CLIRunner.run(["no-such-command"]).status == 2)
-        #expect(try CLIRunner.run(["inspect", "--help"]).status == 0)
+    func usageErrors() async throws {
+        #expect(try await CLIRunner.run(["inspect"]).status == 2)
+        #expect(try await CLIRunner.run(["inspect", "--bogus", "x"]).status == 2)
+        #expect(try await CLIRunner.run(["no-such-command"]).status == 2)
+        #expect(try await CLIRunner.run(["inspect", "--help"]).status == 0)
     }
 }

@@ -40,8 +40,8 @@ struct InspectHostTests {
         func url(_ host: String = InspectHostTests.host) -> String { "https://\(host):\(server.port)" }
         func resolve(_ host: String = InspectHostTests.host) -> [String] { ["--resolve", "\(host):\(server.port):127.0.0.1"] }
 
-        func inspect(_ extra: [String] = [], host: String = InspectHostTests.host, roots: String? = nil) throws -> CLIRunner.Result {
-            try CLIRunner.run(
+        func inspect(_ extra: [String] = [], host: String = InspectHostTests.host, roots: String? = nil) async throws -> CLIRunner.Result {
+            try await CLIRunner.run(
                 ["inspect", url(host)] + resolve(host) + extra,
                 environment: ["SSL_CERT_FILE": roots ?? trustedRoots, "SSL_CERT_DIR": directory + "/no-such-dir"])
         }
@@ -50,10 +50,10 @@ struct InspectHostTests {
     static func pin(_ certificate: LabCertificate) throws -> String { try Certificate(derEncoded: certificate.der).spkiSHA256Base64 }
 
     @Test("a chain that verifies: protocol, ALPN, every certificate with days left and pins; exit 0")
-    func verifiedHuman() throws {
+    func verifiedHuman() async throws {
         let fixture = try Fixture()
         defer { fixture.stop() }
-        let result = try fixture.inspect()
+        let result = try await fixture.inspect()
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty)
         let out = result.stdout
@@ -77,10 +77,10 @@ struct InspectHostTests {
     }
 
     @Test("--json: the connection facts, and the certificates in the file form's schema")
-    func verifiedJSON() throws {
+    func verifiedJSON() async throws {
         let fixture = try Fixture()
         defer { fixture.stop() }
-        let result = try fixture.inspect(["--json"])
+        let result = try await fixture.inspect(["--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(object["host"] as? String == Self.host)
@@ -102,21 +102,21 @@ struct InspectHostTests {
 
         // Same per-certificate keys as `inspect FILE --json`, minus "file".
         let path = try LabFiles.writeBundle(fixture.pki.serverChain, to: fixture.directory + "/chain.pem")
-        let file = try CLIRunner.run(["inspect", path, "--json"])
+        let file = try await CLIRunner.run(["inspect", path, "--json"])
         let fileItems = try #require(try JSONSerialization.jsonObject(with: Data(file.stdout.utf8)) as? [[String: Any]])
         #expect(Set(certificates[0].keys) == Set(fileItems[0].keys).subtracting(["file"]))
         #expect(certificates[0]["sha256"] as? String == fileItems[0]["sha256"] as? String)
     }
 
     @Test("a chain the system roots do not anchor: exit 1, everything shown, and why")
-    func untrustedRoot() throws {
+    func untrustedRoot() async throws {
         let fixture = try Fixture()
         defer { fixture.stop() }
-        let human = try fixture.inspect(roots: fixture.strangerRoots)
+        let human = try await fixture.inspect(roots: fixture.strangerRoots)
         #expect(human.status == 1, "\(human.stderr)")
         #expect(human.stdout.contains("Verified  NO, for \(Self.host) against the system roots: untrustedRoot"), "\(human.stdout)")
         #expect(human.stdout.contains("Served chain: 2 certificates"))
-        let json = try fixture.inspect(["--json"], roots: fixture.strangerRoots)
+        let json = try await fixture.inspect(["--json"], roots: fixture.strangerRoots)
         #expect(json.status == 1)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["verified"] as? Bool == false)
@@ -127,10 +127,10 @@ struct InspectHostTests {
     }
 
     @Test("a certificate for another host: hostnameMismatch")
-    func wrongHost() throws {
+    func wrongHost() async throws {
         let fixture = try Fixture()
         defer { fixture.stop() }
-        let result = try fixture.inspect(["--json"], host: "other.inspect.test")
+        let result = try await fixture.inspect(["--json"], host: "other.inspect.test")
         #expect(result.status == 1, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(object["host"] as? String == "other.inspect.test")
@@ -138,10 +138,10 @@ struct InspectHostTests {
     }
 
     @Test("an incomplete chain (leaf only) does not verify, and is shown as served")
-    func incompleteChain() throws {
+    func incompleteChain() async throws {
         let fixture = try Fixture(chain: { [$0.leaf] })
         defer { fixture.stop() }
-        let result = try fixture.inspect(["--json"])
+        let result = try await fixture.inspect(["--json"])
         #expect(result.status == 1, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect((object["certificates"] as? [Any])?.count == 1)
@@ -150,10 +150,10 @@ struct InspectHostTests {
     }
 
     @Test("--handshake-only: the chain arrives and nothing is sent; ALPN and cipher still show")
-    func handshakeOnly() throws {
+    func handshakeOnly() async throws {
         let fixture = try Fixture()
         defer { fixture.stop() }
-        let result = try fixture.inspect(["--handshake-only", "--json"])
+        let result = try await fixture.inspect(["--handshake-only", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(object["tlsVersion"] as? String == "TLSv1.3")
@@ -161,17 +161,17 @@ struct InspectHostTests {
         #expect(object["alpn"] as? String == "http/1.1")
         #expect((object["certificates"] as? [Any])?.count == 2)
         #expect(fixture.server.statistics.requestsServed == 0)
-        let human = try fixture.inspect(["--handshake-only"])
+        let human = try await fixture.inspect(["--handshake-only"])
         #expect(human.stdout.contains("ALPN      http/1.1"), "\(human.stdout)")
         #expect(human.stdout.contains("Cipher    TLS_"), "\(human.stdout)")
     }
 
     @Test("connection failures exit 4 with one line naming the URL")
-    func connectionFailure() throws {
+    func connectionFailure() async throws {
         let fixture = try Fixture()
         let port = fixture.server.port
         fixture.stop()
-        let result = try CLIRunner.run(["inspect", "https://\(Self.host):\(port)", "--resolve", "\(Self.host):\(port):127.0.0.1", "--timeout", "5"])
+        let result = try await CLIRunner.run(["inspect", "https://\(Self.host):\(port)", "--resolve", "\(Self.host):\(port):127.0.0.1", "--timeout", "5"])
         #expect(result.status == 4, "\(result.stderr)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.split(separator: "\n").count == 1)
@@ -179,7 +179,7 @@ struct InspectHostTests {
     }
 
     @Test("--proxy through an intercepting relay: the minted chain is shown, and verifies only with the interception root among the system roots")
-    func throughAnInterceptingProxy() throws {
+    func throughAnInterceptingProxy() async throws {
         let fixture = try Fixture()
         defer { fixture.stop() }
         // A differently named CA (P-384), so an untrusted interception root is unknown, not a clash.
@@ -191,7 +191,7 @@ struct InspectHostTests {
         let interceptionRoots = try LabFiles.writeBundle([interception.root], to: fixture.directory + "/interception-roots.pem")
         let arguments = ["inspect", fixture.url(), "--proxy", relay.proxyURL]
         let environment = ["SSL_CERT_DIR": fixture.directory + "/no-such-dir"]
-        let intercepted = try CLIRunner.run(arguments, environment: environment.merging(["SSL_CERT_FILE": fixture.trustedRoots]) { $1 })
+        let intercepted = try await CLIRunner.run(arguments, environment: environment.merging(["SSL_CERT_FILE": fixture.trustedRoots]) { $1 })
         #expect(intercepted.status == 1, "\(intercepted.stderr)")
         let out = intercepted.stdout
         #expect(out.hasPrefix("Connected to \(Self.host):\(fixture.server.port) through the proxy \(relay.proxyURL)"), "\(out)")
@@ -202,25 +202,25 @@ struct InspectHostTests {
         #expect(!out.contains("sha256/" + genuinePin), "the genuine leaf was never served")
         // The relay intercepted the connection and forwarded the HEAD to the genuine server.
         #expect(relay.statistics.connectionsIntercepted == 1 && fixture.server.statistics.requestsServed == 1)
-        let trusted = try CLIRunner.run(arguments + ["--json"], environment: environment.merging(["SSL_CERT_FILE": interceptionRoots]) { $1 })
+        let trusted = try await CLIRunner.run(arguments + ["--json"], environment: environment.merging(["SSL_CERT_FILE": interceptionRoots]) { $1 })
         #expect(trusted.status == 0, "\(trusted.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(trusted.stdout.utf8)) as? [String: Any])
         #expect(object["proxy"] as? String == relay.proxyURL && object["verified"] as? Bool == true)
         // pins through the same proxy: the minted leaf's key, not the genuine one.
-        let pins = try CLIRunner.run(
+        let pins = try await CLIRunner.run(
             ["pins", fixture.url(), "--proxy", relay.proxyURL, "--format", "curl"],
             environment: environment.merging(["SSL_CERT_FILE": interceptionRoots]) { $1 })
         let minted = try #require(relay.mintedCertificates[Self.host])
         let mintedPin = try Self.pin(minted)
         #expect(pins.status == 0 && pins.stdout.contains("sha256//" + mintedPin), "\(pins.stdout) \(pins.stderr)")
-        let pinsFromFile = try CLIRunner.run(["pins", fixture.trustedRoots, "--proxy", relay.proxyURL])
+        let pinsFromFile = try await CLIRunner.run(["pins", fixture.trustedRoots, "--proxy", relay.proxyURL])
         #expect(
             pinsFromFile.status == 2 && pinsFromFile.stderr == "servertrust: pins: --proxy is for an https:// URL, not a file\n",
             "\(pinsFromFile.stderr)")
     }
 
     @Test("bad input exits 2 with one line and connects nowhere")
-    func badInput() throws {
+    func badInput() async throws {
         let fixture = try Fixture()
         defer { fixture.stop() }
         let url = fixture.url()
@@ -244,7 +244,7 @@ struct InspectHostTests {
             ["inspect", fixture.trustedRoots, "--proxy", "http://127.0.0.1:9"],
         ]
         for arguments in cases {
-            let result = try CLIRunner.run(arguments)
+            let result = try await CLIRunner.run(arguments)
             #expect(result.status == 2, "\(arguments): \(result.stderr)")
             #expect(result.stdout.isEmpty, "\(arguments)")
             #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")

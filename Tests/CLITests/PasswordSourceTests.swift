@@ -21,7 +21,7 @@ struct PasswordSourceTests {
     }
 
     @Test("--pass env:, file:, pass: and a literal phrase open the PKCS#12 file; curl takes only the literal")
-    func certificatePassword() throws {
+    func certificatePassword() async throws {
         let client = try CurlSpellingsTests.ClientSetup()
         let setup = client.setup
         defer { setup.server.stop() }
@@ -29,13 +29,13 @@ struct PasswordSourceTests {
         let environment = ["SERVERTRUST_TEST_P12_PASSWORD": "pw"]
         let base = ["--cacert", setup.root, "--cert", client.p12, "--cert-type", "P12"]
         for pass in ["env:SERVERTRUST_TEST_P12_PASSWORD", "file:" + passwordFile, "pass:pw", "pw"] {
-            let pair = try setup.both(base + ["--pass", pass], environment: environment)
+            let pair = try await setup.both(base + ["--pass", pass], environment: environment)
             #expect(pair.ours.status == 0, "--pass \(pass): \(pair.summary)")
             // curl's --pass is the phrase itself: only the literal one is right for curl.
             #expect(pair.curl.status == (pass == "pw" ? 0 : 58), "--pass \(pass): \(pair.summary)")
         }
         // A source that gives the wrong password is a wrong password.
-        let wrong = try CLIRunner.run(
+        let wrong = try await CLIRunner.run(
             ["get", setup.url, "--resolve", setup.resolve] + base + ["--pass", "env:SERVERTRUST_TEST_P12_PASSWORD"],
             environment: setup.environment.merging(["SERVERTRUST_TEST_P12_PASSWORD": "nope"]) { _, new in new })
         #expect(wrong.status == 2 && wrong.stderr == "servertrust: get: --cert \(client.p12): wrong password\n", "\(wrong.stderr)")
@@ -63,12 +63,12 @@ struct PasswordSourceTests {
             ),
             (["--proxy", "http://127.0.0.1:9", "--proxy-user-password", "env:HOME"], "--proxy-user-password needs --proxy-user USER"),
         ])
-    func badSources(_ arguments: [String], _ says: String) throws {
+    func badSources(_ arguments: [String], _ says: String) async throws {
         let setup = try Self.echoSetup()
         defer { setup.server.stop() }
         let certificate = try LabFiles.write(setup.pki.leaf.pem, to: setup.directory + "/C")
         let resolved = arguments.map { $0 == "C" ? certificate : $0 == "C:pw" ? certificate + ":pw" : $0 }
-        let result = try CLIRunner.run(["get", setup.url, "--resolve", setup.resolve, "--cacert", setup.root] + resolved)
+        let result = try await CLIRunner.run(["get", setup.url, "--resolve", setup.resolve, "--cacert", setup.root] + resolved)
         #expect(result.status == 2, "\(result.stderr)")
         #expect(result.stderr.hasPrefix("servertrust: get: \(says)") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         #expect(!result.stderr.contains("hunter2"))
@@ -76,16 +76,16 @@ struct PasswordSourceTests {
     }
 
     @Test("-u USER --user-password env:/file: sends what curl -u USER:PASS sends")
-    func userPassword() throws {
+    func userPassword() async throws {
         let setup = try Self.echoSetup()
         defer { setup.server.stop() }
-        let curl = try CLIRunner.run(
+        let curl = try await CLIRunner.run(
             ["-sS", "--resolve", setup.resolve, "--cacert", setup.root, "-u", "alice:s3cret:with colon", setup.url],
             environment: setup.environment, executable: CurlBeside.curl)
         #expect(curl.status == 0 && curl.stdout.hasPrefix("auth=Basic "), "\(curl.stderr)")
         let passwordFile = try LabFiles.write("s3cret:with colon\n", to: setup.directory + "/user-password")
         for source in ["env:SERVERTRUST_TEST_USER_PASSWORD", "file:" + passwordFile, "pass:s3cret:with colon"] {
-            let ours = try CLIRunner.run(
+            let ours = try await CLIRunner.run(
                 ["get", setup.url, "--resolve", setup.resolve, "--cacert", setup.root, "-u", "alice", "--user-password", source],
                 environment: setup.environment.merging(["SERVERTRUST_TEST_USER_PASSWORD": "s3cret:with colon"]) { _, new in new })
             #expect(ours.status == 0 && ours.stdout == curl.stdout, "\(source): \(ours.stdout) \(ours.stderr)")
@@ -93,7 +93,7 @@ struct PasswordSourceTests {
     }
 
     @Test("--proxy-user USER --proxy-user-password env:NAME authenticates to the proxy; without it the proxy refuses (exit 4)")
-    func proxyUserPassword() throws {
+    func proxyUserPassword() async throws {
         let setup = try Setup(keySlot: 121)
         defer { setup.server.stop() }
         let interception = try LabPKI.webChain(host: "mitm.invalid", keySlot: 53)
@@ -105,10 +105,10 @@ struct PasswordSourceTests {
         let interceptionRoot = try LabFiles.write(interception.root.pem, to: setup.directory + "/mitm.pem")
         let base = ["get", setup.url, "--proxy", relay.proxyURL, "--cacert", interceptionRoot]
         let environment = ["SERVERTRUST_TEST_PROXY_PASSWORD": "pw"]
-        let through = try CLIRunner.run(
+        let through = try await CLIRunner.run(
             base + ["--proxy-user", "proxy", "--proxy-user-password", "env:SERVERTRUST_TEST_PROXY_PASSWORD"], environment: environment)
         #expect(through.status == 0 && through.stdout == "hello from curl-beside", "\(through.stderr)")
-        let wrong = try CLIRunner.run(base + ["--proxy-user", "proxy", "--proxy-user-password", "pass:nope"])
+        let wrong = try await CLIRunner.run(base + ["--proxy-user", "proxy", "--proxy-user-password", "pass:nope"])
         #expect(wrong.status == 4, "\(wrong.stderr)")
     }
 }

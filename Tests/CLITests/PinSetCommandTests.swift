@@ -16,11 +16,11 @@ struct PinSetCommandTests {
         let publicKeys: [String]
         var paths: [String] { [directory + "/one.pem", directory + "/two.pem"] }
 
-        init() throws {
+        init() async throws {
             directory = try CLIRunner.temporaryDirectory()
             var printed: [String] = []
             for (name, algorithm) in [("one", "ed25519"), ("two", "p256")] {
-                let result = try CLIRunner.run(["pinset", "keygen", "--out", directory + "/\(name).pem", "--algorithm", algorithm])
+                let result = try await CLIRunner.run(["pinset", "keygen", "--out", directory + "/\(name).pem", "--algorithm", algorithm])
                 #expect(result.status == 0, "\(result.stderr)")
                 let line = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("public key: ") })
                 printed.append(String(line.dropFirst("public key: ".count)))
@@ -29,14 +29,14 @@ struct PinSetCommandTests {
             try Data(PinSetCommandTests.policy.utf8).write(to: URL(fileURLWithPath: directory + "/policy.json"))
         }
 
-        func verify(_ document: String, _ extra: [String] = []) throws -> CLIRunner.Result {
-            try CLIRunner.run(["pinset", "verify", document] + publicKeys.flatMap { ["--key", $0] } + extra)
+        func verify(_ document: String, _ extra: [String] = []) async throws -> CLIRunner.Result {
+            try await CLIRunner.run(["pinset", "verify", document] + publicKeys.flatMap { ["--key", $0] } + extra)
         }
     }
 
     @Test("keygen writes a 0600 PKCS #8 key, prints the embedded form, and never overwrites a file")
-    func keygen() throws {
-        let keys = try Keys()
+    func keygen() async throws {
+        let keys = try await Keys()
         defer { try? FileManager.default.removeItem(atPath: keys.directory) }
         for (path, publicKey) in zip(keys.paths, keys.publicKeys) {
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
@@ -48,20 +48,20 @@ struct PinSetCommandTests {
             #expect(try LabKey(privateKeyPEM: pem).publicKeyInfoDER == spki)
             _ = try SubjectPublicKeyInfo(derEncoded: spki)
         }
-        let again = try CLIRunner.run(["pinset", "keygen", "--out", keys.paths[0]])
+        let again = try await CLIRunner.run(["pinset", "keygen", "--out", keys.paths[0]])
         #expect(again.status == 2 && again.stderr.split(separator: "\n").count == 1 && again.stderr.contains("File exists"))
     }
 
     @Test("sign then verify: accepted with its serial; refused with the reason (exit 1) for a replayed serial, an expired window, a stranger's key")
-    func signAndVerify() throws {
-        let keys = try Keys()
+    func signAndVerify() async throws {
+        let keys = try await Keys()
         defer { try? FileManager.default.removeItem(atPath: keys.directory) }
         let document = keys.directory + "/set4.json"
-        let signed = try CLIRunner.run([
+        let signed = try await CLIRunner.run([
             "pinset", "sign", keys.directory + "/policy.json", "--key", keys.paths[1], "--serial", "4", "--expires-in", "30", "--out", document,
         ])
         #expect(signed.status == 0, "\(signed.stderr)")
-        let ok = try keys.verify(document, ["--json"])
+        let ok = try await keys.verify(document, ["--json"])
         #expect(ok.status == 0, "\(ok.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(ok.stdout.utf8)) as? [String: Any])
         #expect(object["accepted"] as? Bool == true && object["serial"] as? Int == 4 && object["hosts"] as? [String] == ["api.example.test"])
@@ -72,13 +72,13 @@ struct PinSetCommandTests {
             (["--at", "2000-01-01"], "notYetValid"),
         ]
         for (arguments, reason) in cases {
-            let refused = try keys.verify(document, arguments)
+            let refused = try await keys.verify(document, arguments)
             #expect(refused.status == 1 && refused.stderr.contains("refused: \(reason)"), "\(arguments): \(refused.stderr)")
             #expect(refused.stderr.split(separator: "\n").count == 1)
         }
-        let stranger = try CLIRunner.run(["pinset", "keygen", "--out", keys.directory + "/stranger.pem"])
+        let stranger = try await CLIRunner.run(["pinset", "keygen", "--out", keys.directory + "/stranger.pem"])
         let strangerKey = String(try #require(stranger.stdout.split(separator: "\n").first { $0.hasPrefix("public key: ") }).dropFirst(12))
-        let unknown = try CLIRunner.run(["pinset", "verify", document, "--key", keys.publicKeys[0], "--key", strangerKey])
+        let unknown = try await CLIRunner.run(["pinset", "verify", document, "--key", keys.publicKeys[0], "--key", strangerKey])
         #expect(unknown.status == 1 && unknown.stderr.contains("refused: unknownKey"), "\(unknown.stderr)")
         // A tampered copy: one payload byte changed in the base64.
         var text = try String(contentsOfFile: document, encoding: .utf8)
@@ -86,13 +86,13 @@ struct PinSetCommandTests {
         let index = text.index(marker.upperBound, offsetBy: 40)
         text.replaceSubrange(index...index, with: text[index] == "A" ? "B" : "A")
         try Data(text.utf8).write(to: URL(fileURLWithPath: keys.directory + "/tampered.json"))
-        let tampered = try keys.verify(keys.directory + "/tampered.json")
+        let tampered = try await keys.verify(keys.directory + "/tampered.json")
         #expect(tampered.status == 1 && (tampered.stderr.contains("badSignature") || tampered.stderr.contains("malformed")), "\(tampered.stderr)")
     }
 
     @Test("bad input: one key for verify, a policy with file paths, a bad serial, an RSA key, a directory; one line and exit 2")
-    func badInput() throws {
-        let keys = try Keys()
+    func badInput() async throws {
+        let keys = try await Keys()
         defer { try? FileManager.default.removeItem(atPath: keys.directory) }
         let rsa = try LabKey.shared(.rsa(bits: 2048), slot: 297)
         try Data(try rsa.privateKeyPEM().utf8).write(to: URL(fileURLWithPath: keys.directory + "/rsa.pem"))
@@ -107,34 +107,36 @@ struct PinSetCommandTests {
             ["pinset", "frobnicate"],
         ]
         for arguments in runs {
-            let result = try CLIRunner.run(arguments)
+            let result = try await CLIRunner.run(arguments)
             #expect(result.status == 2, "\(arguments): \(result.stdout) \(result.stderr)")
             #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.hasPrefix("servertrust: pinset: "), "\(arguments): \(result.stderr)")
         }
     }
 
     @Test("the worked example of docs/pinset-format.md verifies with its published keys, and not after its window")
-    func workedExample() throws {
+    func workedExample() async throws {
         let examples = repositoryRoot().appendingPathComponent("examples/pinsets").path
         let keys = try String(contentsOfFile: examples + "/signing-keys.txt", encoding: .utf8).split(separator: "\n").map(String.init)
         #expect(keys.count == 2)
         let arguments = ["pinset", "verify", examples + "/pinset-2.json"] + keys.flatMap { ["--key", $0] }
-        let ok = try CLIRunner.run(arguments + ["--at", "2027-01-01"])
+        let ok = try await CLIRunner.run(arguments + ["--at", "2027-01-01"])
         #expect(ok.status == 0 && ok.stdout.contains("pin set 2 verifies"), "\(ok.stdout) \(ok.stderr)")
-        let late = try CLIRunner.run(arguments + ["--at", "2027-03-02"])
+        let late = try await CLIRunner.run(arguments + ["--at", "2027-03-02"])
         #expect(late.status == 1 && late.stderr.contains("expired"))
     }
 
     @Test("serve: the document over HTTPS on loopback with an ETag, 304 for If-None-Match, a replaced file served at once")
-    func serve() throws {
-        let keys = try Keys()
+    func serve() async throws {
+        let keys = try await Keys()
         defer { try? FileManager.default.removeItem(atPath: keys.directory) }
         let pki = try LabPKI.webChain(
             host: "pins.example.test", leafNotBefore: Int64(Date().timeIntervalSince1970) - LabClock.day,
             leafNotAfter: Int64(Date().timeIntervalSince1970) + 30 * LabClock.day, keySlot: 97)
         try pki.write(to: keys.directory)
         let document = keys.directory + "/set.json"
-        #expect(try CLIRunner.run(["pinset", "sign", keys.directory + "/policy.json", "--key", keys.paths[0], "--serial", "1", "--out", document]).status == 0)
+        #expect(
+            try await CLIRunner.run(["pinset", "sign", keys.directory + "/policy.json", "--key", keys.paths[0], "--serial", "1", "--out", document]).status == 0
+        )
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CLIRunner.binary)
         process.arguments = ["pinset", "serve", document, "--cert", keys.directory + "/chain.pem", "--key", keys.directory + "/leaf.key"]
@@ -150,21 +152,23 @@ struct PinSetCommandTests {
         let url = try #require(String(decoding: line, as: UTF8.self).split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
         #expect(url.hasPrefix("https://127.0.0.1:") && url.hasSuffix("/pinset.json"), "\(url)")
         let port = try #require(URL(string: url)?.port)
-        func curl(_ extra: [String] = []) throws -> CLIRunner.Result {
-            try CLIRunner.run(
+        func curl(_ extra: [String] = []) async throws -> CLIRunner.Result {
+            try await CLIRunner.run(
                 ["-s", "-D", "-", "--cacert", keys.directory + "/root.pem", "--resolve", "pins.example.test:\(port):127.0.0.1"] + extra
                     + ["https://pins.example.test:\(port)/pinset.json"], executable: "/usr/bin/curl")
         }
-        let first = try curl()
+        let first = try await curl()
         #expect(first.status == 0 && first.stdout.hasPrefix("HTTP/1.1 200"), "\(first.stdout) \(first.stderr)")
         #expect(first.stdout.hasSuffix(try String(contentsOfFile: document, encoding: .utf8)))
         let etag = try #require(first.stdout.split(separator: "\r\n").first { $0.lowercased().hasPrefix("etag: ") }).dropFirst(6)
-        let conditional = try curl(["-H", "If-None-Match: \(etag)"])
+        let conditional = try await curl(["-H", "If-None-Match: \(etag)"])
         #expect(conditional.stdout.hasPrefix("HTTP/1.1 304"), "\(conditional.stdout)")
         // Publishing = replacing the file: the next request gets it, with a new tag.
-        #expect(try CLIRunner.run(["pinset", "sign", keys.directory + "/policy.json", "--key", keys.paths[0], "--serial", "2", "--out", document]).status == 0)
-        let second = try curl(["-H", "If-None-Match: \(etag)"])
+        #expect(
+            try await CLIRunner.run(["pinset", "sign", keys.directory + "/policy.json", "--key", keys.paths[0], "--serial", "2", "--out", document]).status == 0
+        )
+        let second = try await curl(["-H", "If-None-Match: \(etag)"])
         #expect(second.stdout.hasPrefix("HTTP/1.1 200"), "\(second.stdout)")
-        #expect(try keys.verify(document, ["--after-serial", "1"]).status == 0)
+        await #expect(try keys.verify(document, ["--after-serial", "1"]).status == 0)
     }
 }

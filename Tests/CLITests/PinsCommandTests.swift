@@ -30,12 +30,12 @@ struct PinsCommandTests {
             chain = try LabFiles.writeBundle(pki.serverChain, to: directory + "/chain.pem")
         }
 
-        func pins(_ arguments: [String]) throws -> CLIRunner.Result {
-            try CLIRunner.run(["pins"] + arguments, environment: environment)
+        func pins(_ arguments: [String]) async throws -> CLIRunner.Result {
+            try await CLIRunner.run(["pins"] + arguments, environment: environment)
         }
 
-        func evaluate(_ chain: String, policy: String) throws -> CLIRunner.Result {
-            try CLIRunner.run(["evaluate", chain, "--host", PinsCommandTests.host, "--policy", policy], environment: environment)
+        func evaluate(_ chain: String, policy: String) async throws -> CLIRunner.Result {
+            try await CLIRunner.run(["evaluate", chain, "--host", PinsCommandTests.host, "--policy", policy], environment: environment)
         }
 
         func write(_ text: String, _ name: String) throws -> String { try LabFiles.write(text, to: directory + "/" + name) }
@@ -49,13 +49,13 @@ struct PinsCommandTests {
     }
 
     @Test("the ServerTrust form loads with PolicyFile and decides: enforcing with the leaf and CA pins, a warning without a spare")
-    func serverTrustPolicy() throws {
+    func serverTrustPolicy() async throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
         let leafPin = try Self.pin(fixture.pki.leaf)
         let rootPin = try Self.pin(fixture.pki.root)
 
-        let withoutSpare = try fixture.pins([fixture.chain, "--format", "json"])
+        let withoutSpare = try await fixture.pins([fixture.chain, "--format", "json"])
         #expect(withoutSpare.status == 0, "\(withoutSpare.stderr)")
         #expect(withoutSpare.stderr.contains("servertrust: pins: warning: no pin is a true spare"), "\(withoutSpare.stderr)")
         let document = try Self.object(withoutSpare.stdout)
@@ -67,17 +67,17 @@ struct PinsCommandTests {
         #expect(entry["pins"] as? [String] == ["sha256/" + leafPin, "sha256/" + rootPin])
         #expect(entry["enforcePinning"] as? Bool == true)
         let withoutSparePath = try fixture.write(withoutSpare.stdout, "without-spare.json")
-        let loaded = try fixture.evaluate(fixture.chain, policy: withoutSparePath)
+        let loaded = try await fixture.evaluate(fixture.chain, policy: withoutSparePath)
         #expect(loaded.status == 0, "\(loaded.stdout) \(loaded.stderr)")
 
-        let enforcing = try fixture.pins([fixture.chain, "--format", "json", "--backup-pin", Self.sparePin])
+        let enforcing = try await fixture.pins([fixture.chain, "--format", "json", "--backup-pin", Self.sparePin])
         #expect(enforcing.status == 0, "\(enforcing.stderr)")
         #expect(!enforcing.stderr.contains("true spare"), "\(enforcing.stderr)")
         let enforcingEntry = try #require((try Self.object(enforcing.stdout)["hosts"] as? [[String: Any]])?.first)
         #expect(enforcingEntry["pins"] as? [String] == ["sha256/" + leafPin, "sha256/" + rootPin, "sha256/" + Self.sparePin])
         #expect(enforcingEntry["enforcePinning"] as? Bool == true)
         let policy = try fixture.write(enforcing.stdout, "policy.json")
-        let trusted = try fixture.evaluate(fixture.chain, policy: policy)
+        let trusted = try await fixture.evaluate(fixture.chain, policy: policy)
         #expect(trusted.status == 0, "\(trusted.stdout) \(trusted.stderr)")
         #expect(trusted.stdout.hasPrefix("trusted: \(Self.host)"), "\(trusted.stdout)")
 
@@ -87,7 +87,7 @@ struct PinsCommandTests {
             leafNotAfter: Self.now + 30 * LabClock.day, keySlot: 94)
         let strangerChain = try LabFiles.writeBundle(stranger.serverChain, to: fixture.directory + "/stranger.pem")
         let bothRoots = try LabFiles.writeBundle([fixture.pki.root, stranger.root], to: fixture.directory + "/both.pem")
-        let refused = try CLIRunner.run(
+        let refused = try await CLIRunner.run(
             ["evaluate", strangerChain, "--host", Self.host, "--policy", policy],
             environment: ["SSL_CERT_FILE": bothRoots, "SSL_CERT_DIR": fixture.directory + "/no-such-dir"])
         #expect(refused.status == 1, "\(refused.stdout) \(refused.stderr)")
@@ -95,7 +95,7 @@ struct PinsCommandTests {
     }
 
     @Test("the json and trustkit forms evaluate trusted against the chain they were made from, however the server sends it")
-    func formsTrustTheirOwnChain() throws {
+    func formsTrustTheirOwnChain() async throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
         let pki = fixture.pki
@@ -106,20 +106,20 @@ struct PinsCommandTests {
         ]
         for format in ["json", "trustkit"] {
             for spare in [[], ["--backup-pin", Self.sparePin]] {
-                let made = try fixture.pins([fixture.chain, "--format", format] + spare)
+                let made = try await fixture.pins([fixture.chain, "--format", format] + spare)
                 #expect(made.status == 0, "\(made.stderr)")
                 let policy = try fixture.write(made.stdout, "\(format)-\(spare.count).json")
                 for (label, chain) in variations {
                     let path = try LabFiles.writeBundle(chain, to: fixture.directory + "/chain-\(format)-\(spare.count)-\(label.count).pem")
                     // The root as the anchor, and as the only anchor.
                     for anchors in [[], ["--anchors", fixture.roots, "--anchors-only"]] {
-                        let result = try CLIRunner.run(
+                        let result = try await CLIRunner.run(
                             ["evaluate", path, "--host", Self.host, "--policy", policy] + anchors, environment: fixture.environment)
                         #expect(result.status == 0, "\(format) \(spare) \(label) \(anchors): \(result.stdout)\(result.stderr)")
                     }
                 }
                 // Without a spare, --explain warns that none of the pins is one.
-                let explained = try CLIRunner.run(
+                let explained = try await CLIRunner.run(
                     ["evaluate", fixture.chain, "--host", Self.host, "--policy", policy, "--explain"], environment: fixture.environment)
                 #expect(explained.stdout.contains("none is a spare") == spare.isEmpty, "\(format) \(spare): \(explained.stdout)")
             }
@@ -127,13 +127,13 @@ struct PinsCommandTests {
     }
 
     @Test("from a live server: every form, the backup explained, nothing sent")
-    func fromServer() throws {
+    func fromServer() async throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
         let server = try LabTLSServer.started(LabTLSServer.Configuration(identity: .init(pki: fixture.pki), name: "cli-pins"))
         defer { server.stop() }
         let url = "https://\(Self.host):\(server.port)"
-        let result = try fixture.pins([url, "--resolve", "\(Self.host):\(server.port):127.0.0.1"])
+        let result = try await fixture.pins([url, "--resolve", "\(Self.host):\(server.port):127.0.0.1"])
         #expect(result.status == 0, "\(result.stderr)")
         let out = result.stdout
         let leafPin = try Self.pin(fixture.pki.leaf)
@@ -157,10 +157,10 @@ struct PinsCommandTests {
     }
 
     @Test("the TrustKit form is a TrustKit dictionary PolicyFile reads")
-    func trustKit() throws {
+    func trustKit() async throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
-        let result = try fixture.pins([fixture.chain, "--format", "trustkit", "--backup-pin", "sha256//" + Self.sparePin])
+        let result = try await fixture.pins([fixture.chain, "--format", "trustkit", "--backup-pin", "sha256//" + Self.sparePin])
         #expect(result.status == 0, "\(result.stderr)")
         let document = try Self.object(result.stdout)
         #expect(document["kTSKSwizzleNetworkDelegates"] as? Bool == false)
@@ -169,15 +169,15 @@ struct PinsCommandTests {
         #expect(domain["kTSKEnforcePinning"] as? Bool == true)
         #expect(domain["kTSKDisableDefaultReportUri"] as? Bool == true)
         let path = try fixture.write(result.stdout, "trustkit.json")
-        let evaluated = try fixture.evaluate(fixture.chain, policy: path)
+        let evaluated = try await fixture.evaluate(fixture.chain, policy: path)
         #expect(evaluated.status == 0, "\(evaluated.stdout) \(evaluated.stderr)")
     }
 
     @Test("the ATS form is a valid property list with NSPinnedDomains")
-    func ats() throws {
+    func ats() async throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
-        let caOnly = try fixture.pins([fixture.chain, "--format", "ats"])
+        let caOnly = try await fixture.pins([fixture.chain, "--format", "ats"])
         #expect(caOnly.status == 0, "\(caOnly.stderr)")
         func parse(_ fragment: String) throws -> [String: Any] {
             let document = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<dict>\n" + fragment + "\n</dict>\n</plist>\n"
@@ -191,17 +191,17 @@ struct PinsCommandTests {
         // Every CA key of the chain: the intermediate's, and the root's as its backup.
         #expect(ca.map { $0["SPKI-SHA256-BASE64"] } == [try Self.pin(fixture.pki.intermediate), try Self.pin(fixture.pki.root)])
         #expect(domain["NSPinnedLeafIdentities"] == nil, "ATS requires both sets to match: the leaf is pinned only with a spare")
-        let withSpare = try parse(try fixture.pins([fixture.chain, "--format", "ats", "--backup-pin", Self.sparePin]).stdout)
+        let withSpare = try await parse(try fixture.pins([fixture.chain, "--format", "ats", "--backup-pin", Self.sparePin]).stdout)
         let leaf = try #require(withSpare["NSPinnedLeafIdentities"] as? [[String: String]])
         #expect(leaf.map { $0["SPKI-SHA256-BASE64"] } == [try Self.pin(fixture.pki.leaf), Self.sparePin])
     }
 
     @Test("the OkHttp and curl forms; curl accepts its own line against the server")
-    func okHttpAndCurl() throws {
+    func okHttpAndCurl() async throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
         let leafPin = try Self.pin(fixture.pki.leaf)
-        let okhttp = try fixture.pins([fixture.chain, "--format", "okhttp"])
+        let okhttp = try await fixture.pins([fixture.chain, "--format", "okhttp"])
         #expect(okhttp.status == 0)
         #expect(okhttp.stdout.contains("CertificatePinner.Builder()"))
         #expect(okhttp.stdout.contains("    .add(\"\(Self.host)\", \"sha256/\(leafPin)\") // leaf: CN=\(Self.host)"))
@@ -210,32 +210,29 @@ struct PinsCommandTests {
         let server = try LabTLSServer.started(LabTLSServer.Configuration(identity: .init(pki: fixture.pki), name: "cli-pins-curl"))
         defer { server.stop() }
         let url = "https://\(Self.host):\(server.port)"
-        let curl = try fixture.pins([url, "--resolve", "\(Self.host):\(server.port):127.0.0.1", "--format", "curl"])
+        let curl = try await fixture.pins([url, "--resolve", "\(Self.host):\(server.port):127.0.0.1", "--format", "curl"])
         #expect(curl.status == 0, "\(curl.stderr)")
         let line = try #require(curl.stdout.split(separator: "\n").first { $0.hasPrefix("curl ") })
         #expect(line == "curl --pinnedpubkey 'sha256//\(leafPin)' \(url)/")
         let pinned = try #require(line.split(separator: "'").dropFirst().first.map(String.init))
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else { return }
-        let run = Process()
-        run.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        run.arguments = [
-            "-sS", "-o", "/dev/null", "--cacert", fixture.roots, "--resolve", "\(Self.host):\(server.port):127.0.0.1",
-            "--pinnedpubkey", pinned, url + "/",
-        ]
-        try run.run()
-        run.waitUntilExit()
-        #expect(run.terminationStatus == 0, "curl refused its own --pinnedpubkey line")
+        let run = try await CLIRunner.run(
+            [
+                "-sS", "-o", "/dev/null", "--cacert", fixture.roots, "--resolve", "\(Self.host):\(server.port):127.0.0.1",
+                "--pinnedpubkey", pinned, url + "/",
+            ], executable: "/usr/bin/curl")
+        #expect(run.status == 0, "curl refused its own --pinnedpubkey line: \(run.stderr)")
     }
 
     @Test("warnings: a pinned certificate expiring within 30 days, an incomplete served chain")
-    func warnings() throws {
+    func warnings() async throws {
         let fixture = try Fixture(leafDays: 10, keySlot: 95)
         defer { fixture.remove() }
         let server = try LabTLSServer.started(
             LabTLSServer.Configuration(
                 identity: .init(chain: [fixture.pki.leaf], key: fixture.pki.leafKey), name: "cli-pins-incomplete"))
         defer { server.stop() }
-        let result = try fixture.pins([
+        let result = try await fixture.pins([
             "https://\(Self.host):\(server.port)", "--resolve", "\(Self.host):\(server.port):127.0.0.1",
             "--format", "json",
         ])
@@ -246,22 +243,22 @@ struct PinsCommandTests {
         #expect(result.stderr.contains("servertrust: pins: warning: the chain is incomplete"), "\(result.stderr)")
         // The config is still printed, and still loads.
         let path = try fixture.write(result.stdout, "policy.json")
-        let loaded = try CLIRunner.run(["evaluate", fixture.chain, "--host", Self.host, "--policy", path], environment: fixture.environment)
+        let loaded = try await CLIRunner.run(["evaluate", fixture.chain, "--host", Self.host, "--policy", path], environment: fixture.environment)
         #expect(loaded.status == 0, "\(loaded.stdout) \(loaded.stderr)")
         // In the full report the warnings come with the analysis, on stdout.
-        let report = try fixture.pins([fixture.chain])
+        let report = try await fixture.pins([fixture.chain])
         #expect(report.stdout.contains("warning: the pinned leaf"), "\(report.stdout)")
         #expect(!report.stdout.contains("incomplete"), "the file holds the intermediate")
 
         // A complete chain valid for 90 days warns about neither.
         let healthy = try Fixture(keySlot: 93)
         defer { healthy.remove() }
-        let quiet = try healthy.pins([healthy.chain, "--format", "json", "--backup-pin", Self.sparePin])
+        let quiet = try await healthy.pins([healthy.chain, "--format", "json", "--backup-pin", Self.sparePin])
         #expect(quiet.stderr.isEmpty, "\(quiet.stderr)")
     }
 
     @Test("a self-signed leaf: no CA backup, the spare is required")
-    func selfSigned() throws {
+    func selfSigned() async throws {
         let directory = try CLIRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let key = try LabKey.shared(.p256, slot: 290)
@@ -269,18 +266,18 @@ struct PinsCommandTests {
             LabPKI.leafSpec(host: Self.host, keyAlgorithm: .p256, notBefore: Self.now - LabClock.day, notAfter: Self.now + 365 * LabClock.day),
             subjectKey: key)
         let path = try LabFiles.writeBundle([certificate], to: directory + "/self.pem")
-        let result = try CLIRunner.run(["pins", path, "--format", "trustkit"], environment: ["SSL_CERT_FILE": path])
+        let result = try await CLIRunner.run(["pins", path, "--format", "trustkit"], environment: ["SSL_CERT_FILE": path])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("the leaf is self-signed"), "\(result.stderr)")
         let domain = try #require((try Self.object(result.stdout)["kTSKPinnedDomains"] as? [String: Any])?[Self.host] as? [String: Any])
         #expect((domain["kTSKPublicKeyHashes"] as? [String])?.count == 1)
         #expect(domain["kTSKEnforcePinning"] as? Bool == false)
-        let report = try CLIRunner.run(["pins", path], environment: ["SSL_CERT_FILE": path])
+        let report = try await CLIRunner.run(["pins", path], environment: ["SSL_CERT_FILE": path])
         #expect(report.stdout.contains("Backup:  none from the chain"), "\(report.stdout)")
     }
 
     @Test("bad input exits 2 with one line; an unreachable server exits 4")
-    func badInput() throws {
+    func badInput() async throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
         let cases: [[String]] = [
@@ -302,7 +299,7 @@ struct PinsCommandTests {
         ]
         _ = try fixture.write("not a certificate", "roots.pem-garbage")
         for arguments in cases {
-            let result = try fixture.pins(Array(arguments.dropFirst()))
+            let result = try await fixture.pins(Array(arguments.dropFirst()))
             #expect(result.status == 2, "\(arguments): \(result.stderr)")
             #expect(result.stdout.isEmpty, "\(arguments)")
             #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
@@ -311,7 +308,7 @@ struct PinsCommandTests {
         let server = try LabTLSServer.started(LabTLSServer.Configuration(identity: .init(pki: fixture.pki), name: "cli-pins-gone"))
         let port = server.port
         server.stop()
-        let unreachable = try fixture.pins(["https://\(Self.host):\(port)", "--resolve", "\(Self.host):\(port):127.0.0.1", "--timeout", "5"])
+        let unreachable = try await fixture.pins(["https://\(Self.host):\(port)", "--resolve", "\(Self.host):\(port):127.0.0.1", "--timeout", "5"])
         #expect(unreachable.status == 4, "\(unreachable.stderr)")
         #expect(unreachable.stderr.hasPrefix("servertrust: pins: https://\(Self.host):\(port)/: "), "\(unreachable.stderr)")
     }

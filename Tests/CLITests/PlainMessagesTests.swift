@@ -92,10 +92,10 @@ struct PlainMessagesTests {
     ]
 
     @Test("a refused server: exit 1, one line in words first (the decision record follows), as curl refuses it", arguments: rejectionRows)
-    func rejection(_ row: RejectionRow) throws {
+    func rejection(_ row: RejectionRow) async throws {
         let setup = try Setup(keySlot: 113, leaf: row.identity)
         defer { setup.server.stop() }
-        let pair = try setup.both(row.arguments(setup))
+        let pair = try await setup.both(row.arguments(setup))
         #expect(pair.curl.status == row.curlStatus && pair.curl.stderr.contains(row.curlSays), "\(pair.summary)")
         #expect(pair.ours.status == 1, "\(pair.summary)")
         let line = Self.firstLine(pair.ours)
@@ -108,11 +108,11 @@ struct PlainMessagesTests {
     }
 
     @Test("the self-signed server's own certificate as --cacert: trusted (exit 0), as by curl")
-    func selfSignedTrustedWhenGiven() throws {
+    func selfSignedTrustedWhenGiven() async throws {
         let identity = try Self.selfSigned(ca: true)
         let setup = try Setup(keySlot: 113, leaf: { _ in identity })
         defer { setup.server.stop() }
-        let pair = try setup.both(["--cacert", try LabFiles.write(identity.chain[0].pem, to: setup.directory + "/self.pem")])
+        let pair = try await setup.both(["--cacert", try LabFiles.write(identity.chain[0].pem, to: setup.directory + "/self.pem")])
         #expect(pair.curl.status == 0 && pair.ours.status == 0, "\(pair.summary)")
     }
 
@@ -202,11 +202,11 @@ struct PlainMessagesTests {
     ]
 
     @Test("a file that is not what the option wants: exit 2, one line saying what it looks like, nothing sent", arguments: fileRows)
-    func notACertificate(_ row: FileRow) throws {
+    func notACertificate(_ row: FileRow) async throws {
         let setup = try Setup(keySlot: 114)
         defer { setup.server.stop() }
         let path = try LabFiles.write(try row.content(), to: setup.directory + "/given")
-        let ours = try CLIRunner.run(["get", setup.url, "--resolve", setup.resolve] + row.arguments(path), environment: setup.environment)
+        let ours = try await CLIRunner.run(["get", setup.url, "--resolve", setup.resolve] + row.arguments(path), environment: setup.environment)
         #expect(ours.status == 2, "\(ours.stderr)")
         #expect(ours.stdout.isEmpty && ours.stderr.split(separator: "\n").count == 1, "\(ours.stderr)")
         #expect(ours.stderr.hasPrefix("servertrust: get: " + row.says.replacingOccurrences(of: "{}", with: path)), "\(ours.stderr)")
@@ -214,7 +214,7 @@ struct PlainMessagesTests {
         // curl refuses the same file too, with its own code for it (77: CA file; 58: client
         // certificate; 90: pinned key, after connecting: ours is refused before).
         if let curlStatus = row.curlStatus {
-            let curl = try CLIRunner.run(
+            let curl = try await CLIRunner.run(
                 ["-sS", "--resolve", setup.resolve] + row.arguments(path) + [setup.url],
                 environment: setup.environment, executable: CurlBeside.curl)
             #expect(curl.status == curlStatus, "curl: \(curl.stderr)")
@@ -222,14 +222,14 @@ struct PlainMessagesTests {
     }
 
     @Test("evaluate: a chain file or --anchors that is not a certificate says what it looks like (exit 2)")
-    func evaluateNotACertificate() throws {
+    func evaluateNotACertificate() async throws {
         let directory = try CLIRunner.temporaryDirectory()
         let notes = try LabFiles.write(try Self.text(), to: directory + "/notes.txt")
         let chain = try LabFiles.write(try Self.certificatePEM(), to: directory + "/chain.pem")
         let p12 = try LabFiles.write(try Self.pkcs12(), to: directory + "/client.p12")
-        let asChain = try CLIRunner.run(["evaluate", notes, "--host", Self.host])
+        let asChain = try await CLIRunner.run(["evaluate", notes, "--host", Self.host])
         #expect(asChain.status == 2 && asChain.stderr == "servertrust: evaluate: \(notes): not a certificate: looks like text\n", "\(asChain.stderr)")
-        let asAnchors = try CLIRunner.run(["evaluate", chain, "--host", Self.host, "--cacert", p12])
+        let asAnchors = try await CLIRunner.run(["evaluate", chain, "--host", Self.host, "--cacert", p12])
         #expect(
             asAnchors.status == 2 && asAnchors.stderr == "servertrust: evaluate: --cacert \(p12): not a certificate: looks like PKCS#12\n",
             "\(asAnchors.stderr)")
@@ -238,7 +238,7 @@ struct PlainMessagesTests {
     // MARK: - Oversized response headers
 
     @Test("a response header field over 100 KiB: exit 4, 'response header larger than 102400 bytes', where curl says 'Out of memory' (27)")
-    func oversizedHeaderField() throws {
+    func oversizedHeaderField() async throws {
         let setup = try Setup(
             keySlot: 114,
             configure: { configuration in
@@ -248,19 +248,19 @@ struct PlainMessagesTests {
                 }
             })
         defer { setup.server.stop() }
-        func both(_ size: Int) throws -> CurlBeside.Pair {
-            try CurlBeside.run(
+        func both(_ size: Int) async throws -> CurlBeside.Pair {
+            try await CurlBeside.run(
                 setup.server.url(host: Self.host, path: "/\(size)"), resolve: setup.resolve, ["--cacert", setup.root],
                 environment: setup.environment)
         }
-        let large = try both(200_000)
+        let large = try await both(200_000)
         #expect(large.curl.status == 27 && large.curl.stderr.contains("Out of memory"), "\(large.summary)")
         #expect(large.ours.status == 4, "\(large.summary)")
         #expect(
             large.ours.stderr == "servertrust: get: response header larger than 102400 bytes (one header field; libcurl's limit, curl 27)\n",
             "\(large.summary)")
         // The library's own description (what --json's "error" carries) says it too.
-        let json = try CLIRunner.run(
+        let json = try await CLIRunner.run(
             ["get", setup.server.url(host: Self.host, path: "/200000"), "--resolve", setup.resolve, "--cacert", setup.root, "--json"],
             environment: setup.environment)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
@@ -269,12 +269,12 @@ struct PlainMessagesTests {
                 == "transport failure: curl 27 (Out of memory): response header field larger than 102400 bytes (libcurl's CURL_MAX_HTTP_HEADER)",
             "\(json.stdout)")
         // Just under the limit both read it.
-        let fits = try both(100_000)
+        let fits = try await both(100_000)
         #expect(fits.curl.status == 0 && fits.ours.status == 0 && fits.ours.stdout == "ok", "\(fits.summary)")
     }
 
     @Test("response headers over 300 KiB in all: exit 4 with curl's own words ('Too large response headers'), as curl's 56")
-    func oversizedHeaderSection() throws {
+    func oversizedHeaderSection() async throws {
         let setup = try Setup(
             keySlot: 114,
             configure: { configuration in
@@ -283,7 +283,7 @@ struct PlainMessagesTests {
                 }
             })
         defer { setup.server.stop() }
-        let pair = try setup.both(["--cacert", setup.root])
+        let pair = try await setup.both(["--cacert", setup.root])
         #expect(pair.curl.status == 56 && pair.ours.status == 4, "\(pair.summary)")
         #expect(Self.firstLine(pair.ours).contains("Too large response headers: "), "\(pair.summary)")
     }

@@ -13,7 +13,7 @@ struct StressCommandTests {
     static let asanWarmUp = 11_000
 
     @Test("load: 10,000 keep-alive requests and 1,000 new connections, 64 in flight; heap in use within 10%, no descriptor leaked")
-    func load() throws {
+    func load() async throws {
         var environment: [String: String] = [:]
         var arguments = ["stress", "load", "--json"]
         if let options = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] {
@@ -26,7 +26,7 @@ struct StressCommandTests {
             environment["ASAN_OPTIONS"] = options + ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0"
             arguments += ["--keepalive", "\(Self.asanWarmUp + 9000)", "--memory-checkpoint", "\(Self.asanWarmUp)"]
         }
-        let result = try CLIRunner.run(arguments, environment: environment)
+        let result = try await CLIRunner.run(arguments, environment: environment)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let figures = try Self.object(result)
         let asan = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil
@@ -57,8 +57,8 @@ struct StressCommandTests {
     }
 
     @Test("faults: every fault is its typed error in time, and descriptors are back to the baseline after each")
-    func faults() throws {
-        let result = try CLIRunner.run(["stress", "faults", "--json"])
+    func faults() async throws {
+        let result = try await CLIRunner.run(["stress", "faults", "--json"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let figures = try Self.object(result)
         let rows = try #require(figures["faults"] as? [[String: Any]])
@@ -85,8 +85,8 @@ struct StressCommandTests {
     }
 
     @Test("without --json: the figures as text, ending with ok; counts are options")
-    func humanOutput() throws {
-        let result = try CLIRunner.run(["stress", "load", "--keepalive", "300", "--new-connections", "30", "--in-flight", "8"])
+    func humanOutput() async throws {
+        let result = try await CLIRunner.run(["stress", "load", "--keepalive", "300", "--new-connections", "30", "--in-flight", "8"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.contains("keep-alive:       300 requests"), "\(result.stdout)")
         #expect(result.stdout.contains("new connections:  30 requests"), "\(result.stdout)")

@@ -19,12 +19,11 @@ import Testing
         (.beforeResponse, .stall, 28),
         (.midBody, .stall, 28),
     ])
-    func responseCutAsCurlSeesIt(cut: LabResponseCut, ending: LabCutEnding, curlStatus: Int32) throws {
+    func responseCutAsCurlSeesIt(cut: LabResponseCut, ending: LabCutEnding, curlStatus: Int32) async throws {
         let fixture = try ServerFixture { configuration, _ in configuration.behavior = .cutResponse(cut, then: ending) }
         defer { fixture.server.stop() }
-        let started = Date()
-        let result = try fixture.curl(["-D", "-", "--max-time", "2"])
-        #expect(Date().timeIntervalSince(started) < 10)
+        let result = try await fixture.curl(["-D", "-", "--max-time", "2"])
+        #expect(result.elapsed < .seconds(10), "\(result)")
         #expect(result.status == curlStatus, "\(result)")
         let received = String(decoding: cut.partialResponse, as: UTF8.self)
         switch cut {
@@ -70,28 +69,28 @@ import Testing
         #expect(result.ok, "\(result)")
     }
 
-    @Test func megabyteCertificateExceedsCurlsCertificateListLimit() throws {
+    @Test func megabyteCertificateExceedsCurlsCertificateListLimit() async throws {
         let setup = try LabFaultSetup.start(.megabyteCertificate)
         defer { setup.stop() }
         let directory = try TemporaryDirectory()
         let root = try directory.write(setup.root.pem, named: "root.pem")
-        let result = try LabServerClients.curl(["--cacert", root, "--resolve", setup.resolve[0], "--max-time", "10", setup.url])
+        let result = try await LabServerClients.curl(["--cacert", root, "--resolve", setup.resolve[0], "--max-time", "10", setup.url])
         // OpenSSL's default maximum certificate list is 100 KiB (SSL_CTX_set_max_cert_list).
         #expect(result.status == 35 && result.output.contains("excessive message size"), "\(result)")
     }
 
-    @Test func proxyRefusesConnectWith403() throws {
+    @Test func proxyRefusesConnectWith403() async throws {
         let setup = try LabFaultSetup.start(.proxyRefusesConnect)
         defer { setup.stop() }
         let directory = try TemporaryDirectory()
         let root = try directory.write(setup.root.pem, named: "root.pem")
         let proxy = try #require(setup.proxyURL)
-        let refused = try LabServerClients.curl(["--cacert", root, "--proxy", proxy, "--max-time", "10", setup.url])
+        let refused = try await LabServerClients.curl(["--cacert", root, "--proxy", proxy, "--max-time", "10", setup.url])
         #expect(refused.status == 56 && refused.output.contains("403"), "\(refused)")
         #expect(setup.relay?.statistics.refusedConnects == 1)
         // Without the proxy the origin answers: the proxy alone is the fault.
         let port = try #require(setup.server?.port)
-        let direct = try LabServerClients.curl(["--cacert", root, "--resolve", "\(setup.host):\(port):127.0.0.1", setup.url])
+        let direct = try await LabServerClients.curl(["--cacert", root, "--resolve", "\(setup.host):\(port):127.0.0.1", setup.url])
         #expect(direct.ok, "\(direct)")
     }
 
@@ -103,6 +102,44 @@ import Testing
             #expect(setup.resolve.isEmpty == (fault == .unresolvableHost || fault == .proxyRefusesConnect))
             setup.stop()
             #expect(LabServerClients.openSockets(ports: ports, side: .local).isEmpty, "\(fault)")
+        }
+    }
+
+    /// A closed port refuses connections, and no server can take it while it is held (even
+    /// with `SO_REUSEADDR`, as nginx and most servers set it); once released, it is free.
+    @Test func closedPortRefusesAndCannotBeTaken() throws {
+        let closed = try LabClosedPort()
+        #expect(Self.connect(to: closed.port) == ECONNREFUSED)
+        #expect(Self.bind(closed.port, reuseAddress: true) == EADDRINUSE)
+        #expect(Self.bind(closed.port, reuseAddress: false) == EADDRINUSE)
+        closed.close()
+        #expect(Self.bind(closed.port, reuseAddress: true) == 0)
+    }
+
+    /// `connect` to 127.0.0.1:`port`: 0, or the errno.
+    static func connect(to port: UInt16) -> Int32 {
+        withLoopbackSocket(port) { descriptor, address, length in Glibc.connect(descriptor, address, length) == 0 ? 0 : errno }
+    }
+
+    /// `bind` to 127.0.0.1:`port` (then closed): 0, or the errno.
+    static func bind(_ port: UInt16, reuseAddress: Bool) -> Int32 {
+        withLoopbackSocket(port) { descriptor, address, length in
+            var on: Int32 = reuseAddress ? 1 : 0
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+            return Glibc.bind(descriptor, address, length) == 0 ? 0 : errno
+        }
+    }
+
+    static func withLoopbackSocket(_ port: UInt16, _ body: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return errno }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
     }
 }

@@ -40,18 +40,18 @@ struct RelayFixture {
     }
 
     /// `curl --proxy http://127.0.0.1:RELAY --cacert <root> https://www.example.test:UPSTREAM/`.
-    func curlThroughProxy(cacert: String, _ extra: [String] = []) throws -> CLIResult {
-        try LabServerClients.curl(
+    func curlThroughProxy(cacert: String, _ extra: [String] = []) async throws -> CLIResult {
+        try await LabServerClients.curl(
             ["--proxy", relay.proxyURL, "--cacert", cacert] + extra
                 + [upstream.server.url(host: Self.host)])
     }
 }
 
 @Suite struct MITMRelayTests {
-    @Test func proxyModeRelaysWhenTheInterceptionRootIsTrusted() throws {
+    @Test func proxyModeRelaysWhenTheInterceptionRootIsTrusted() async throws {
         let fixture = try RelayFixture()
         defer { fixture.stop() }
-        let result = try fixture.curlThroughProxy(cacert: fixture.interceptionRootPath, ["-w", "|%{http_connect}|%{http_code}"])
+        let result = try await fixture.curlThroughProxy(cacert: fixture.interceptionRootPath, ["-w", "|%{http_connect}|%{http_code}"])
         #expect(result.ok, "\(result)")
         #expect(result.output == "hello from upstream|200|200", "\(result)")
         let statistics = fixture.relay.statistics
@@ -65,11 +65,11 @@ struct RelayFixture {
         #expect(fixture.upstream.server.statistics.serverNamesSeen == [RelayFixture.host])
     }
 
-    @Test func proxyModeCarriesLargeBodiesAndKeepAliveRequests() throws {
+    @Test func proxyModeCarriesLargeBodiesAndKeepAliveRequests() async throws {
         let fixture = try RelayFixture()
         defer { fixture.stop() }
         let big = fixture.upstream.server.url(host: RelayFixture.host, path: "/big")
-        let result = try LabServerClients.curl([
+        let result = try await LabServerClients.curl([
             "--proxy", fixture.relay.proxyURL, "--cacert", fixture.interceptionRootPath,
             "-w", "%{size_download} ", "-o", "/dev/null", big, "-o", "/dev/null", big,
         ])
@@ -81,12 +81,12 @@ struct RelayFixture {
         #expect(fixture.relay.statistics.bytesUpstreamToClient > 6_000_000)
     }
 
-    @Test func clientTrustingOnlyTheGenuineRootSendsNothingUpstream() throws {
+    @Test func clientTrustingOnlyTheGenuineRootSendsNothingUpstream() async throws {
         let fixture = try RelayFixture()
         defer { fixture.stop() }
-        let result = try fixture.curlThroughProxy(cacert: fixture.genuineRootPath)
+        let result = try await fixture.curlThroughProxy(cacert: fixture.genuineRootPath)
         #expect(result.status == 60, "\(result)")
-        #expect(LabServerClients.eventually { fixture.relay.statistics.clientHandshakesFailed == 1 })
+        await #expect(LabServerClients.eventually { fixture.relay.statistics.clientHandshakesFailed == 1 })
         let statistics = fixture.relay.statistics
         #expect(statistics.connectRequests == ["\(RelayFixture.host):\(fixture.upstream.server.port)"])
         #expect(statistics.connectionsIntercepted == 0)
@@ -97,11 +97,11 @@ struct RelayFixture {
         #expect(fixture.upstream.server.statistics.requestsServed == 0)
     }
 
-    @Test func mintedLeafNamesTheRequestedHost() throws {
+    @Test func mintedLeafNamesTheRequestedHost() async throws {
         let fixture = try RelayFixture()
         defer { fixture.stop() }
         let connect = "\(RelayFixture.host):\(fixture.upstream.server.port)"
-        let result = try LabServerClients.sClient(
+        let result = try await LabServerClients.sClient(
             [
                 "-proxy", "127.0.0.1:\(fixture.relay.port)", "-connect", connect,
                 "-servername", RelayFixture.host, "-CAfile", fixture.interceptionRootPath,
@@ -125,11 +125,11 @@ struct RelayFixture {
         #expect(minted[RelayFixture.host]?.pem == lines[begin...end].joined(separator: "\n") + "\n")
     }
 
-    @Test func mintsAnIPAddressSANForAnIPLiteralTarget() throws {
+    @Test func mintsAnIPAddressSANForAnIPLiteralTarget() async throws {
         let fixture = try RelayFixture()
         defer { fixture.stop() }
         // No SNI for IP literals: the CONNECT host names the certificate.
-        let result = try LabServerClients.curl([
+        let result = try await LabServerClients.curl([
             "--proxy", fixture.relay.proxyURL, "--cacert", fixture.interceptionRootPath,
             fixture.upstream.server.url(),
         ])
@@ -140,20 +140,20 @@ struct RelayFixture {
         #expect(fixture.relay.statistics.serverNamesSeen == [nil])
     }
 
-    @Test func transparentModeInterceptsWithoutCONNECT() throws {
+    @Test func transparentModeInterceptsWithoutCONNECT() async throws {
         let fixture = try RelayFixture(mode: { .transparent(upstreamHost: "127.0.0.1", upstreamPort: $0) })
         defer { fixture.stop() }
         let relayURL = "https://\(RelayFixture.host):\(fixture.relay.port)/"
         let resolve = ["--resolve", "\(RelayFixture.host):\(fixture.relay.port):127.0.0.1"]
-        let trusted = try LabServerClients.curl(["--cacert", fixture.interceptionRootPath] + resolve + [relayURL])
+        let trusted = try await LabServerClients.curl(["--cacert", fixture.interceptionRootPath] + resolve + [relayURL])
         #expect(trusted.ok && trusted.output == "hello from upstream", "\(trusted)")
         #expect(fixture.relay.mintedCertificates.keys.sorted() == [RelayFixture.host])
         let upstreamRequests = fixture.upstream.server.statistics.requestsServed
         #expect(upstreamRequests == 1)
 
-        let genuine = try LabServerClients.curl(["--cacert", fixture.genuineRootPath] + resolve + [relayURL])
+        let genuine = try await LabServerClients.curl(["--cacert", fixture.genuineRootPath] + resolve + [relayURL])
         #expect(genuine.status == 60, "\(genuine)")
-        #expect(LabServerClients.eventually { fixture.relay.statistics.clientHandshakesFailed == 1 })
+        await #expect(LabServerClients.eventually { fixture.relay.statistics.clientHandshakesFailed == 1 })
         let statistics = fixture.relay.statistics
         #expect(statistics.connectRequests.isEmpty)
         #expect(statistics.connectionsIntercepted == 1)
@@ -161,14 +161,14 @@ struct RelayFixture {
         #expect(fixture.upstream.server.statistics.connectionsAccepted == 1)
     }
 
-    @Test func proxyAuthenticationAnswers407UntilCredentialsAreSent() throws {
+    @Test func proxyAuthenticationAnswers407UntilCredentialsAreSent() async throws {
         let fixture = try RelayFixture(configure: { $0.proxyCredentials = .init(user: "lab", password: "s3cret") })
         defer { fixture.stop() }
-        let anonymous = try fixture.curlThroughProxy(cacert: fixture.interceptionRootPath, ["-w", "%{http_connect}"])
+        let anonymous = try await fixture.curlThroughProxy(cacert: fixture.interceptionRootPath, ["-w", "%{http_connect}"])
         #expect(anonymous.status == 56 && anonymous.output.hasPrefix("407"), "\(anonymous)")
-        let wrong = try fixture.curlThroughProxy(cacert: fixture.interceptionRootPath, ["--proxy-user", "lab:wrong"])
+        let wrong = try await fixture.curlThroughProxy(cacert: fixture.interceptionRootPath, ["--proxy-user", "lab:wrong"])
         #expect(wrong.status == 56, "\(wrong)")
-        let authorized = try fixture.curlThroughProxy(cacert: fixture.interceptionRootPath, ["--proxy-user", "lab:s3cret"])
+        let authorized = try await fixture.curlThroughProxy(cacert: fixture.interceptionRootPath, ["--proxy-user", "lab:s3cret"])
         #expect(authorized.ok && authorized.output == "hello from upstream", "\(authorized)")
         let statistics = fixture.relay.statistics
         #expect(statistics.proxyAuthenticationFailures == 2)
@@ -176,7 +176,7 @@ struct RelayFixture {
         #expect(fixture.upstream.server.statistics.connectionsAccepted == 1)
     }
 
-    @Test func httpsProxyPassesTheTunnelThroughUnderItsOwnCertificate() throws {
+    @Test func httpsProxyPassesTheTunnelThroughUnderItsOwnCertificate() async throws {
         // The proxy's own certificate names 127.0.0.1 (the proxy URL's host), from a third root.
         let proxyPKI = try LabServerClients.currentPKI(host: "127.0.0.1", keySlot: 25)
         let fixture = try RelayFixture(configure: { $0.proxyTLS = (proxyPKI.serverChain, proxyPKI.leafKey) })
@@ -185,7 +185,7 @@ struct RelayFixture {
         let proxyRoot = try fixture.directory.write(proxyPKI.root.pem, named: "proxy-root.pem")
         // curl trusts the proxy's root for the proxy and only the genuine root for the origin:
         // passing through (not intercepting) is what lets the origin's own chain verify.
-        let result = try LabServerClients.curl([
+        let result = try await LabServerClients.curl([
             "--proxy", fixture.relay.proxyURL, "--proxy-cacert", proxyRoot,
             "--cacert", fixture.genuineRootPath, "-w", "|%{http_connect}",
             fixture.upstream.server.url(host: RelayFixture.host),
@@ -196,7 +196,7 @@ struct RelayFixture {
         #expect(statistics.connectionsIntercepted == 0 && statistics.bytesRelayed > 0)
         #expect(fixture.upstream.server.statistics.requestsServed == 1)
         // Without the proxy's root, curl refuses the proxy itself (60) and sends no CONNECT.
-        let untrusted = try LabServerClients.curl([
+        let untrusted = try await LabServerClients.curl([
             "--proxy", fixture.relay.proxyURL, "--proxy-cacert", fixture.genuineRootPath,
             "--cacert", fixture.genuineRootPath, fixture.upstream.server.url(host: RelayFixture.host),
         ])
@@ -205,27 +205,27 @@ struct RelayFixture {
         #expect(statistics.connectRequests.count == 1)
     }
 
-    @Test func refusingRelayAnswers403() throws {
+    @Test func refusingRelayAnswers403() async throws {
         let fixture = try RelayFixture(configure: { $0.refuseConnect = true })
         defer { fixture.stop() }
-        let result = try fixture.curlThroughProxy(cacert: fixture.interceptionRootPath, ["-w", "%{http_connect}"])
+        let result = try await fixture.curlThroughProxy(cacert: fixture.interceptionRootPath, ["-w", "%{http_connect}"])
         #expect(result.status == 56 && result.output.hasPrefix("403"), "\(result)")
         #expect(fixture.relay.statistics.refusedConnects == 1)
         #expect(fixture.upstream.server.statistics.connectionsAccepted == 0)
     }
 
-    @Test func unreachableUpstreamGets502() throws {
+    @Test func unreachableUpstreamGets502() async throws {
         let fixture = try RelayFixture()
         let deadPort = fixture.upstream.server.port
         fixture.upstream.server.stop()
         defer { fixture.stop() }
-        let result = try fixture.curlThroughProxy(cacert: fixture.interceptionRootPath, ["-w", "%{http_connect}"])
+        let result = try await fixture.curlThroughProxy(cacert: fixture.interceptionRootPath, ["-w", "%{http_connect}"])
         #expect(result.status == 56 && result.output.hasPrefix("502"), "\(result)")
         #expect(fixture.relay.statistics.connectRequests == ["\(RelayFixture.host):\(deadPort)"])
         #expect(fixture.relay.statistics.upstreamFailures == 1)
     }
 
-    @Test func stopReleasesRelayThreadsAndSockets() throws {
+    @Test func stopReleasesRelayThreadsAndSockets() async throws {
         let fixture = try RelayFixture()
         // A tunnel kept open by a waiting s_client, so stop() has live connections to end.
         let holder = Process()
@@ -239,7 +239,7 @@ struct RelayFixture {
         holder.standardOutput = FileHandle.nullDevice
         holder.standardError = FileHandle.nullDevice
         try holder.run()
-        #expect(LabServerClients.eventually(within: 5) { fixture.relay.statistics.upstreamHandshakesCompleted == 1 })
+        await #expect(LabServerClients.eventually(within: 5) { fixture.relay.statistics.upstreamHandshakesCompleted == 1 })
 
         let relayPort = fixture.relay.port
         let upstreamPort = fixture.upstream.server.port

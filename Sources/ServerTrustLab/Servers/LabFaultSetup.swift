@@ -8,7 +8,8 @@ internal import Synchronization
 /// the peer does; what the client should report is the client's business (the tests and
 /// `servertrust stress faults` hold those tables).
 public enum LabFault: String, Sendable, Hashable, CaseIterable {
-    /// Nothing listens on the port (the socket was bound, then closed).
+    /// Nothing listens on the port (held by a ``LabClosedPort`` for the life of the setup, so
+    /// no other server can take it).
     case connectionRefused
     /// The server closes the TCP connection right after `accept`.
     case closeAfterAccept
@@ -83,6 +84,8 @@ public final class LabFaultSetup: Sendable {
     public let server: LabTLSServer?
     /// The refusing proxy of ``LabFault/proxyRefusesConnect``.
     public let relay: LabMITMRelay?
+    /// The port of ``LabFault/connectionRefused``.
+    public let closedPort: LabClosedPort?
 
     /// The host every setup serves, a name under the reserved `.test` TLD (RFC 6761 §6.2).
     public static let host = "www.example.test"
@@ -91,7 +94,7 @@ public final class LabFaultSetup: Sendable {
 
     private init(
         fault: LabFault, host: String, url: String, root: LabCertificate, resolve: [String], proxyURL: String?,
-        server: LabTLSServer?, relay: LabMITMRelay?
+        server: LabTLSServer?, relay: LabMITMRelay?, closedPort: LabClosedPort? = nil
     ) {
         self.fault = fault
         self.host = host
@@ -101,6 +104,7 @@ public final class LabFaultSetup: Sendable {
         self.proxyURL = proxyURL
         self.server = server
         self.relay = relay
+        self.closedPort = closedPort
     }
 
     deinit { stop() }
@@ -109,6 +113,7 @@ public final class LabFaultSetup: Sendable {
     public func stop() {
         relay?.stop()
         server?.stop()
+        closedPort?.close()
     }
 
     /// Builds and starts the servers for `fault`.
@@ -135,12 +140,10 @@ public final class LabFaultSetup: Sendable {
         }
         switch fault {
         case .connectionRefused:
-            // Bind a port and release it: nothing listens there for the (short) life of the test.
-            let (socket, port) = try LabSocket.listen(on: .ipv4)
-            socket.close()
+            let closed = try LabClosedPort()
             return LabFaultSetup(
-                fault: fault, host: host, url: "https://\(host):\(port)/", root: pki.web.root,
-                resolve: ["\(host):\(port):127.0.0.1"], proxyURL: nil, server: nil, relay: nil)
+                fault: fault, host: host, url: "https://\(host):\(closed.port)/", root: pki.web.root,
+                resolve: ["\(host):\(closed.port):127.0.0.1"], proxyURL: nil, server: nil, relay: nil, closedPort: closed)
         case .closeAfterAccept: return try serve(identity, .closeAfterAccept)
         case .closeMidHandshake: return try serve(identity, .closeMidHandshake)
         case .stallInHandshake: return try serve(identity, .stall)

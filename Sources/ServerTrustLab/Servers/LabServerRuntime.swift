@@ -104,20 +104,28 @@ final class LabSocket: @unchecked Sendable {
 
     /// A non-blocking, close-on-exec listening socket on `address`, port chosen by the OS.
     static func listen(on address: LabLoopbackAddress, backlog: Int32 = 128) throws -> (LabSocket, UInt16) {
+        let (listener, port) = try bound(on: address)
+        guard Glibc.listen(listener.descriptor, backlog) == 0 else { throw LabError.invalid("listen", labErrnoText("listen")) }
+        return (listener, port)
+    }
+
+    /// A non-blocking, close-on-exec socket bound to `address`, port chosen by the OS, not
+    /// listening. Without `SO_REUSEADDR`, no other socket can bind the port while it lives.
+    static func bound(on address: LabLoopbackAddress) throws -> (LabSocket, UInt16) {
         let family = address == .ipv4 ? AF_INET : AF_INET6
         // SOCK_CLOEXEC matters: Foundation's Process does not close inherited descriptors, so
-        // without it every `curl` a test spawns would hold our listening socket open.
+        // without it every `curl` a test spawns would hold our socket (and its port) open.
         let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard descriptor >= 0 else { throw LabError.invalid("socket", labErrnoText("socket")) }
-        let listener = LabSocket(adopting: descriptor)
-        let bound: Int32
+        let owned = LabSocket(adopting: descriptor)
+        let status: Int32
         switch address {
         case .ipv4:
             var socketAddress = sockaddr_in()
             socketAddress.sin_family = sa_family_t(AF_INET)
             socketAddress.sin_port = 0
             socketAddress.sin_addr = in_addr(s_addr: UInt32(0x7F00_0001).bigEndian)
-            bound = withUnsafePointer(to: &socketAddress) {
+            status = withUnsafePointer(to: &socketAddress) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
@@ -129,15 +137,14 @@ final class LabSocket: @unchecked Sendable {
             socketAddress.sin6_family = sa_family_t(AF_INET6)
             socketAddress.sin6_port = 0
             socketAddress.sin6_addr = in6addr_loopback
-            bound = withUnsafePointer(to: &socketAddress) {
+            status = withUnsafePointer(to: &socketAddress) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
                 }
             }
         }
-        guard bound == 0 else { throw LabError.invalid("bind(\(address))", labErrnoText("bind")) }
-        guard Glibc.listen(descriptor, backlog) == 0 else { throw LabError.invalid("listen", labErrnoText("listen")) }
-        return (listener, try listener.localPort())
+        guard status == 0 else { throw LabError.invalid("bind(\(address))", labErrnoText("bind")) }
+        return (owned, try owned.localPort())
     }
 
     /// Connects to `host:port` (name or IP literal), non-blocking, within `deadline`.

@@ -1,4 +1,5 @@
 import Foundation
+import ServerTrustLab
 
 /// Runs the built `servertrust` binary, as a user would, and captures its output.
 enum CLIRunner {
@@ -6,6 +7,8 @@ enum CLIRunner {
         let status: Int32
         let stdout: String
         let stderr: String
+        /// From the program's start to its exit.
+        var elapsed: Duration = .zero
     }
 
     /// The binary sits beside the test bundle in SwiftPM's build folder.
@@ -19,25 +22,11 @@ enum CLIRunner {
         return ".build/debug/servertrust"
     }
 
-    /// Runs `servertrust` (or another program, such as curl beside it) with `arguments`.
-    static func run(_ arguments: [String], environment: [String: String] = [:], executable: String? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable ?? binary)
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        for (k, v) in environment { env[k] = v }
-        process.environment = env
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+    /// Runs `servertrust` (or another program, such as curl beside it) with `arguments`,
+    /// through ``LabProcess``: waited for off the cooperative pool, a bounded number at once.
+    static func run(_ arguments: [String], environment: [String: String] = [:], executable: String? = nil) async throws -> Result {
+        let run = try await LabProcess.run(executable ?? binary, arguments, environment: environment)
+        return Result(status: run.status, stdout: run.stdoutText, stderr: run.stderrText, elapsed: run.elapsed)
     }
 
     /// Runs `servertrust` with stdout discarded, sampling its peak resident memory (the

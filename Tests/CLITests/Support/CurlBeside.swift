@@ -34,9 +34,9 @@ enum CurlBeside {
 
     /// Runs both: curl as `curl -sS --resolve R ARGUMENTS URL`, ours as
     /// `servertrust get URL --resolve R ARGUMENTS`.
-    static func run(_ url: String, resolve: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Pair {
-        let curlResult = try CLIRunner.run(["-sS", "--resolve", resolve] + arguments + [url], environment: environment, executable: curl)
-        let ours = try CLIRunner.run(["get", url, "--resolve", resolve] + arguments, environment: environment)
+    static func run(_ url: String, resolve: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> Pair {
+        let curlResult = try await CLIRunner.run(["-sS", "--resolve", resolve] + arguments + [url], environment: environment, executable: curl)
+        let ours = try await CLIRunner.run(["get", url, "--resolve", resolve] + arguments, environment: environment)
         return Pair(curl: curlResult, ours: ours)
     }
 }

@@ -117,9 +117,9 @@ struct ReportDeliveryTests {
             collector.open()
             collector.server.stop()
         }
-        let closed = try Lab.server(try Lab.identity(pki, host: "closed.example.test"), name: "closed")
+        let closed = try LabClosedPort()
+        defer { closed.close() }
         let closedPort = closed.port
-        closed.stop()
         let report = PinFailureReport(
             date: Lab.now, hostname: Self.host, port: 443, pinnedHost: try Self.failingPins(reportURIs: []),
             served: [try Lab.certificate(pki.leaf)], validated: [try Lab.certificate(pki.leaf)],

@@ -1,6 +1,7 @@
 import Foundation
 import ServerTrust
 import ServerTrustHTTP
+import ServerTrustLab
 import ServerTrustURLSession
 import Testing
 
@@ -68,7 +69,9 @@ struct URLProtocolErrorTests {
     func connectionAndRequestErrors() async throws {
         let lab = try await URLProtocolLab.started()
         defer { lab.stop() }
-        let closed = try #require(try LoopbackPorts.reserve(1).first)
+        let closedPort = try LabClosedPort()
+        defer { closedPort.close() }
+        let closed = closedPort.port
         let session = try lab.httpSession { $0.resolve.append("\(NginxLab.host):\(closed):127.0.0.1") }
         let urlSession = lab.urlSession(session)
         PortRoutedURLProtocol.route([closed, 443], to: session)

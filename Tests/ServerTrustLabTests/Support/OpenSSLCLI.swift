@@ -5,6 +5,8 @@ import ServerTrustLab
 struct CLIResult: CustomStringConvertible {
     var status: Int32
     var output: String
+    /// From the program's start to its exit (where measured).
+    var elapsed: Duration = .zero
     var ok: Bool { status == 0 }
     var description: String { "exit \(status): \(output)" }
 }
