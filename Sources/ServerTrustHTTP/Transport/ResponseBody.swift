@@ -142,6 +142,13 @@ final class BodyChannel: Sendable {
                         if ready { continuation.resume() }
                     }
                 } onCancel: {
+                    // On the cancelling thread: the transfer is cancelled from here, not when
+                    // this task next runs, so its connection closes even while the reader
+                    // waits for a thread (a busy cooperative pool, a blocked task executor).
+                    // `abandoned` is set under the lock before the waiter is taken, and the
+                    // operation above checks it under the same lock before it registers, so a
+                    // cancellation that lands between the two cannot be lost.
+                    self.abandon()
                     let waiter: CheckedContinuation<Void, Never>? = self.state.withLock { state in
                         defer { state.waiter = nil }
                         return state.waiter

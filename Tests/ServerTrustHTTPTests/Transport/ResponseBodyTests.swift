@@ -2,6 +2,7 @@ import CertificateParsing
 import Foundation
 import ServerTrust
 import ServerTrustLab
+import Synchronization
 import Testing
 import TrustEvaluation
 
@@ -37,6 +38,7 @@ struct ResponseBodyTests {
         let pki = try Lab.pki(host: Self.host)
         let (folder, path, old) = try Self.existingFile()
         var server: LabTLSServer?
+        var refusing: LabClosedPort?
         let url: String
         var trusted = pki
         switch kind {
@@ -45,10 +47,9 @@ struct ResponseBodyTests {
             trusted = try Lab.pki(host: Self.host, keySlot: 41, algorithm: .p384)
             url = server!.url(host: Self.host)
         case .connectionRefused:
-            let stopped = try Lab.server(.init(pki: pki))
-            url = stopped.url(host: Self.host)
-            stopped.stop()
-            server = stopped
+            let closed = try LabClosedPort()
+            url = "https://\(Self.host):\(closed.port)/"
+            refusing = closed
         case .bodyCutOff:
             server = try Lab.server(.init(pki: pki)) { $0.behavior = .cutResponse(.midBody, then: .closeWithoutNotify) }
             url = server!.url(host: Self.host)
@@ -74,8 +75,13 @@ struct ResponseBodyTests {
             server = try Lab.server(.init(pki: pki))
             url = server!.url(host: Self.host)
         }
-        defer { server?.stop() }
-        let session = try Lab.session(trusting: trusted, resolving: [(Self.host, server!)])
+        defer {
+            server?.stop()
+            refusing?.close()
+        }
+        let session = try Lab.session(trusting: trusted, resolving: server.map { [(Self.host, $0)] } ?? []) { configuration in
+            if let refusing { configuration.resolve.append("\(Self.host):\(refusing.port):127.0.0.1") }
+        }
         var request = HTTPRequest(.get, url)
         request.destinationPath = kind == .fileFolderGone ? folder + "/no-such-folder/report.bin" : path
         let error = await failure { try await session.send(request) }
@@ -202,5 +208,46 @@ struct ResponseBodyTests {
         let outcome = await reader.result
         if case .success(let total) = outcome { #expect(total < 1 << 30, "cancelled mid-body") }
         #expect(try await session.get(server.url(host: Self.host)).text == "small")
+    }
+
+    @Test("cancelling a reader that waits for the body closes the connection at once, even while the reader has no thread to run on")
+    func cancellationNeedsNoThread() async throws {
+        // Half the body, then silence: the reader waits for the rest.
+        let setup = try LabFaultSetup.start(.stallMidBody)
+        defer { setup.stop() }
+        let port = try #require(setup.server?.port)
+        var configuration = HTTPSessionConfiguration(
+            serverTrust: try Lab.decider(anchors: TrustStore([try Certificate(derEncoded: setup.root.der)], sources: ["lab root"])))
+        configuration.resolve = setup.resolve
+        configuration.timeout = 120
+        let session = try HTTPSession(configuration: configuration)
+        defer { session.invalidate() }
+
+        let executor = HoldableExecutor()
+        defer { executor.stop() }
+        let received = Mutex(0)
+        let url = setup.url
+        let reader = Task(executorPreference: executor) { () throws -> Int in
+            let streamed = try await session.stream(HTTPRequest(.get, url))
+            for try await chunk in streamed.body { received.withLock { $0 += chunk.count } }
+            return received.withLock { $0 }
+        }
+        #expect(await eventually(within: 30) { received.withLock { $0 } == 1024 }, "the first half of the body never arrived")
+        #expect(connectedSockets(toPorts: [port]).count == 1)
+
+        // Nothing of the reader's can run now, as when every thread of the cooperative pool is
+        // busy. The cancellation alone must end the transfer: its connection closes, long
+        // before the server's silence or the session's timeout would end it.
+        executor.hold()
+        reader.cancel()
+        #expect(
+            await eventually(within: 10) { connectedSockets(toPorts: [port]).isEmpty },
+            "the transfer went on until the reader could run: \(connectedSockets(toPorts: [port]))")
+        executor.release()
+        let outcome = await reader.result
+        guard case .failure(let error) = outcome, case .cancelled? = error as? HTTPError else {
+            Issue.record("the reader should end with HTTPError.cancelled, got \(outcome)")
+            return
+        }
     }
 }
