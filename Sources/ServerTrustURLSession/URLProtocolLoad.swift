@@ -23,7 +23,10 @@ final class URLProtocolLoad: @unchecked Sendable {
     private var client: (any URLProtocolClient)?
     private var stopped = false
     private var idleTimedOut = false
-    private var lastActivity = ContinuousClock.now
+    /// When something last moved; `nil` until the request's task has started. Only the
+    /// request's own time counts: a load whose task waits for a thread (a busy cooperative
+    /// pool) has not yet been idle on the network.
+    private var lastActivity: ContinuousClock.Instant?
     private var task: Task<Void, Never>?
 
     init(urlProtocol: URLProtocol, client: (any URLProtocolClient)?) {
@@ -95,7 +98,13 @@ final class URLProtocolLoad: @unchecked Sendable {
     /// cancelled.
     private func watchIdle(_ limit: Duration) async {
         while !Task.isCancelled {
-            let deadline = lock.withLock { lastActivity } + limit
+            guard let last = lock.withLock({ lastActivity }) else {
+                // The request has not started: look again after a full limit, which is never
+                // earlier than a limit counted from its start could end.
+                try? await Task.sleep(for: limit)
+                continue
+            }
+            let deadline = last + limit
             if ContinuousClock.now >= deadline {
                 lock.withLock { idleTimedOut = true }
                 return
@@ -105,6 +114,7 @@ final class URLProtocolLoad: @unchecked Sendable {
     }
 
     private func perform(_ prepared: PreparedRequest) async {
+        noteActivity()
         var request = prepared.request
         request.uploadProgress = { [self] _ in noteActivity() }
         request.downloadProgress = { [self] _ in noteActivity() }
