@@ -2,11 +2,30 @@
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <unistd.h>
 #include "CServerTrustShims.h"
 
 void CServerTrustShims_OPENSSL_free(void *p) { OPENSSL_free(p); }
 int CServerTrustShims_set_thread_name(const char *name) { return pthread_setname_np(pthread_self(), name); }
 size_t CServerTrustShims_heap_in_use(void) { struct mallinfo2 info = mallinfo2(); return info.uordblks + info.hblkhd; }
+
+int CServerTrustShims_pipe_cloexec(int ends[2]) { return pipe2(ends, O_CLOEXEC); }
+
+int CServerTrustShims_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[], int in, int out, int err) {
+    posix_spawn_file_actions_t actions;
+    int status = posix_spawn_file_actions_init(&actions);
+    if (status != 0) return status;
+    if ((status = posix_spawn_file_actions_adddup2(&actions, in, 0)) == 0 &&
+        (status = posix_spawn_file_actions_adddup2(&actions, out, 1)) == 0 &&
+        (status = posix_spawn_file_actions_adddup2(&actions, err, 2)) == 0 &&
+        (status = posix_spawn_file_actions_addclosefrom_np(&actions, 3)) == 0) {
+        status = posix_spawn(pid, path, &actions, NULL, argv, envp);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    return status;
+}
 long CServerTrustShims_SSL_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }
 long CServerTrustShims_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_min_proto_version(ctx, version); }
 long CServerTrustShims_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_max_proto_version(ctx, version); }

@@ -137,19 +137,30 @@ struct PinSetCommandTests {
         #expect(
             try await CLIRunner.run(["pinset", "sign", keys.directory + "/policy.json", "--key", keys.paths[0], "--serial", "1", "--out", document]).status == 0
         )
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CLIRunner.binary)
-        process.arguments = ["pinset", "serve", document, "--cert", keys.directory + "/chain.pem", "--key", keys.directory + "/leaf.key"]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
+        // A long-lived child: spawned by LabChildProcess (it inherits no other test's descriptors),
+        // its first line (the URL) read from its output file without holding a pool thread.
+        let outputPath = keys.directory + "/serve.out"
+        let output = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer {
-            process.terminate()
-            process.waitUntilExit()
+            close(output)
+            close(null)
         }
-        var line = [UInt8]()
-        while line.last != 0x0A, let byte = try out.fileHandleForReading.read(upToCount: 1), !byte.isEmpty { line += byte }
-        let url = try #require(String(decoding: line, as: UTF8.self).split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        let serve = try LabChildProcess(
+            CLIRunner.binary, ["pinset", "serve", document, "--cert", keys.directory + "/chain.pem", "--key", keys.directory + "/leaf.key"],
+            environment: ProcessInfo.processInfo.environment, stdin: null, stdout: output, stderr: output)
+        defer { serve.stop() }
+        var line = ""
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline, serve.isRunning {
+            let text = String(decoding: FileManager.default.contents(atPath: outputPath) ?? Data(), as: UTF8.self)
+            if let end = text.firstIndex(of: "\n") {
+                line = String(text[..<end])
+                break
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let url = try #require(line.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
         #expect(url.hasPrefix("https://127.0.0.1:") && url.hasSuffix("/pinset.json"), "\(url)")
         let port = try #require(URL(string: url)?.port)
         func curl(_ extra: [String] = []) async throws -> CLIRunner.Result {

@@ -5,6 +5,7 @@
 // shims.c allowed to use deprecated OpenSSL API). No logic lives here.
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
@@ -17,6 +18,12 @@ int CServerTrustShims_set_thread_name(const char *name);
 /// `hblkhd`), which, unlike resident memory, does not count pages the allocator keeps for reuse.
 /// 0 where malloc is not glibc's (AddressSanitizer's allocator replaces it).
 size_t CServerTrustShims_heap_in_use(void);
+/// pipe2(ends, O_CLOEXEC), a GNU extension the Glibc module does not export: 0 or -1 (errno).
+int CServerTrustShims_pipe_cloexec(int ends[2]);
+/// posix_spawn with `in`, `out` and `err` as the child's descriptors 0, 1 and 2 and every other
+/// descriptor closed in the child (glibc's posix_spawn_file_actions_addclosefrom_np), so a
+/// child never inherits a descriptor another thread opened meanwhile. Returns 0 or an errno.
+int CServerTrustShims_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[], int in, int out, int err);
 void CServerTrustShims_OPENSSL_free(void *p);
 long CServerTrustShims_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
 long CServerTrustShims_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version);

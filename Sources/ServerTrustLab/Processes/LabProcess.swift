@@ -1,4 +1,6 @@
+internal import CServerTrustShims
 internal import Foundation
+internal import Glibc
 internal import Synchronization
 
 /// What a child process run by ``LabProcess/run(_:_:input:environment:)`` left behind.
@@ -60,44 +62,41 @@ public enum LabProcess {
     private static func runBlocking(
         _ executable: String, _ arguments: [String], input: [UInt8]?, environment: [String: String]
     ) throws -> LabProcessResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let output = Pipe()
-        let errors = Pipe()
-        let stdin = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+        // Close-on-exec pipes: only the child that dup2s them gets them (``LabChildProcess``).
+        let output = try LabPipe()
+        let errors = try LabPipe()
+        let stdin = try LabPipe()
         let started = ContinuousClock.now
-        try process.run()
+        let child = try LabChildProcess(
+            executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
+            stdin: stdin.read.descriptor, stdout: output.write.descriptor, stderr: errors.write.descriptor)
+        output.write.close()
+        errors.write.close()
+        stdin.read.close()
         // Both pipes are drained at once, and the input written from a third thread: read one
         // after the other, a child that fills the second pipe (64 KiB) before closing the
         // first, or that writes before it has read its input, would never exit.
-        let errorData = Mutex(Data())
+        let errorBytes = Mutex<[UInt8]>([])
         let done = DispatchGroup()
         done.enter()
         Thread.detachNewThread {
-            let data = errors.fileHandleForReading.readDataToEndOfFile()
-            errorData.withLock { $0 = data }
+            let bytes = errors.read.readToEnd()
+            errorBytes.withLock { $0 = bytes }
             done.leave()
         }
-        if let input {
-            done.enter()
-            Thread.detachNewThread {
-                // A child that exits without reading its input closes the pipe: EPIPE, ignored.
-                try? stdin.fileHandleForWriting.write(contentsOf: Data(input))
-                try? stdin.fileHandleForWriting.close()
-                done.leave()
-            }
+        done.enter()
+        Thread.detachNewThread {
+            // A child that exits without reading its input closes the pipe: EPIPE on this
+            // thread (SIGPIPE blocked on it), ignored.
+            labPrepareThread(named: "lab-stdin")
+            if let input { stdin.write.writeAll(input) }
+            stdin.write.close()
+            done.leave()
         }
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let outputBytes = output.read.readToEnd()
         done.wait()
-        process.waitUntilExit()
-        let elapsed = ContinuousClock.now - started
-        return LabProcessResult(
-            status: process.terminationStatus, stdout: Array(outputData), stderr: Array(errorData.withLock { $0 }), elapsed: elapsed)
+        let status = child.waitUntilExit()
+        return LabProcessResult(status: status, stdout: outputBytes, stderr: errorBytes.withLock { $0 }, elapsed: ContinuousClock.now - started)
     }
 
     /// A counting semaphore whose waiters are suspended tasks, not blocked threads.
@@ -133,6 +132,53 @@ public enum LabProcess {
                 return state.waiters.removeFirst()
             }
             next?.resume()
+        }
+    }
+}
+
+/// A pipe whose two ends are close-on-exec (`pipe2` with `O_CLOEXEC`): a child gets an end only by
+/// ``LabChildProcess``'s `dup2`, never by inheritance.
+struct LabPipe: Sendable {
+    let read: LabSocket
+    let write: LabSocket
+
+    init() throws {
+        var ends: [Int32] = [-1, -1]
+        guard CServerTrustShims_pipe_cloexec(&ends) == 0 else { throw LabError.invalid("pipe2", labErrnoText("pipe2")) }
+        read = LabSocket(adopting: ends[0])
+        write = LabSocket(adopting: ends[1])
+    }
+}
+
+extension LabSocket {
+    /// Reads until end of file (or an error), blocking.
+    func readToEnd() -> [UInt8] {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                bytes += buffer[0..<count]
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                return bytes
+            }
+        }
+    }
+
+    /// Writes all of `bytes`, blocking; stops at the first error (EPIPE: the reader is gone).
+    func writeAll(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if count > 0 {
+                offset += count
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                return
+            }
         }
     }
 }

@@ -34,19 +34,21 @@ enum CLIRunner {
     /// it exits. Async, sleeping between samples: a long run must not hold one of the test
     /// process's few cooperative threads.
     static func runMeasuringPeak(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, stderr: String, peakKiB: Int) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        for (k, v) in environment { env[k] = v }
-        process.environment = env
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        let err = Pipe()
-        process.standardError = err
-        try process.run()
+        let errorPath = try temporaryDirectory() + "/stderr"
+        defer { try? FileManager.default.removeItem(atPath: (errorPath as NSString).deletingLastPathComponent) }
+        let errors = open(errorPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+        defer {
+            close(errors)
+            close(null)
+        }
+        // LabChildProcess, as for every long-lived child: it inherits no other test's descriptors.
+        let child = try LabChildProcess(
+            binary, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
+            stdin: null, stdout: null, stderr: errors)
         var peak = 0
-        let statusPath = "/proc/\(process.processIdentifier)/status"
-        while process.isRunning {
+        let statusPath = "/proc/\(child.pid)/status"
+        while child.isRunning {
             if let status = try? String(contentsOfFile: statusPath, encoding: .utf8),
                 let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
                 let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
@@ -55,9 +57,8 @@ enum CLIRunner {
             }
             try await Task.sleep(nanoseconds: 20_000_000)
         }
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: errData, as: UTF8.self), peak)
+        let status = child.waitUntilExit()
+        return (status, String(decoding: FileManager.default.contents(atPath: errorPath) ?? Data(), as: UTF8.self), peak)
     }
 
     /// A fresh temporary directory.

@@ -131,34 +131,34 @@ struct RecipesTests {
         try execute(recipes, arguments, environment: ["SSL_CERT_FILE": certFile, "SSL_CERT_DIR": "/nonexistent"], timeout: 120)
     }
 
+    /// Runs `executable` to its end (killed after `timeout` seconds), stdout and stderr kept
+    /// apart. Spawned by ``LabChildProcess``: a `swift build` runs for minutes, and a child
+    /// of Foundation's `Process` could meanwhile hold a descriptor another test's process waits on.
     static func execute(_ executable: String, _ arguments: [String], environment: [String: String], timeout: Double) throws -> ServertrustCLI.Result {
         let directory = NSTemporaryDirectory() + "servertrust-recipes-run-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        func create(_ path: String, _ flags: Int32) throws -> Int32 {
+            let descriptor = open(path, flags | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { throw IntegrationError("cannot open \(path): errno \(errno)") }
+            return descriptor
+        }
         let stdout = directory + "/stdout"
         let stderr = directory + "/stderr"
-        _ = FileManager.default.createFile(atPath: stdout, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderr, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        var merged = ProcessInfo.processInfo.environment
-        for (key, value) in environment { merged[key] = value }
-        process.environment = merged
-        process.standardInput = FileHandle.nullDevice
-        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: stdout))
-        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: stderr))
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(50_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        try out.close()
-        try err.close()
+        let null = try create("/dev/null", O_RDONLY)
+        defer { close(null) }
+        let out = try create(stdout, O_WRONLY | O_CREAT | O_TRUNC)
+        defer { close(out) }
+        let err = try create(stderr, O_WRONLY | O_CREAT | O_TRUNC)
+        defer { close(err) }
+        let child = try LabChildProcess(
+            executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
+            stdin: null, stdout: out, stderr: err)
+        let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+        while child.isRunning && ContinuousClock.now < deadline { usleep(50_000) }
+        let status = child.stop(grace: .seconds(5))
         let read = { (path: String) in String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self) }
-        return ServertrustCLI.Result(status: process.terminationStatus, stdout: read(stdout), stderr: read(stderr))
+        return ServertrustCLI.Result(status: status, stdout: read(stdout), stderr: read(stderr))
     }
 }
 

@@ -131,41 +131,40 @@ enum LoopbackPorts {
 /// A child process the test started, with its output in a file; ``stop()`` ends exactly that
 /// process (SIGTERM, then SIGKILL after a grace period) and reaps it. Dropping the last
 /// reference stops it too, so a failing test never leaves it running.
+///
+/// Spawned by ``LabChildProcess``, not Foundation's `Process`: an nginx or mitmdump lives for
+/// a whole test, and with `Process` it could inherit a descriptor another thread opened at the
+/// same moment (another child's termination socket, a client's output pipe), whose owner then
+/// waited forever.
 final class ManagedProcess: Sendable {
     /// What the process was started as, for messages.
     let name: String
     /// The file receiving its stdout and stderr.
     let outputPath: String
     /// Its process id.
-    let pid: Int32
-    private let process: Mutex<Process?>
+    var pid: Int32 { child.pid }
+    private let child: LabChildProcess
+    private let stopped = Mutex(false)
 
     /// Starts `executable` with `arguments`, stdin from /dev/null, output to `outputPath`.
     init(name: String, executable: String, arguments: [String], environment: [String: String] = [:], outputPath: String) throws {
-        guard FileManager.default.createFile(atPath: outputPath, contents: nil), let output = FileHandle(forWritingAtPath: outputPath) else {
-            throw IntegrationError("cannot create \(outputPath)")
-        }
-        defer { try? output.close() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        var merged = ProcessInfo.processInfo.environment
-        for (key, value) in environment { merged[key] = value }
-        process.environment = merged
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
+        let output = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard output >= 0 else { throw IntegrationError("cannot create \(outputPath): errno \(errno)") }
+        defer { close(output) }
+        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        guard null >= 0 else { throw IntegrationError("cannot open /dev/null: errno \(errno)") }
+        defer { close(null) }
+        child = try LabChildProcess(
+            executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
+            stdin: null, stdout: output, stderr: output)
         self.name = name
         self.outputPath = outputPath
-        self.pid = process.processIdentifier
-        self.process = Mutex(process)
     }
 
     deinit { stop() }
 
     /// Whether it has not exited yet.
-    var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
+    var isRunning: Bool { child.isRunning }
 
     /// What it wrote so far.
     var output: String {
@@ -176,20 +175,12 @@ final class ManagedProcess: Sendable {
     /// Returns its exit status (`nil` if it was already stopped).
     @discardableResult
     func stop(grace: Double = 10) -> Int32? {
-        guard
-            let process = process.withLock({ value -> Process? in
-                defer { value = nil }
-                return value
-            })
-        else { return nil }
-        if process.isRunning {
-            kill(pid, SIGTERM)
-            let deadline = Date().addingTimeInterval(grace)
-            while process.isRunning && Date() < deadline { usleep(20_000) }
-            if process.isRunning { kill(pid, SIGKILL) }
+        let first = stopped.withLock { value -> Bool in
+            defer { value = true }
+            return !value
         }
-        process.waitUntilExit()
-        return process.terminationStatus
+        guard first else { return nil }
+        return child.stop(grace: .milliseconds(Int64(grace * 1000)))
     }
 
     /// Polls `ready` until it holds (`true`), the process exits or `timeout` passes (`false`).
