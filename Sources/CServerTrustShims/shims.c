@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <unistd.h>
@@ -14,16 +15,31 @@ size_t CServerTrustShims_heap_in_use(void) { struct mallinfo2 info = mallinfo2()
 int CServerTrustShims_pipe_cloexec(int ends[2]) { return pipe2(ends, O_CLOEXEC); }
 
 int CServerTrustShims_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[], int in, int out, int err) {
-    posix_spawn_file_actions_t actions;
-    int status = posix_spawn_file_actions_init(&actions);
+    // The child starts with no signal blocked and the usual ones at their defaults: it would
+    // otherwise inherit the spawning thread's mask and ignored signals (a test runner's worker
+    // thread may block SIGTERM), and a server told to stop would not.
+    posix_spawnattr_t attributes;
+    int status = posix_spawnattr_init(&attributes);
     if (status != 0) return status;
-    if ((status = posix_spawn_file_actions_adddup2(&actions, in, 0)) == 0 &&
-        (status = posix_spawn_file_actions_adddup2(&actions, out, 1)) == 0 &&
-        (status = posix_spawn_file_actions_adddup2(&actions, err, 2)) == 0 &&
-        (status = posix_spawn_file_actions_addclosefrom_np(&actions, 3)) == 0) {
-        status = posix_spawn(pid, path, &actions, NULL, argv, envp);
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    int reset[] = {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM};
+    for (size_t i = 0; i < sizeof reset / sizeof reset[0]; i++) sigaddset(&defaults, reset[i]);
+    posix_spawn_file_actions_t actions;
+    if ((status = posix_spawnattr_setsigmask(&attributes, &none)) == 0 &&
+        (status = posix_spawnattr_setsigdefault(&attributes, &defaults)) == 0 &&
+        (status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) == 0 &&
+        (status = posix_spawn_file_actions_init(&actions)) == 0) {
+        if ((status = posix_spawn_file_actions_adddup2(&actions, in, 0)) == 0 &&
+            (status = posix_spawn_file_actions_adddup2(&actions, out, 1)) == 0 &&
+            (status = posix_spawn_file_actions_adddup2(&actions, err, 2)) == 0 &&
+            (status = posix_spawn_file_actions_addclosefrom_np(&actions, 3)) == 0) {
+            status = posix_spawn(pid, path, &actions, &attributes, argv, envp);
+        }
+        posix_spawn_file_actions_destroy(&actions);
     }
-    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
     return status;
 }
 long CServerTrustShims_SSL_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }

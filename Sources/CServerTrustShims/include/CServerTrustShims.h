@@ -22,7 +22,8 @@ size_t CServerTrustShims_heap_in_use(void);
 int CServerTrustShims_pipe_cloexec(int ends[2]);
 /// posix_spawn with `in`, `out` and `err` as the child's descriptors 0, 1 and 2 and every other
 /// descriptor closed in the child (glibc's posix_spawn_file_actions_addclosefrom_np), so a
-/// child never inherits a descriptor another thread opened meanwhile. Returns 0 or an errno.
+/// child never inherits a descriptor another thread opened meanwhile; the child starts with no
+/// signal blocked and the common ones at their defaults. Returns 0 or an errno.
 int CServerTrustShims_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[], int in, int out, int err);
 void CServerTrustShims_OPENSSL_free(void *p);
 long CServerTrustShims_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
