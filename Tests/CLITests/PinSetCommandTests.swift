@@ -140,15 +140,9 @@ struct PinSetCommandTests {
         // A long-lived child: spawned by LabChildProcess (it inherits no other test's descriptors),
         // its first line (the URL) read from its output file without holding a pool thread.
         let outputPath = keys.directory + "/serve.out"
-        let output = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        defer {
-            close(output)
-            close(null)
-        }
         let serve = try LabChildProcess(
             CLIRunner.binary, ["pinset", "serve", document, "--cert", keys.directory + "/chain.pem", "--key", keys.directory + "/leaf.key"],
-            environment: ProcessInfo.processInfo.environment, stdin: null, stdout: output, stderr: output)
+            stdoutPath: outputPath, stderrPath: outputPath)
         defer { serve.stop() }
         var line = ""
         let deadline = ContinuousClock.now + .seconds(30)

@@ -1,4 +1,5 @@
 internal import CServerTrustShims
+internal import Foundation
 internal import Glibc
 internal import Synchronization
 
@@ -45,6 +46,35 @@ public final class LabChildProcess: Sendable {
             throw LabError.invalid("spawn \(executable)", String(cString: strerror(status)) + " (errno \(status))")
         }
         self.pid = pid
+    }
+
+    /// Starts `executable` with `arguments`, `environment` added to this process's own, stdin
+    /// from `/dev/null` and its outputs written to files (truncated first; `nil` discards one;
+    /// the same path for both interleaves them in one file).
+    ///
+    /// - Throws: ``LabError`` naming the file that cannot be opened or the program that cannot
+    ///   be started.
+    public convenience init(
+        _ executable: String, _ arguments: [String], adding environment: [String: String] = [:], stdoutPath: String?, stderrPath: String?
+    ) throws {
+        var opened: [String: Int32] = [:]
+        defer { for descriptor in opened.values { _ = close(descriptor) } }
+        func descriptor(_ path: String?, _ flags: Int32) throws -> Int32 {
+            // /dev/null is opened once, for reading and writing, whoever asks first.
+            let (path, flags) = path.map { ($0, flags) } ?? ("/dev/null", O_RDWR)
+            if let known = opened[path] { return known }
+            let descriptor = open(path, flags | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { throw LabError.invalid("open \(path)", labErrnoText("open")) }
+            opened[path] = descriptor
+            return descriptor
+        }
+        let output = O_WRONLY | O_CREAT | O_TRUNC
+        let stdout = try descriptor(stdoutPath, output)
+        let stderr = try descriptor(stderrPath, output)
+        let stdin = try descriptor(nil, O_RDWR)
+        try self.init(
+            executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
+            stdin: stdin, stdout: stdout, stderr: stderr)
     }
 
     /// Reaps the child if it has exited (`waitpid` with `WNOHANG`); its status, or `nil`.

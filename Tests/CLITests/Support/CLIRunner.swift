@@ -36,16 +36,8 @@ enum CLIRunner {
     static func runMeasuringPeak(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, stderr: String, peakKiB: Int) {
         let errorPath = try temporaryDirectory() + "/stderr"
         defer { try? FileManager.default.removeItem(atPath: (errorPath as NSString).deletingLastPathComponent) }
-        let errors = open(errorPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        let null = open("/dev/null", O_RDWR | O_CLOEXEC)
-        defer {
-            close(errors)
-            close(null)
-        }
         // LabChildProcess, as for every long-lived child: it inherits no other test's descriptors.
-        let child = try LabChildProcess(
-            binary, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
-            stdin: null, stdout: null, stderr: errors)
+        let child = try LabChildProcess(binary, arguments, adding: environment, stdoutPath: nil, stderrPath: errorPath)
         var peak = 0
         let statusPath = "/proc/\(child.pid)/status"
         while child.isRunning {

@@ -138,22 +138,9 @@ struct RecipesTests {
         let directory = NSTemporaryDirectory() + "servertrust-recipes-run-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        func create(_ path: String, _ flags: Int32) throws -> Int32 {
-            let descriptor = open(path, flags | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else { throw IntegrationError("cannot open \(path): errno \(errno)") }
-            return descriptor
-        }
         let stdout = directory + "/stdout"
         let stderr = directory + "/stderr"
-        let null = try create("/dev/null", O_RDONLY)
-        defer { close(null) }
-        let out = try create(stdout, O_WRONLY | O_CREAT | O_TRUNC)
-        defer { close(out) }
-        let err = try create(stderr, O_WRONLY | O_CREAT | O_TRUNC)
-        defer { close(err) }
-        let child = try LabChildProcess(
-            executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
-            stdin: null, stdout: out, stderr: err)
+        let child = try LabChildProcess(executable, arguments, adding: environment, stdoutPath: stdout, stderrPath: stderr)
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
         while child.isRunning && ContinuousClock.now < deadline { usleep(50_000) }
         let status = child.stop(grace: .seconds(5))

@@ -148,15 +148,7 @@ final class ManagedProcess: Sendable {
 
     /// Starts `executable` with `arguments`, stdin from /dev/null, output to `outputPath`.
     init(name: String, executable: String, arguments: [String], environment: [String: String] = [:], outputPath: String) throws {
-        let output = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard output >= 0 else { throw IntegrationError("cannot create \(outputPath): errno \(errno)") }
-        defer { close(output) }
-        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        guard null >= 0 else { throw IntegrationError("cannot open /dev/null: errno \(errno)") }
-        defer { close(null) }
-        child = try LabChildProcess(
-            executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
-            stdin: null, stdout: output, stderr: output)
+        child = try LabChildProcess(executable, arguments, adding: environment, stdoutPath: outputPath, stderrPath: outputPath)
         self.name = name
         self.outputPath = outputPath
     }
