@@ -7,28 +7,6 @@ import Testing
 /// exit 2, and `limbo-serve`'s line protocol on stdin (key slots 291-293: keySlot 97).
 @Suite("servertrust --help and bad input, every subcommand")
 struct HelpAndBadInputTests {
-    /// Runs the binary with `input` on stdin.
-    static func run(_ arguments: [String], stdin input: String) throws -> CLIRunner.Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CLIRunner.binary)
-        process.arguments = arguments
-        let stdin = Pipe()
-        let out = Pipe()
-        let err = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CLIRunner.Result(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
-    }
-
     static let helpCases: [[String]] = [
         ["inspect"], ["pins"], ["pinset"], ["evaluate"], ["get"], ["demo"], ["bench"], ["bench", "evaluate"], ["bench", "https"], ["limbo-serve"],
         ["stress"], ["stress", "load"],
@@ -158,7 +136,7 @@ struct HelpAndBadInputTests {
     }
 
     @Test("limbo-serve BASIC: RFC 5280 validation with the pkits_inputs policy inputs; the policy set is in the reason")
-    func limboServeBasic() throws {
+    func limboServeBasic() async throws {
         let input =
             [
                 try Self.basicRequest(id: "defaults", inputs: nil),
@@ -172,7 +150,7 @@ struct HelpAndBadInputTests {
                 try Self.basicRequest(id: "bad-inputs", inputs: ["initial_explicit_policy": "yes"]),
                 try Self.basicRequest(id: "bad-oid", inputs: ["user_initial_policy_set": ["not.an.oid"]]),
             ].joined(separator: "\n") + "\n"
-        let result = try Self.run(["limbo-serve"], stdin: input)
+        let result = try await CLIRunner.run(["limbo-serve"], input: input)
         #expect(result.status == 0, "\(result.stderr)")
         let lines = try Self.responses(result.stdout)
         guard lines.count == 4 else {
@@ -195,8 +173,8 @@ struct HelpAndBadInputTests {
     }
 
     @Test("limbo-serve answers one request line with one response line")
-    func limboServeOneLine() throws {
-        let result = try Self.run(["limbo-serve"], stdin: try Self.limboRequest(id: "cli-1", host: "limbo.cli.test") + "\n")
+    func limboServeOneLine() async throws {
+        let result = try await CLIRunner.run(["limbo-serve"], input: try Self.limboRequest(id: "cli-1", host: "limbo.cli.test") + "\n")
         #expect(result.status == 0, "\(result.stderr)")
         let lines = try Self.responses(result.stdout)
         #expect(lines.count == 1)
@@ -205,7 +183,7 @@ struct HelpAndBadInputTests {
     }
 
     @Test("limbo-serve: a bad line is a FAILURE response, not a crash; answers stay in order")
-    func limboServeBadLines() throws {
+    func limboServeBadLines() async throws {
         let input =
             [
                 "{not json",
@@ -215,7 +193,7 @@ struct HelpAndBadInputTests {
                 try Self.limboRequest(id: "wrong-host", host: "other.cli.test"),
                 try Self.limboRequest(id: "good", host: "limbo.cli.test"),
             ].joined(separator: "\n") + "\n"
-        let result = try Self.run(["limbo-serve"], stdin: input)
+        let result = try await CLIRunner.run(["limbo-serve"], input: input)
         #expect(result.status == 0, "\(result.stderr)")
         let lines = try Self.responses(result.stdout)
         #expect(lines.count == 6, "\(result.stdout)")

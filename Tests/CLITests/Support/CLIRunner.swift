@@ -8,7 +8,7 @@ enum CLIRunner {
         let stdout: String
         let stderr: String
         /// From the program's start to its exit.
-        var elapsed: Duration = .zero
+        let elapsed: Duration
     }
 
     /// The binary sits beside the test bundle in SwiftPM's build folder.
@@ -22,10 +22,12 @@ enum CLIRunner {
         return ".build/debug/servertrust"
     }
 
-    /// Runs `servertrust` (or another program, such as curl beside it) with `arguments`,
-    /// through ``LabProcess``: waited for off the cooperative pool, a bounded number at once.
-    static func run(_ arguments: [String], environment: [String: String] = [:], executable: String? = nil) async throws -> Result {
-        let run = try await LabProcess.run(executable ?? binary, arguments, environment: environment)
+    /// Runs `servertrust` (or another program, such as curl beside it) with `arguments` and
+    /// `input` on stdin (none: end of file), through ``LabProcess``: waited for off the cooperative pool, a bounded number at once.
+    static func run(
+        _ arguments: [String], input: String? = nil, environment: [String: String] = [:], executable: String? = nil
+    ) async throws -> Result {
+        let run = try await LabProcess.run(executable ?? binary, arguments, input: input.map { Array($0.utf8) }, environment: environment)
         return Result(status: run.status, stdout: run.stdoutText, stderr: run.stderrText, elapsed: run.elapsed)
     }
 

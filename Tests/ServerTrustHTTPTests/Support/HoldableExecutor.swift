@@ -40,9 +40,6 @@ final class HoldableExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// Jobs queued and not started.
-    var waitingJobs: Int { condition.withLock { jobs.count } }
-
     /// Ends the thread once its queue is empty (release it first if held).
     func stop() {
         condition.withLock {

@@ -144,7 +144,6 @@ final class ManagedProcess: Sendable {
     /// Its process id.
     var pid: Int32 { child.pid }
     private let child: LabChildProcess
-    private let stopped = Mutex(false)
 
     /// Starts `executable` with `arguments`, stdin from /dev/null, output to `outputPath`.
     init(name: String, executable: String, arguments: [String], environment: [String: String] = [:], outputPath: String) throws {
@@ -163,16 +162,11 @@ final class ManagedProcess: Sendable {
         String(decoding: FileManager.default.contents(atPath: outputPath) ?? Data(), as: UTF8.self)
     }
 
-    /// Sends SIGTERM (SIGKILL after `grace` seconds) to this process only, and waits for it.
-    /// Returns its exit status (`nil` if it was already stopped).
+    /// Sends SIGTERM (SIGKILL after `grace` seconds) to this process only, and waits for it;
+    /// its exit status. Once it has exited, later calls return the same status at once.
     @discardableResult
-    func stop(grace: Double = 10) -> Int32? {
-        let first = stopped.withLock { value -> Bool in
-            defer { value = true }
-            return !value
-        }
-        guard first else { return nil }
-        return child.stop(grace: .milliseconds(Int64(grace * 1000)))
+    func stop(grace: Double = 10) -> Int32 {
+        child.stop(grace: .milliseconds(Int64(grace * 1000)))
     }
 
     /// Polls `ready` until it holds (`true`), the process exits or `timeout` passes (`false`).
