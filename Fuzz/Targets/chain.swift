@@ -64,16 +64,16 @@ public func fuzzChain(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
     var policy: ValidationPolicy
     switch (flags >> 2) & 3 {
-    case 0: policy = .sslServer(host: "example.com", at: validationTime)
-    case 1: policy = .sslServer(host: "192.0.2.1", at: validationTime)
+    case 0: policy = .sslServer(host: "example.com")
+    case 1: policy = .sslServer(host: "192.0.2.1")
     case 2:
-        policy = .sslClient(at: validationTime)
+        policy = .sslClient
         policy.expectedClientNames = [.email("admin@example.com")]
-    default: policy = .basicX509(at: validationTime)
+    default: policy = .basicX509
     }
     policy.maximumIntermediates = maximumIntermediates
     policy.allowsSHA1Signatures = flags & 0x40 != 0
-    if flags & 0x20 != 0 { policy.revocationLists = crls }
+    let checks: [any PathCheck] = flags & 0x20 != 0 ? [CRLCheck(crls)] : []
     let trace = flags & 0x10 != 0
     let store = TrustStore(anchors, sources: ["fuzz"])
 
@@ -82,7 +82,7 @@ public func fuzzChain(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     #else
         let verifier = Verifier(anchors: store, policy: policy)
     #endif
-    let outcome = verifier.validate(leaf: leaf, intermediates: intermediates, trace: trace)
+    let outcome = verifier.validate(leaf: leaf, intermediates: intermediates, at: validationTime, checks: checks, trace: trace)
     verbose(
         "\(certificates.count) certificates (\(intermediates.count) intermediates, \(anchors.count) anchors), \(crls.count) CRLs: "
             + (outcome.isTrusted ? "trusted, path of \(outcome.chain!.certificates.count)" : "\(outcome.failure!)"))

@@ -40,7 +40,7 @@ public func fuzzPinSet(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         invariant(chain.current != nil, "accepted without a current document")
         if let document = chain.current {
             sink(Int(truncatingIfNeeded: document.serial))
-            sink(document.policy.hosts.count)
+            sink(document.pins.hosts.count)
             invariant(document.serial > 0 && document.expiresAt > document.issuedAt, "accepted a document outside the rules")
         }
     } catch {

@@ -28,8 +28,8 @@ let pinChain: [Certificate] = ["leaf.pem", "int.pem", "root.pem"].compactMap { n
 let policyTime: Int64 = 1_893_456_000  // 2030-01-01T00:00:00Z
 let provenPinChain: ProvenChain = {
     if let leaf = pinChain.first, let root = pinChain.last {
-        let outcome = Verifier(anchors: TrustStore([root]), policy: .basicX509(at: leaf.notBefore.secondsSince1970 + 60))
-            .validate(leaf: leaf, intermediates: Array(pinChain.dropFirst()))
+        let outcome = Verifier(anchors: TrustStore([root]), policy: .basicX509)
+            .validate(leaf: leaf, intermediates: Array(pinChain.dropFirst()), at: leaf.notBefore.secondsSince1970 + 60)
         if let chain = outcome.chain { return ProvenChain(validated: chain) }
     }
     return ProvenChain(leafOf: ServedChain(certificates: pinChain, host: nil))
@@ -41,25 +41,24 @@ public func fuzzPolicyFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = fuzzBytes(data, size)
     do {
         let file = try PolicyFile.parse(bytes, baseDirectory: policyBase)
-        verbose("accepted: version \(file.version), \(file.hosts.count) hosts")
-        sink(file.version)
+        verbose("accepted: \(file.rules.count) rules, unmatched hosts \(file.allHostsMustBeEvaluated ? "refused" : "decided")")
         sink(file.allHostsMustBeEvaluated)
-        for host in file.hosts {
-            sink(host.pattern.description)
-            sink(host.pattern.base)
-            sink(host.isExcluded)
-            sink(host.evaluators.map(\.rawValue).joined())
-            sink(host.validateHost)
-            sink(host.performDefaultValidation)
-            sink(host.acceptSelfSignedCertificates)
-            sink(host.anchorsOnly)
-            for certificate in host.certificates + host.anchors { sink(certificate.description) }
-            for probe in probeHosts { sink(host.pattern.matches(probe)) }
-            if let pinned = host.pinnedHost {
+        for rule in file.rules {
+            sink(rule.pattern.description)
+            sink(rule.pattern.base)
+            sink(String(describing: type(of: rule.policy.evaluator)))
+            sink(rule.policy.anchors.only)
+            sink(rule.policy.source)
+            for certificate in rule.policy.anchors.store.certificates { sink(certificate.description) }
+            for probe in probeHosts { sink(rule.pattern.matches(probe)) }
+            if let pinned = rule.policy.pins {
+                sink(pinned.isExcluded)
                 for pin in pinned.pins + pinned.negativePins { sink(pin.description) }
                 sink(pinned.reportURIs.count)
             }
+            sink(rule.policy.revocation.revocationLists.count)
         }
+        for probe in probeHosts { sink(file.resolve(probe, at: policyTime).notes.count) }
         let pinning = file.pinning
         for probe in probeHosts {
             _ = pinning.pinnedHost(for: probe)

@@ -77,20 +77,25 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
     public internal(set) var host: String?
     /// The port connected to.
     public internal(set) var port: Int
-    /// The evaluation instant, seconds since 1970.
-    public internal(set) var evaluationTime: Int64
+    /// The evaluation instant, seconds since 1970: the decision's one reading of its clock;
+    /// `nil` for a decision made outside any evaluation (a challenge handler's answer, an
+    /// unreadable chain).
+    public internal(set) var evaluationTime: Int64?
     /// The checks performed, in order.
     public internal(set) var steps: [DecisionStep] = []
     /// The anchors of the last chain evaluation.
     public var anchors: String { lastEvaluation?.anchorsDescription ?? "none (no chain evaluation)" }
-    /// The CRLs the last chain evaluation checked the path against, in one line (RFC 5280 §6.3;
-    /// hard-fail: every certificate but the anchor covered and not revoked).
-    public var revocation: String {
-        guard let policy = lastEvaluation?.policy else { return "not checked (no chain evaluation)" }
-        guard let crls = policy.revocationLists else { return "not checked (no CRLs given)" }
-        let issuers = crls.prefix(3).map { crl in "\"\(crl.issuer.rfc4514)\"" + (crl.number.map { " #\($0)" } ?? "") }
-        return "\(crls.count) CRL\(crls.count == 1 ? "" : "s") (\(issuers.joined(separator: ", "))\(crls.count > 3 ? ", …" : "")), "
-            + "every certificate but the anchor covered and not revoked"
+    /// The whole-path checks (revocation, …) of the last chain evaluation, in one line: what
+    /// ran and what it found on the validated path (``/TrustEvaluation/PathCheckFinding``; the
+    /// full list is in ``steps``).
+    public var pathChecks: String {
+        guard let evaluation = lastEvaluation else { return "not run (no chain evaluation)" }
+        guard !evaluation.checks.isEmpty else { return "none configured" }
+        let names = evaluation.checks.joined(separator: ", ")
+        guard let findings = evaluation.chain?.findings else { return "\(names): the chain did not validate" }
+        let passed = findings.filter { $0.outcome == .passed }.count
+        let noted = findings.filter { $0.outcome == .noted }.count
+        return "\(names): \(passed) passed" + (noted > 0 ? ", \(noted) noted" : "") + " on the validated path"
     }
     /// Subjects of the chain built by the last successful evaluation (leaf first), or of the
     /// served chain when none was built.
@@ -126,7 +131,7 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
     /// The failure, if refused.
     public internal(set) var failure: TrustEvaluationError?
 
-    init(evaluator: String, policy: String, mode: String?, host: String?, port: Int, evaluationTime: Int64, served: [Certificate]) {
+    init(evaluator: String, policy: String, mode: String?, host: String?, port: Int, evaluationTime: Int64?, served: [Certificate]) {
         self.served = served
         self.evaluator = evaluator
         self.policy = policy
@@ -157,9 +162,9 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
         lines.append("evaluator: \(evaluator)")
         lines.append("policy:    \(policy)")
         lines.append("host:      \(host ?? "(none)"):\(port)")
-        lines.append("time:      \(ASN1TimeText.rfc3339(evaluationTime))")
+        lines.append("time:      \(evaluationTime.map(ASN1TimeText.rfc3339) ?? "(decided outside an evaluation)")")
         lines.append("anchors:   \(anchors)")
-        if lastEvaluation?.policy.revocationLists != nil { lines.append("crls:      \(revocation)") }
+        if !(lastEvaluation?.checks.isEmpty ?? true) { lines.append("checks:    \(pathChecks)") }
         lines.append("chain:     \(chain.isEmpty ? "(none built)" : chain.joined(separator: " ← "))")
         lines.append("hostname:  \(hostname)")
         lines.append("pin:       \(matchedPin ?? "(none matched)")")
@@ -184,7 +189,7 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
             "evaluator": evaluator,
             "policy": policy,
             "port": port,
-            "time": ASN1TimeText.rfc3339(evaluationTime),
+            "pathChecks": pathChecks,
             "steps": steps.map(\.description),
             "anchors": anchors,
             "chain": chain,
@@ -193,6 +198,7 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
             "configuredPins": configuredPins,
             "notes": notes,
         ]
+        object["time"] = evaluationTime.map(ASN1TimeText.rfc3339) ?? NSNull()
         object["mode"] = mode ?? NSNull()
         object["host"] = host ?? NSNull()
         object["matchedPin"] = matchedPin ?? NSNull()

@@ -12,11 +12,18 @@ struct DecisionRecorder {
         self.init(evaluator: evaluator, policy: policy, mode: mode, served: trust.served, host: host ?? trust.host, time: trust.evaluationTime())
     }
 
+    /// Starts a record; `time` is `nil` for a decision made outside any evaluation (a challenge
+    /// handler's answer, an unreadable chain), which has no instant of its own.
     init(evaluator: String, policy: String, mode: String? = nil, served: ServedChain, host: String?, time: Int64?) {
         record = DecisionRecord(
-            evaluator: evaluator, policy: policy, mode: mode, host: host, port: served.port, evaluationTime: time ?? TrustClock.system.now(),
-            served: served.certificates)
+            evaluator: evaluator, policy: policy, mode: mode, host: host, port: served.port, evaluationTime: time, served: served.certificates)
         self.served = served
+    }
+
+    /// Continues the record of a decision already made (pins applied after an evaluator).
+    init(continuing decision: TrustDecision) {
+        record = decision.record
+        served = decision.served
     }
 
     mutating func step(_ step: DecisionStep) { record.steps.append(step) }
@@ -28,6 +35,8 @@ struct DecisionRecorder {
         record.lastEvaluation = result
         if let chain = result.chain { record.validatedPath = chain }
         step(.evaluation(kind, failure: result.failure))
+        // What the whole-path checks found on the accepted path, as typed steps.
+        for finding in result.chain?.findings ?? [] { step(.pathCheck(finding)) }
     }
 
     /// Records which certificates the pins are compared with (``ProvenChain``).

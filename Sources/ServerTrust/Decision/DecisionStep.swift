@@ -58,8 +58,16 @@ public indirect enum DecisionStep: Hashable, Sendable, CustomStringConvertible {
     case evaluationSkipped
     /// Anchors replaced or added.
     case anchors(AnchorChoice)
-    /// CRLs in force: every certificate but the anchor must be covered and not revoked.
-    case revocation(crls: Int)
+    /// The host's policy that applied (``TrustPolicy/resolve(_:at:)``): the pattern of its
+    /// rule (`nil`: the policy for hosts no rule covers) and where it was written.
+    case hostPolicy(pattern: String?, source: String)
+    /// The whole-path checks the host's policy put on every evaluation (revocation, …).
+    case pathChecks([String])
+    /// What a whole-path check found on the validated path.
+    case pathCheck(PathCheckFinding)
+    /// The evaluator accepted without validating a path, so the configured whole-path checks
+    /// had nothing to run on.
+    case pathChecksNotRun([String])
     /// A chain evaluation and its outcome (`nil` failure: it validated).
     case evaluation(EvaluationKind, failure: ValidationFailure?)
     /// Which certificates the pins were compared with, and why those (``ProvenChain``).
@@ -102,7 +110,12 @@ public indirect enum DecisionStep: Hashable, Sendable, CustomStringConvertible {
             case .configured(let count, let only):
                 return "anchors: \(count) configured anchor(s) added\(only ? ", system roots not trusted" : "")"
             }
-        case .revocation(let count): return "revocation: \(count) CRL\(count == 1 ? "" : "s") in force (RFC 5280 6.3, hard-fail)"
+        case .hostPolicy(let pattern, let source):
+            return "policy: \(pattern.map { "the rule for \($0)" } ?? "the policy for hosts no rule covers") (\(source))"
+        case .pathChecks(let names): return "whole-path checks on every evaluation: \(names.joined(separator: ", "))"
+        case .pathCheck(let finding): return finding.description
+        case .pathChecksNotRun(let names):
+            return "no path was validated, so the whole-path checks (\(names.joined(separator: ", "))) did not run"
         case .evaluation(let kind, let failure):
             let label: String
             switch kind {

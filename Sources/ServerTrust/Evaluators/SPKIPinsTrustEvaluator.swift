@@ -69,75 +69,47 @@ public final class SPKIPinsTrustEvaluator: ServerTrustEvaluating {
         // One instant for the chain and the pins: the pin set's expiry and per-pin windows are
         // judged when the chain is.
         let time = trust.evaluationTime()
-        trust.verifyTime = time
-        var recorder = DecisionRecorder(
-            evaluator: "SPKIPinsTrustEvaluator",
-            policy: "performDefaultValidation=\(performDefaultValidation), validateHost=\(validateHost), pin sets=\(configuration.hosts.count)",
-            mode: "spki", trust: trust, host: host)
-        let entry = configuration.pinnedHost(for: host)
-        if let entry { recorder.step(.pinSet(pattern: entry.pattern.description, excluded: entry.isExcluded)) }
-
-        // Alamofire's switches collapse to one evaluation here: with the host when asked,
-        // else without it when default validation is asked.
-        var evaluation: TrustResult?
-        if performDefaultValidation || validateHost {
-            trust.setPolicy(.sslServer, host: validateHost ? host : nil)
-            let result = trust.evaluate()
-            recorder.evaluation(result, of: trust, .defaultValidation(host: validateHost ? host : nil))
-            if let failure = result.failure {
-                if let entry, !entry.isExcluded {
-                    report(entry, trust: trust, host: host, validated: trust.certificates, result: .failedInvalidCertificateChain, time: time)
-                }
-                return recorder.reject(.validation(failure, host: host))
-            }
-            evaluation = result
+        trust.clock = .fixed(time)
+        let validation = AlamofireValidation(
+            performDefaultValidation: performDefaultValidation, validateHost: validateHost, pinSets: configuration.hosts.count)
+        let validated = validation.decide(trust, forHost: host)
+        guard let entry = configuration.pinnedHost(for: host) else {
+            guard validated.isTrusted else { return validated }
+            var recorder = DecisionRecorder(continuing: validated)
+            recorder.step(.pinCheck(PinningConfiguration.check(nil, certificates: [], forHost: host, at: time)))
+            return recorder.accept()
         }
-        let proven = trust.provenChain(after: evaluation)
-        let chain = proven.certificates
-        recorder.pinCandidates(proven)
+        return PinEnforcement(pins: entry, reporter: reporter, logger: logger).apply(to: validated, trust: trust, host: host, time: time)
+    }
+}
 
-        let check = configuration.check(proven, forHost: host, at: time)
-        recorder.step(.pinCheck(check))
-        let configured = check.pinnedHost.map { $0.pins.map(\.description) + $0.negativePins.map { "!" + $0.description } } ?? []
-        switch check.outcome {
-        case .notPinned, .excluded:
-            return recorder.accept()
-        case .expired:
-            logger?(check.detail)
-            recorder.note(check.detail)
-            return recorder.accept()
-        case .matched:
-            recorder.matched(.spki(check.matches))
-            if let warning = check.spareWarning { recorder.note(warning) }
-            return recorder.accept()
-        case .noMatchingPin:
-            recorder.pinEvidence(chain: chain, configured: configured)
-            if let entry = check.pinnedHost {
-                report(entry, trust: trust, host: host, validated: chain, result: .failedNoMatchingPin, time: time)
-                if !entry.enforcePinning {
-                    let text = "report-only: \(check.detail); the connection is allowed and reported"
-                    recorder.note(text)
-                    logger?(text)
-                    return recorder.accept()
-                }
-            }
-            return recorder.reject(TrustEvaluationError(.spkiPinningFailed, host: host, check.detail))
-        case .negativePinMatched:
-            recorder.pinEvidence(chain: chain, configured: configured)
-            if let entry = check.pinnedHost {
-                report(entry, trust: trust, host: host, validated: chain, result: .failedNegativePinMatched, time: time)
-            }
-            return recorder.reject(TrustEvaluationError(.negativePinMatched, host: host, check.detail))
-        }
+/// The validation of ``SPKIPinsTrustEvaluator``, on its own: Alamofire's two switches collapse
+/// to one evaluation, with the host when `validateHost`, else without it when
+/// `performDefaultValidation`, else none (the pins are then compared with the leaf alone, as
+/// curl's `-k --pinnedpubkey` does). A policy file's `spkiPins` entry is this, followed by the
+/// host policy's pins (``PinEnforcement``).
+struct AlamofireValidation: ServerTrustEvaluating {
+    let performDefaultValidation: Bool
+    let validateHost: Bool
+    /// The number of pin sets the evaluator's record names (an `spkiPins` entry has one).
+    var pinSets = 1
+
+    func evaluate(_ trust: PeerTrust, forHost host: String) throws(TrustEvaluationError) {
+        try decide(trust, forHost: host).get()
     }
 
-    private func report(
-        _ entry: PinnedHost, trust: PeerTrust, host: String, validated: [Certificate], result: PinFailureReport.ValidationResult, time: Int64
-    ) {
-        guard let reporter else { return }
-        let report = PinFailureReport(
-            date: time, hostname: host, port: trust.port, pinnedHost: entry, served: trust.certificates, validated: validated, result: result)
-        reporter.send(report, to: entry.reportURIs)
+    func decide(_ trust: PeerTrust, forHost host: String) -> TrustDecision {
+        var trust = trust
+        var recorder = DecisionRecorder(
+            evaluator: "SPKIPinsTrustEvaluator",
+            policy: "performDefaultValidation=\(performDefaultValidation), validateHost=\(validateHost), pin sets=\(pinSets)",
+            mode: "spki", trust: trust, host: host)
+        guard performDefaultValidation || validateHost else { return recorder.accept() }
+        trust.setPolicy(.sslServer, host: validateHost ? host : nil)
+        let result = trust.evaluate()
+        recorder.evaluation(result, of: trust, .defaultValidation(host: validateHost ? host : nil))
+        if let failure = result.failure { return recorder.reject(.validation(failure, host: host)) }
+        return recorder.accept()
     }
 }
 

@@ -69,12 +69,7 @@ public final class ServerTrustManager: ServerTrustEvaluating {
     /// - Throws: ``TrustEvaluationError`` (`noRequiredEvaluator`) when none matches and
     ///   ``allHostsMustBeEvaluated`` is set.
     public func serverTrustEvaluator(forHost host: String) throws(TrustEvaluationError) -> (any ServerTrustEvaluating)? {
-        var best: Rule?
-        for rule in rules where rule.pattern.matches(host) {
-            if let current = best, !rule.pattern.moreSpecific(than: current.pattern) { continue }
-            best = rule
-        }
-        if let best { return best.evaluator }
+        if let best = HostPattern.mostSpecific(in: rules, matching: host, by: \.pattern) { return best.evaluator }
         if allHostsMustBeEvaluated {
             throw TrustEvaluationError(.noRequiredEvaluator, host: host, "no evaluator is configured for \(host) and all hosts must be evaluated")
         }

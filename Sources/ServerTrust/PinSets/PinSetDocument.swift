@@ -2,8 +2,12 @@ import CertificateParsing
 import Foundation
 public import TrustEvaluation
 
-/// A signed pin set (docs/pinset-format.md): a policy in the policy-file form with a serial
-/// and a validity window, and a detached signature over the exact payload bytes.
+/// A signed pin set (docs/pinset-format.md): pins per host pattern, in the policy-file form, with
+/// a serial and a validity window, and a detached signature over the exact payload bytes.
+///
+/// A document changes pins only (pins, negative pins, expiry, report-only mode, report URIs):
+/// laid over the app's baseline (``TrustPolicy/overlaying(_:expiry:rules:)``), every other input
+/// of the baseline (evaluators, anchors, revocation) stays in force.
 ///
 /// As served, a document is a small JSON envelope,
 /// `{"keyId": "<hex>", "payload": "<base64>", "signature": "<base64>"}`, whose payload is the
@@ -31,8 +35,8 @@ public struct PinSetDocument: Sendable {
     public let issuedAt: Int64
     /// When it stops being in force (seconds since 1970).
     public let expiresAt: Int64
-    /// The pins and rules, as a policy file.
-    public let policy: PolicyFile
+    /// The pins, by host pattern.
+    public let pins: PinningConfiguration
     /// The keys trusted to sign the documents after this one, when it rotates them; `nil`
     /// keeps the keys in force.
     public let nextSigningKeys: [PinSetSigningKey]?
@@ -49,7 +53,7 @@ public struct PinSetDocument: Sendable {
         let serial: Int64
         let issuedAt: Int64
         let expiresAt: Int64
-        let policy: PolicyFile
+        let pins: PinningConfiguration
         let nextSigningKeys: [PinSetSigningKey]?
     }
 
@@ -68,7 +72,7 @@ public struct PinSetDocument: Sendable {
         try refuseSigningKeysAsPins(payload, trustedKeys: trustedKeys)
         return PinSetDocument(
             envelope: bytes, payload: envelope.payload, signedBy: key, serial: payload.serial, issuedAt: payload.issuedAt,
-            expiresAt: payload.expiresAt, policy: payload.policy, nextSigningKeys: payload.nextSigningKeys)
+            expiresAt: payload.expiresAt, pins: payload.pins, nextSigningKeys: payload.nextSigningKeys)
     }
 
     /// The signing keys are never TLS keys: a document that pins one of the keys trusted to
@@ -77,8 +81,7 @@ public struct PinSetDocument: Sendable {
     static func refuseSigningKeysAsPins(_ payload: Payload, trustedKeys: [PinSetSigningKey]) throws(PinSetError) {
         var problems: [PolicyConfigurationError] = []
         let keys = trustedKeys + (payload.nextSigningKeys ?? [])
-        for (index, host) in payload.policy.hosts.enumerated() {
-            guard let pinned = host.pinnedHost else { continue }
+        for (index, pinned) in payload.pins.hosts.enumerated() {
             for pin in pinned.pins + pinned.negativePins {
                 if let key = keys.first(where: { pin.algorithm.digest($0.publicKeyInfoDER[...]) == pin.digest }) {
                     problems.append(
@@ -150,17 +153,18 @@ public struct PinSetDocument: Sendable {
 
     static let pinSetKeys: Set<String> = ["version", "serial", "issuedAt", "expiresAt", "signingKeys"]
 
-    /// The payload: a policy file in the signed-pin-set profile (no file paths, no `disabled`
-    /// evaluator, every rule of docs/policy-schema.md) with a `pinSet` member.
+    /// The payload: a policy file in the signed-pin-set profile (pins only: the keys of
+    /// ``PolicyFileParser/pinSetHostKeys``; every rule of docs/policy-schema.md for them) with a
+    /// `pinSet` member.
     static func parsePayload(_ bytes: [UInt8]) throws(PinSetError) -> Payload {
         let root: Any
         let duplicates: [PolicyConfigurationError]
         do { (root, duplicates) = try PolicyFile.readJSON(bytes) } catch {
             throw PinSetError(.malformed, "the payload is not JSON", problems: error.problems)
         }
-        var parser = PolicyFileParser(baseDirectory: ".", profile: .signedPinSet)
+        var parser = PolicyFileParser(baseDirectory: ".", profile: .signedPinSet, source: "signed pin set")
         parser.reader.problems = duplicates
-        let policy = parser.parse(root)
+        let pins = parser.parsePinSet(root)
         var meta: (serial: Int64, issuedAt: Int64, expiresAt: Int64, keys: [PinSetSigningKey]?)?
         if let object = root as? [String: Any] {
             if let value = object["pinSet"] {
@@ -169,10 +173,10 @@ public struct PinSetDocument: Sendable {
                 parser.reader.fail(.missingKey, "$.pinSet", "missing: a policy file without a pinSet member is not a signed pin set")
             }
         }
-        guard parser.reader.problems.isEmpty, let policy, let meta else {
+        guard parser.reader.problems.isEmpty, let pins, let meta else {
             throw PinSetError(.malformed, "the payload breaks the pin-set schema", problems: parser.reader.problems)
         }
-        return Payload(serial: meta.serial, issuedAt: meta.issuedAt, expiresAt: meta.expiresAt, policy: policy, nextSigningKeys: meta.keys)
+        return Payload(serial: meta.serial, issuedAt: meta.issuedAt, expiresAt: meta.expiresAt, pins: pins, nextSigningKeys: meta.keys)
     }
 
     static func parsePinSetMember(
@@ -235,7 +239,8 @@ public struct PinSetDocument: Sendable {
     /// brace, so the rest of the text is signed as written; it is parsed back with the client's
     /// rules before it is signed, so a document that no client would accept is never produced.
     /// - Parameters:
-    ///   - policyJSON: A policy file's text (schema version 1, pins only: no file paths).
+    ///   - policyJSON: A policy file's text in the signed-pin-set profile (schema version 1,
+    ///     pins only).
     ///   - serial: Greater than every serial signed before (1 … ``maximumSerial``).
     ///   - issuedAt: Seconds since 1970.
     ///   - expiresAt: Seconds since 1970, after `issuedAt`.

@@ -153,6 +153,25 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
     /// longer base wins; with equal bases, exact beats `*.` beats `**.`. TrustKit picks the
     /// longest matching parent; NSC the most specific domain.
     public func moreSpecific(than other: HostPattern) -> Bool {
+        isMoreSpecific(than: other)
+    }
+
+    /// The element of `elements` whose pattern matches `host` most specifically (the one rule
+    /// of precedence between host patterns, used by pin sets, ``ServerTrustManager`` and
+    /// ``TrustPolicy`` alike): the longest base, then exact before `*.` before `**.`; the
+    /// first of equals.
+    static func mostSpecific<Element>(in elements: some Sequence<Element>, matching host: String, by pattern: (Element) -> HostPattern) -> Element? {
+        var best: (element: Element, pattern: HostPattern)?
+        for element in elements {
+            let candidate = pattern(element)
+            guard candidate.matches(host) else { continue }
+            if let current = best, !candidate.isMoreSpecific(than: current.pattern) { continue }
+            best = (element, candidate)
+        }
+        return best?.element
+    }
+
+    private func isMoreSpecific(than other: HostPattern) -> Bool {
         if baseLabels != other.baseLabels { return baseLabels > other.baseLabels }
         return rank > other.rank
     }

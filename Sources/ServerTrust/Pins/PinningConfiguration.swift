@@ -70,12 +70,7 @@ public struct PinningConfiguration: Sendable {
     /// - Parameter host: The host name or IP literal.
     /// - Returns: The entry, or `nil`.
     public func pinnedHost(for host: String) -> PinnedHost? {
-        var best: PinnedHost?
-        for entry in hosts where entry.pattern.matches(host) {
-            if let current = best, !entry.pattern.moreSpecific(than: current.pattern) { continue }
-            best = entry
-        }
-        return best
+        HostPattern.mostSpecific(in: hosts, matching: host, by: \.pattern)
     }
 
     /// Checks the proven certificates against the pins for `host` at `time`.
@@ -100,7 +95,13 @@ public struct PinningConfiguration: Sendable {
 
     /// The check on a list already known to be proven.
     func check(certificates chain: [Certificate], forHost host: String, at time: Int64) -> PinCheckResult {
-        guard let entry = pinnedHost(for: host) else { return PinCheckResult(.notPinned, nil, host: host, time: time) }
+        Self.check(pinnedHost(for: host), certificates: chain, forHost: host, at: time)
+    }
+
+    /// The pin rule itself, for the entry already chosen for `host` (by pattern here, or by
+    /// ``TrustPolicy/resolve(_:at:)``), on certificates already known to be proven.
+    static func check(_ entry: PinnedHost?, certificates chain: [Certificate], forHost host: String, at time: Int64) -> PinCheckResult {
+        guard let entry else { return PinCheckResult(.notPinned, nil, host: host, time: time) }
         if entry.isExcluded { return PinCheckResult(.excluded, entry, host: host, time: time) }
         if let expiration = entry.expirationDate, time > expiration { return PinCheckResult(.expired, entry, host: host, time: time) }
         var digests = ChainDigests(chain)

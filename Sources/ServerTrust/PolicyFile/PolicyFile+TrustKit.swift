@@ -21,34 +21,45 @@ extension PolicyFile {
     /// `yyyy-MM-dd`, UTC. `kTSKSwizzleNetworkDelegates`,
     /// `kTSKIgnorePinningForUserDefinedTrustAnchors` (macOS) and the deprecated
     /// `kTSKPublicKeyAlgorithms` are accepted and ignored.
-    /// - Parameter configuration: The dictionary (as from a plist or JSON).
+    /// - Parameters:
+    ///   - configuration: The dictionary (as from a plist or JSON).
+    ///   - source: What decision records call the configuration.
     /// - Returns: The policy.
     /// - Throws: ``PolicyFileError`` listing every problem, at paths such as
     ///   `$.kTSKPinnedDomains["example.com"].kTSKPublicKeyHashes[0]`.
-    public static func fromTrustKit(_ configuration: [String: Any]) throws(PolicyFileError) -> PolicyFile {
+    public static func fromTrustKit(_ configuration: [String: Any], source: String = "TrustKit configuration") throws(PolicyFileError) -> TrustPolicy {
         var reader = ConfigReader()
         reader.allowOnly(configuration, ["kTSKSwizzleNetworkDelegates", "kTSKPinnedDomains", "kTSKIgnorePinningForUserDefinedTrustAnchors"], "$")
         _ = reader.bool(configuration, "kTSKSwizzleNetworkDelegates", "$")
         _ = reader.bool(configuration, "kTSKIgnorePinningForUserDefinedTrustAnchors", "$")
-        var hosts: [PolicyFile.Host] = []
+        var rules: [TrustPolicy.Rule] = []
         if let value = configuration["kTSKPinnedDomains"] {
             if let domains = reader.object(value, "$.kTSKPinnedDomains") {
                 if domains.isEmpty { reader.fail(.invalidValue, "$.kTSKPinnedDomains", "no pinned domains") }
                 for domain in domains.keys.sorted() {
                     let path = ConfigReader.path("$.kTSKPinnedDomains", domain)
-                    if let host = trustKitDomain(domain, domains[domain] as Any, path: path, all: domains, reader: &reader) { hosts.append(host) }
+                    if let pins = trustKitDomain(domain, domains[domain] as Any, path: path, all: domains, reader: &reader) {
+                        // TrustKit always evaluates with SecPolicyCreateSSL(YES, hostname), then pins.
+                        rules.append(
+                            TrustPolicy.Rule(
+                                pins.pattern,
+                                HostTrustPolicy(
+                                    evaluator: DefaultTrustEvaluator(validateHost: true), pins: pins, source: "\(source) \(path)")))
+                    }
                 }
             }
         } else {
             reader.fail(.missingKey, "$.kTSKPinnedDomains", "missing: the pinned domains")
         }
         guard reader.problems.isEmpty else { throw PolicyFileError(reader.problems) }
-        return PolicyFile(version: 1, semantics: .strict, allHostsMustBeEvaluated: false, hosts: hosts)
+        // Hosts TrustKit does not pin are left to the system's default handling.
+        return TrustPolicy(rules: rules, unmatched: HostTrustPolicy(source: "\(source): hosts without an entry"))
     }
 
+    /// One `kTSKPinnedDomains` entry as its pin set (an exclusion as an excluded one).
     private static func trustKitDomain(
         _ domain: String, _ value: Any, path: String, all: [String: Any], reader: inout ConfigReader
-    ) -> PolicyFile.Host? {
+    ) -> PinnedHost? {
         guard let entry = reader.object(value, path) else { return nil }
         reader.allowOnly(
             entry,
@@ -80,9 +91,7 @@ extension PolicyFile {
                 return parentPattern.matches(domain)
             }
             if !parent { reader.fail(.excludeWithoutParent, path, "\(domain) is excluded, but no entry with kTSKIncludeSubdomains covers it") }
-            return PolicyFile.Host(
-                pattern: pattern, isExcluded: true, evaluators: [], validateHost: true, performDefaultValidation: true,
-                acceptSelfSignedCertificates: false, certificates: [], securityPolicy: nil, pinnedHost: nil, anchors: [], anchorsOnly: false)
+            return .excluded(pattern)
         }
         var pins: [SPKIPin] = []
         var pinCountKnown = true
@@ -121,9 +130,6 @@ extension PolicyFile {
                 reader.fail(.invalidDate, "\(path).kTSKExpirationDate", "\"\(text)\" is not yyyy-MM-dd")
             }
         }
-        let pinnedHost = PinnedHost(pattern: pattern, pins: pins, enforcePinning: enforce, expirationDate: expiration, reportURIs: uris)
-        return PolicyFile.Host(
-            pattern: pattern, isExcluded: false, evaluators: [.spkiPins], validateHost: true, performDefaultValidation: true,
-            acceptSelfSignedCertificates: false, certificates: [], securityPolicy: nil, pinnedHost: pinnedHost, anchors: [], anchorsOnly: false)
+        return PinnedHost(pattern: pattern, pins: pins, enforcePinning: enforce, expirationDate: expiration, reportURIs: uris)
     }
 }

@@ -2,10 +2,12 @@ import CertificateParsing
 import Foundation
 import TrustEvaluation
 
-/// Parses the JSON policy schema (docs/policy-schema.md), collecting every problem.
+/// Parses the JSON policy schema (docs/policy-schema.md), collecting every problem: policy
+/// files into a ``TrustPolicy``, and the policy part of a signed pin set (docs/pinset-format.md)
+/// into the pins it lays over a baseline.
 struct PolicyFileParser {
-    /// What the document is: a policy file on this machine, or the policy of a signed pin set
-    /// (docs/pinset-format.md), which may not name files and may not disable evaluation.
+    /// What the document is: a policy file on this machine, or the policy part of a signed pin
+    /// set, which comes from the network.
     enum Profile {
         case file
         case signedPinSet
@@ -13,6 +15,8 @@ struct PolicyFileParser {
 
     let baseDirectory: String
     let profile: Profile
+    /// What decision records call the document.
+    let source: String
     var reader = ConfigReader()
 
     static let topLevelKeys: Set<String> = ["version", "semantics", "allHostsMustBeEvaluated", "anchors", "anchorsOnly", "crls", "reportUris", "hosts"]
@@ -40,51 +44,114 @@ struct PolicyFileParser {
         "host", "includeSubdomains", "excludeFromParentPolicy", "evaluator", "anchors", "anchorsOnly", "crls",
     ])
 
-    init(baseDirectory: String, profile: Profile = .file) {
+    /// The signed-pin-set profile, the one place it is written: a document from the network
+    /// changes pins, negative pins, expiry, report-only mode and report URIs, and nothing else.
+    /// Every key of the policy-file schema outside this list (`certificates`, `anchors`,
+    /// `crls` and any other file path; the evaluator, its validation switches and anchors; an
+    /// exclusion) is refused with `notAllowedInPinSet` by ``checkKeys(_:_:_:)``, which every
+    /// object of a document goes through, so no field reader needs a rule of its own.
+    static let pinSetTopLevelKeys: Set<String> = ["version", "reportUris", "hosts", "pinSet"]
+    static let pinSetHostKeys: Set<String> = ["host", "includeSubdomains", "pins", "negativePins", "enforcePinning", "expirationDate", "reportUris"]
+
+    init(baseDirectory: String, profile: Profile = .file, source: String = "policy document") {
         self.baseDirectory = baseDirectory
         self.profile = profile
+        self.source = source
     }
 
-    mutating func parse(_ root: Any) -> PolicyFile? {
-        guard let object = reader.object(root, "$") else { return nil }
-        reader.allowOnly(object, profile == .signedPinSet ? Self.topLevelKeys.union(["pinSet"]) : Self.topLevelKeys, "$")
+    /// Refuses the keys of `object` outside the profile's `allowed` set: in a signed pin set, a
+    /// key the policy-file schema knows is `notAllowedInPinSet`; any other key is `unknownKey`.
+    mutating func checkKeys(_ object: [String: Any], _ level: KeyLevel, _ path: String) {
+        let fileKeys = level == .topLevel ? Self.topLevelKeys : Self.hostKeys
+        switch profile {
+        case .file:
+            reader.allowOnly(object, fileKeys, path)
+        case .signedPinSet:
+            let allowed = level == .topLevel ? Self.pinSetTopLevelKeys : Self.pinSetHostKeys
+            for key in object.keys.sorted() where !allowed.contains(key) {
+                if fileKeys.contains(key) {
+                    reader.fail(
+                        .notAllowedInPinSet, ConfigReader.path(path, key),
+                        "a signed pin set changes pins only (allowed: \(allowed.sorted().joined(separator: ", ")))")
+                } else {
+                    reader.fail(.unknownKey, ConfigReader.path(path, key), "unknown key (allowed: \(allowed.sorted().joined(separator: ", ")))")
+                }
+            }
+        }
+    }
+
+    enum KeyLevel {
+        case topLevel
+        case host
+    }
+
+    /// The version member: required, 1.
+    mutating func checkVersion(_ object: [String: Any]) {
         let version = reader.integer(object, "version", "$")
         if object["version"] == nil {
             reader.fail(.missingKey, "$.version", "missing (this library reads version 1)")
         } else if let version, version != 1 {
             reader.fail(.unsupportedVersion, "$.version", "version \(version) is not supported (this library reads version 1)")
         }
-        let semantics = parseSemantics(object, "$") ?? .strict
-        let allHosts = reader.bool(object, "allHostsMustBeEvaluated", "$") ?? true
-        let anchors = certificates(object, "anchors", "$") ?? []
-        let anchorsOnly = reader.bool(object, "anchorsOnly", "$") ?? false
-        let crls = revocationLists(object, "crls", "$") ?? []
-        let reportURIs = reader.uris(object, "reportUris", "$") ?? []
-        var hosts: [PolicyFile.Host] = []
+    }
+
+    /// The entries of `hosts`, each read by `entry`, with the paths of those that parsed.
+    mutating func hostEntries<Entry>(_ object: [String: Any], _ entry: (inout PolicyFileParser, Any, String) -> Entry?) -> [(Entry, String)] {
+        var entries: [(Entry, String)] = []
         if let list = reader.array(object, "hosts", "$") {
             if list.isEmpty { reader.fail(.invalidValue, "$.hosts", "no hosts configured") }
             for (index, element) in list.enumerated() {
-                let context = HostContext(semantics: semantics, anchors: anchors, anchorsOnly: anchorsOnly, crls: crls, reportURIs: reportURIs)
-                if let host = parseHost(element, "$.hosts[\(index)]", context) { hosts.append(host) }
+                let path = "$.hosts[\(index)]"
+                if let parsed = entry(&self, element, path) { entries.append((parsed, path)) }
             }
         } else if object["hosts"] == nil {
             reader.fail(.missingKey, "$.hosts", "missing: the list of host entries")
         }
-        // Paths of the parsed entries, so problems point at document indices even when an
-        // earlier entry failed to parse.
-        let paths = hostPaths
-        checkPatterns(hosts.map { ($0.pattern, $0.isExcluded) }, path: { paths.indices.contains($0) ? paths[$0] : "$.hosts" })
-        return PolicyFile(version: version ?? 1, semantics: semantics, allHostsMustBeEvaluated: allHosts, hosts: hosts)
+        return entries
     }
 
-    private var hostPaths: [String] = []
+    // MARK: - Policy files
 
-    struct HostContext {
+    /// What the top level gives every host entry.
+    struct FileDefaults {
         let semantics: PolicySemantics
         let anchors: [Certificate]
         let anchorsOnly: Bool
         let crls: [CertificateRevocationList]
         let reportURIs: [String]
+    }
+
+    /// A policy file as a ``TrustPolicy``.
+    mutating func parsePolicy(_ root: Any) -> TrustPolicy? {
+        guard let object = reader.object(root, "$") else { return nil }
+        checkKeys(object, .topLevel, "$")
+        checkVersion(object)
+        let semantics = parseSemantics(object, "$") ?? .strict
+        let allHosts = reader.bool(object, "allHostsMustBeEvaluated", "$") ?? true
+        let defaults = FileDefaults(
+            semantics: semantics, anchors: certificates(object, "anchors", "$") ?? [], anchorsOnly: reader.bool(object, "anchorsOnly", "$") ?? false,
+            crls: revocationLists(object, "crls", "$") ?? [], reportURIs: reader.uris(object, "reportUris", "$") ?? [])
+        let entries = hostEntries(object) { parser, element, path in parser.parseHost(element, path, defaults) }
+        checkPatterns(entries.map { ($0.0.pattern, $0.0.policy.pins?.isExcluded == true, $0.1) })
+        // Hosts no entry covers get default validation with the file's anchors and CRLs.
+        let unmatched =
+            allHosts ? nil : hostPolicy(evaluators: [DefaultTrustEvaluator()], pins: nil, hostAnchors: [], anchorsOnly: nil, hostCRLs: [], defaults, "$")
+        return TrustPolicy(rules: entries.map(\.0), unmatched: unmatched)
+    }
+
+    /// The one place a host's policy is assembled from the file's layers: the host entry's own
+    /// values where it gives them, the top level's otherwise (anchors and CRLs add up,
+    /// `anchorsOnly` is the entry's if it says, else the file's).
+    func hostPolicy(
+        evaluators: [any ServerTrustEvaluating], pins: PinnedHost?, hostAnchors: [Certificate], anchorsOnly: Bool?,
+        hostCRLs: [CertificateRevocationList], _ defaults: FileDefaults, _ path: String
+    ) -> HostTrustPolicy {
+        let anchors = defaults.anchors + hostAnchors
+        let only = anchorsOnly ?? defaults.anchorsOnly
+        return HostTrustPolicy(
+            evaluator: evaluators.count == 1 ? evaluators[0] : CompositeTrustEvaluator(evaluators: evaluators),
+            anchors: anchors.isEmpty && !only ? .none : TrustAnchors(anchors, only: only),
+            pins: pins, revocation: RevocationPolicy(revocationLists: defaults.crls + hostCRLs), source: "\(source) \(path)")
     }
 
     mutating func parseSemantics(_ object: [String: Any], _ path: String) -> PolicySemantics? {
@@ -96,42 +163,46 @@ struct PolicyFileParser {
         return semantics
     }
 
-    mutating func parseHost(_ value: Any, _ path: String, _ context: HostContext) -> PolicyFile.Host? {
-        guard let object = reader.object(value, path) else { return nil }
-        reader.allowOnly(object, Self.hostKeys, path)
+    /// The host pattern of an entry.
+    mutating func parsePattern(_ object: [String: Any], _ path: String) -> HostPattern? {
         guard let hostText = reader.string(object, "host", path) else {
             if object["host"] == nil { reader.fail(.missingKey, "\(path).host", "missing: the host pattern") }
             return nil
         }
         let includeSubdomains = reader.bool(object, "includeSubdomains", path) ?? false
-        let pattern: HostPattern
         do {
-            pattern = try HostPattern(hostText, includeSubdomains: includeSubdomains)
+            return try HostPattern(hostText, includeSubdomains: includeSubdomains)
         } catch {
             reader.fail(error, at: "\(path).host")
             return nil
         }
+    }
+
+    mutating func parseHost(_ value: Any, _ path: String, _ defaults: FileDefaults) -> TrustPolicy.Rule? {
+        guard let object = reader.object(value, path) else { return nil }
+        checkKeys(object, .host, path)
+        guard let pattern = parsePattern(object, path) else { return nil }
         if reader.bool(object, "excludeFromParentPolicy", path) == true {
             // TrustKit: kTSKExcludeSubdomainFromParentPolicy must be the only key of its entry.
             for key in object.keys.sorted() where !["host", "excludeFromParentPolicy"].contains(key) {
                 reader.fail(.conflictingOptions, ConfigReader.path(path, key), "an excludeFromParentPolicy entry takes no other keys")
             }
-            hostPaths.append(path)
-            return PolicyFile.Host(
-                pattern: pattern, isExcluded: true, evaluators: [], validateHost: true, performDefaultValidation: true,
-                acceptSelfSignedCertificates: false, certificates: [], securityPolicy: nil, pinnedHost: nil, anchors: context.anchors,
-                anchorsOnly: context.anchorsOnly, revocationLists: context.crls)
+            // Unpinned, with default validation and the file's anchors and CRLs.
+            let policy = hostPolicy(
+                evaluators: [DefaultTrustEvaluator(validateHost: true)], pins: .excluded(pattern), hostAnchors: [], anchorsOnly: nil, hostCRLs: [],
+                defaults, path)
+            return TrustPolicy.Rule(pattern, policy)
         }
-        let evaluators = parseEvaluators(object, path)
+        let kinds = parseEvaluators(object, path)
         for key in object.keys.sorted() {
-            guard let users = Self.hostKeyUsers[key], users.isDisjoint(with: evaluators) else { continue }
+            guard let users = Self.hostKeyUsers[key], users.isDisjoint(with: kinds) else { continue }
             reader.fail(
                 .conflictingOptions, ConfigReader.path(path, key),
                 "only used by the \(users.map(\.rawValue).sorted().joined(separator: "/")) evaluator, which this entry does not use")
         }
         let problemsBefore = reader.problems.count
         let certificates = self.certificates(object, "certificates", path) ?? []
-        let needsCertificates = evaluators.contains(.pinnedCertificates) || evaluators.contains(.publicKeys)
+        let needsCertificates = kinds.contains(.pinnedCertificates) || kinds.contains(.publicKeys)
         if needsCertificates && object["certificates"] == nil {
             reader.fail(.missingKey, "\(path).certificates", "the pinnedCertificates and publicKeys evaluators need certificates")
         } else if needsCertificates && certificates.isEmpty && reader.problems.count == problemsBefore {
@@ -140,17 +211,59 @@ struct PolicyFileParser {
         let validateHost = reader.bool(object, "validateHost", path) ?? true
         let performDefaultValidation = reader.bool(object, "performDefaultValidation", path) ?? true
         let acceptSelfSigned = reader.bool(object, "acceptSelfSignedCertificates", path) ?? false
-        let securityPolicy = evaluators.contains(.securityPolicy) ? parseSecurityPolicy(object, path, certificates, context) : nil
-        let pinnedHost = evaluators.contains(.spkiPins) ? parsePinnedHost(object, path, pattern, context) : nil
-        let hostAnchors = self.certificates(object, "anchors", path) ?? []
-        let anchorsOnly = reader.bool(object, "anchorsOnly", path) ?? context.anchorsOnly
-        let hostCRLs = revocationLists(object, "crls", path) ?? []
-        hostPaths.append(path)
-        return PolicyFile.Host(
-            pattern: pattern, isExcluded: false, evaluators: evaluators, validateHost: validateHost,
-            performDefaultValidation: performDefaultValidation, acceptSelfSignedCertificates: acceptSelfSigned, certificates: certificates,
-            securityPolicy: securityPolicy, pinnedHost: pinnedHost, anchors: context.anchors + hostAnchors, anchorsOnly: anchorsOnly,
-            revocationLists: context.crls + hostCRLs)
+        var evaluators: [any ServerTrustEvaluating] = []
+        var pins: PinnedHost?
+        for kind in kinds {
+            switch kind {
+            case .default:
+                evaluators.append(DefaultTrustEvaluator(validateHost: validateHost))
+            case .securityPolicy:
+                evaluators.append(parseSecurityPolicy(object, path, certificates, defaults.semantics))
+            case .pinnedCertificates:
+                evaluators.append(
+                    PinnedCertificatesTrustEvaluator(
+                        certificates: certificates, acceptSelfSignedCertificates: acceptSelfSigned, performDefaultValidation: performDefaultValidation,
+                        validateHost: validateHost))
+            case .publicKeys:
+                evaluators.append(
+                    PublicKeysTrustEvaluator(certificates: certificates, performDefaultValidation: performDefaultValidation, validateHost: validateHost))
+            case .spkiPins:
+                // The validation of SPKIPinsTrustEvaluator; the pins themselves are the host
+                // policy's, checked after every evaluator of the entry.
+                evaluators.append(AlamofireValidation(performDefaultValidation: performDefaultValidation, validateHost: validateHost))
+                pins = parsePinnedHost(object, path, pattern, inheritedReportURIs: defaults.reportURIs)
+            case .disabled:
+                evaluators.append(DisabledTrustEvaluator())
+            }
+        }
+        if evaluators.isEmpty { return nil }
+        let policy = hostPolicy(
+            evaluators: evaluators, pins: pins, hostAnchors: self.certificates(object, "anchors", path) ?? [],
+            anchorsOnly: reader.bool(object, "anchorsOnly", path), hostCRLs: revocationLists(object, "crls", path) ?? [], defaults, path)
+        return TrustPolicy.Rule(pattern, policy)
+    }
+
+    // MARK: - Signed pin sets
+
+    /// The policy part of a signed pin set: the pins it lays over the baseline, per host
+    /// pattern, in the signed profile (``pinSetHostKeys``).
+    mutating func parsePinSet(_ root: Any) -> PinningConfiguration? {
+        guard let object = reader.object(root, "$") else { return nil }
+        checkKeys(object, .topLevel, "$")
+        checkVersion(object)
+        let reportURIs = reader.uris(object, "reportUris", "$") ?? []
+        let entries = hostEntries(object) { parser, element, path -> PinnedHost? in
+            guard let entry = parser.reader.object(element, path) else { return nil }
+            parser.checkKeys(entry, .host, path)
+            guard let pattern = parser.parsePattern(entry, path) else { return nil }
+            if entry["pins"] == nil && entry["negativePins"] == nil {
+                parser.reader.fail(.noPins, path, "\(pattern) has no pins: a signed pin set entry gives pins")
+                return nil
+            }
+            return parser.parsePinnedHost(entry, path, pattern, inheritedReportURIs: reportURIs)
+        }
+        checkPatterns(entries.map { ($0.0.pattern, false, $0.1) })
+        return PinningConfiguration(unchecked: entries.map(\.0))
     }
 
     /// CRL files (PEM or DER, several per file allowed), relative to the policy file.
@@ -205,19 +318,12 @@ struct PolicyFileParser {
                     "unknown evaluator \"\(name)\" (\(PolicyFile.EvaluatorKind.allCases.map(\.rawValue).joined(separator: ", ")))")
                 continue
             }
-            if kind == .disabled && profile == .signedPinSet {
-                // An update may change pins, never switch evaluation off.
-                reader.fail(.notAllowedInPinSet, namePath, "a signed pin set cannot disable trust evaluation")
-                continue
-            }
             kinds.append(kind)
         }
         return kinds
     }
 
-    mutating func parseSecurityPolicy(
-        _ object: [String: Any], _ path: String, _ certificates: [Certificate], _ context: HostContext
-    ) -> SecurityPolicy? {
+    mutating func parseSecurityPolicy(_ object: [String: Any], _ path: String, _ certificates: [Certificate], _ semantics: PolicySemantics) -> SecurityPolicy {
         var mode = PinningMode.none
         if let text = reader.string(object, "pinningMode", path) {
             if let parsed = PinningMode(rawValue: text) {
@@ -233,7 +339,7 @@ struct PolicyFileParser {
             pinningMode: mode, pinnedCertificates: certificates,
             allowInvalidCertificates: reader.bool(object, "allowInvalidCertificates", path) ?? false,
             validatesDomainName: reader.bool(object, "validatesDomainName", path) ?? true,
-            semantics: parseSemantics(object, path) ?? context.semantics)
+            semantics: parseSemantics(object, path) ?? semantics)
         policy.allowsExpiredPinnedCertificates = reader.bool(object, "allowsExpiredPinnedCertificates", path) ?? false
         if policy.allowsExpiredPinnedCertificates && policy.semantics == .compat {
             reader.fail(.conflictingOptions, "\(path).allowsExpiredPinnedCertificates", "only applies with strict semantics")
@@ -241,13 +347,13 @@ struct PolicyFileParser {
         return policy
     }
 
-    mutating func parsePinnedHost(_ object: [String: Any], _ path: String, _ pattern: HostPattern, _ context: HostContext) -> PinnedHost? {
+    mutating func parsePinnedHost(_ object: [String: Any], _ path: String, _ pattern: HostPattern, inheritedReportURIs: [String]) -> PinnedHost {
         let pins = parsePins(object, "pins", path, allowScope: true)
         let negative = parsePins(object, "negativePins", path, allowScope: false)
         var host = PinnedHost(
             pattern: pattern, pins: pins, negativePins: negative, enforcePinning: reader.bool(object, "enforcePinning", path) ?? true,
             expirationDate: reader.date(object, "expirationDate", path),
-            reportURIs: context.reportURIs + (reader.uris(object, "reportUris", path) ?? []))
+            reportURIs: inheritedReportURIs + (reader.uris(object, "reportUris", path) ?? []))
         host.requiresBackupPin = true
         // Count rules only when every pin parsed; otherwise the count would mislead.
         let allParsed = pins.count == ((object["pins"] as? [Any])?.count ?? 0) && negative.count == ((object["negativePins"] as? [Any])?.count ?? 0)
@@ -296,12 +402,6 @@ struct PolicyFileParser {
 
     /// Certificate files or directories, relative to the policy file.
     mutating func certificates(_ object: [String: Any], _ key: String, _ path: String) -> [Certificate]? {
-        if profile == .signedPinSet, object[key] != nil {
-            // Paths name files on the signer's machine; a document from the network must not
-            // make the client read local files.
-            reader.fail(.notAllowedInPinSet, ConfigReader.path(path, key), "a signed pin set cannot name files (pins only)")
-            return nil
-        }
         guard let entries = reader.strings(object, key, path) else { return nil }
         var result: [Certificate] = []
         for (file, filePath) in entries {
@@ -320,18 +420,18 @@ struct PolicyFileParser {
         return result
     }
 
-    /// Duplicate patterns and exclusions without a parent.
-    mutating func checkPatterns(_ entries: [(HostPattern, Bool)], path: (Int) -> String) {
-        var seen: [HostPattern: Int] = [:]
-        for (index, (pattern, excluded)) in entries.enumerated() {
-            if let first = seen[pattern] {
-                reader.fail(.duplicateHostPattern, path(index), "\(pattern) is already configured at \(path(first))")
+    /// Duplicate patterns and exclusions without a parent, each at its entry's path.
+    mutating func checkPatterns(_ entries: [(pattern: HostPattern, excluded: Bool, path: String)]) {
+        var seen: [HostPattern: String] = [:]
+        for entry in entries {
+            if let first = seen[entry.pattern] {
+                reader.fail(.duplicateHostPattern, entry.path, "\(entry.pattern) is already configured at \(first)")
             } else {
-                seen[pattern] = index
+                seen[entry.pattern] = entry.path
             }
-            if excluded {
-                let covered = entries.contains { !$0.1 && $0.0 != pattern && $0.0.matches(pattern.base) }
-                if !covered { reader.fail(.excludeWithoutParent, path(index), "\(pattern) is excluded, but no other entry covers it") }
+            if entry.excluded {
+                let covered = entries.contains { !$0.excluded && $0.pattern != entry.pattern && $0.pattern.matches(entry.pattern.base) }
+                if !covered { reader.fail(.excludeWithoutParent, entry.path, "\(entry.pattern) is excluded, but no other entry covers it") }
             }
         }
     }

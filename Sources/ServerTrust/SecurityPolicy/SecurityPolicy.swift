@@ -281,7 +281,7 @@ public struct SecurityPolicy: Sendable {
         let now = trust.evaluationTime()
         guard let instant = trust.certificates.map(\.notAfter.secondsSince1970).filter({ $0 < now }).min() else { return nil }
         var retry = trust
-        retry.verifyTime = instant
+        retry.clock = .fixed(instant)
         let result = retry.evaluate()
         recorder.evaluation(result, of: retry, .expiredRetry(at: instant))
         if result.isTrusted { recorder.note("accepted although expired, because allowsExpiredPinnedCertificates is set") }

@@ -6,7 +6,8 @@ public import TrustEvaluation
 /// It holds the served chain (leaf first, then whatever the server sent), the host and port,
 /// the validation policy (`SecTrustSetPolicies`), custom anchors with the anchors-only flag
 /// (`SecTrustSetAnchorCertificates` / `SecTrustSetAnchorCertificatesOnly`), the system anchors,
-/// the evaluation time (`SecTrustSetVerifyDate`) and the clock read when none is set, so
+/// the clock that says "now" (`SecTrustSetVerifyDate` is `clock = .fixed(instant)`) and the
+/// whole-path checks its host's policy asks for (revocation: `SecPolicyCreateRevocation`), so
 /// AFNetworking-style code maps one to one. Unlike `SecTrust` it is a value: an evaluator works
 /// on its own copy, so evaluating never changes the caller's trust (AFNetworking's
 /// `SecTrustSetPolicies` and `SecTrustSetAnchorCertificates` mutate the caller's object, so
@@ -23,11 +24,15 @@ public struct PeerTrust: Sendable {
     /// The system's roots (from `SSL_CERT_FILE` / `SSL_CERT_DIR` with ``/TrustEvaluation/TrustStore/system()``,
     /// or a store supplied by a test).
     public var systemAnchors: TrustStore
-    /// The instant to evaluate at, in seconds since 1970 (`SecTrustSetVerifyDate`); `nil`
-    /// means the policy's own time, or ``clock``.
-    public var verifyTime: Int64?
-    /// "Now" when neither ``verifyTime`` nor the policy fixes the instant.
+    /// "Now": the only way an evaluation gets its instant. A decision gives its trust a fixed
+    /// clock read once, so every evaluation and pin check of the decision sees one instant;
+    /// `SecTrustSetVerifyDate(trust, date)` is `trust.clock = .fixed(date)`.
     public var clock: TrustClock
+    /// The whole-path checks every evaluation of this trust runs on the path it validates
+    /// (``/TrustEvaluation/PathCheck``: revocation, and the checks that build on the same hook),
+    /// as the host's ``HostTrustPolicy`` asks for them. Set by ``ServerTrustDecider``; an
+    /// evaluator choosing its own anchors or policy keeps them.
+    public internal(set) var pathChecks: [any PathCheck]
     /// The path an earlier evaluator of the same decision validated for this served chain
     /// (``CompositeTrustEvaluator`` hands it on), so that a later pin check that does not
     /// validate again still compares pins with proven certificates rather than the leaf alone,
@@ -41,18 +46,14 @@ public struct PeerTrust: Sendable {
     ///   - systemAnchors: The system roots.
     ///   - policy: The validation policy; `nil` means the SSL server policy for the served
     ///     chain's host (what URLSession's server-trust challenge carries).
-    ///   - verifyTime: The evaluation instant; `nil` means now, by `clock`.
-    ///   - clock: "Now".
-    public init(
-        served: ServedChain, systemAnchors: TrustStore, policy: ValidationPolicy? = nil, verifyTime: Int64? = nil,
-        clock: TrustClock = .system
-    ) {
+    ///   - clock: "Now" (`.fixed(instant)` for `SecTrustSetVerifyDate`).
+    public init(served: ServedChain, systemAnchors: TrustStore, policy: ValidationPolicy? = nil, clock: TrustClock = .system) {
         self.served = served
         self.policy = policy ?? .sslServer(host: served.host)
         self.anchorsOnly = false
         self.systemAnchors = systemAnchors
-        self.verifyTime = verifyTime
         self.clock = clock
+        self.pathChecks = []
         self.validatedPath = nil
         self.customAnchorStore = .empty
     }
@@ -64,15 +65,12 @@ public struct PeerTrust: Sendable {
     ///   - port: The port connected to.
     ///   - systemAnchors: The system roots.
     ///   - policy: The validation policy; `nil` means the SSL server policy for `host`.
-    ///   - verifyTime: The evaluation instant; `nil` means now.
-    ///   - clock: "Now".
+    ///   - clock: "Now" (`.fixed(instant)` to judge the chain at another instant).
     public init(
         certificates: [Certificate], host: String?, port: Int = 443, systemAnchors: TrustStore, policy: ValidationPolicy? = nil,
-        verifyTime: Int64? = nil, clock: TrustClock = .system
+        clock: TrustClock = .system
     ) {
-        self.init(
-            served: ServedChain(certificates: certificates, host: host, port: port), systemAnchors: systemAnchors,
-            policy: policy, verifyTime: verifyTime, clock: clock)
+        self.init(served: ServedChain(certificates: certificates, host: host, port: port), systemAnchors: systemAnchors, policy: policy, clock: clock)
     }
 
     /// The certificates the server sent, leaf first.
@@ -124,9 +122,8 @@ public struct PeerTrust: Sendable {
     }
 
     /// `SecTrustSetPolicies` with an SSL server or basic X.509 policy: the purpose and the
-    /// name change, what the trust was given besides them stays (its CRLs, algorithm and key
-    /// rules, the evaluation instant). An evaluator choosing its policy must not drop the
-    /// revocation lists the caller supplied.
+    /// name change, what the trust was given besides them stays (its algorithm and key rules,
+    /// its clock and its whole-path checks).
     /// - Parameters:
     ///   - kind: `.sslServer` or `.basicX509`.
     ///   - host: The name the leaf must be valid for (SSL server only); `nil` for none.
@@ -135,28 +132,29 @@ public struct PeerTrust: Sendable {
         policy.peerName = kind == .sslServer ? host.map(PeerName.host) : nil
     }
 
-    /// The instant evaluations use: ``verifyTime``, else the policy's, else ``clock``.
+    /// The instant evaluations use: ``clock``'s reading.
     public func evaluationTime() -> Int64 {
-        verifyTime ?? policy.validationTime ?? clock.now()
+        clock.now()
     }
 
     /// Validates the served chain against ``effectiveAnchors`` with ``policy`` at
-    /// ``evaluationTime()`` (`SecTrustEvaluateWithError`).
+    /// ``evaluationTime()``, running ``pathChecks`` on the path (`SecTrustEvaluateWithError`).
     /// - Parameter trace: Record every path tried, for explanations.
     /// - Returns: The result.
     public func evaluate(trace: Bool = false) -> TrustResult {
-        var policy = self.policy
-        policy.validationTime = evaluationTime()
+        let time = evaluationTime()
         let anchors = effectiveAnchors
         guard let leaf = certificates.first else {
             return TrustResult(
                 result: .failure(ValidationFailure(.invalidCertificate, "the server sent no certificate")),
-                trace: [], policy: policy, anchorMode: anchorMode, anchors: anchors)
+                trace: [], policy: policy, time: time, checks: pathChecks.map(\.name), anchorMode: anchorMode, anchors: anchors)
         }
         // One verifier per (anchors, policy): its rule tables are built once, not per handshake.
         let outcome = Verifier.shared(anchors: anchors, policy: policy).validate(
-            leaf: leaf, intermediates: Array(certificates.dropFirst()), at: policy.validationTime, trace: trace)
-        return TrustResult(result: outcome.result, trace: outcome.trace, policy: policy, anchorMode: anchorMode, anchors: anchors)
+            leaf: leaf, intermediates: Array(certificates.dropFirst()), at: time, checks: pathChecks, trace: trace)
+        return TrustResult(
+            result: outcome.result, trace: outcome.trace, policy: policy, time: time, checks: pathChecks.map(\.name), anchorMode: anchorMode,
+            anchors: anchors)
     }
 
     /// The trust's certificate chain (`SecTrustCopyCertificateChain`): the validated path when

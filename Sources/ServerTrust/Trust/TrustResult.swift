@@ -7,8 +7,13 @@ public struct TrustResult: Sendable {
     public let result: Result<VerifiedChain, ValidationFailure>
     /// Every path tried, when tracing was requested.
     public let trace: [PathAttempt]
-    /// The policy applied, with the evaluation time filled in.
+    /// The policy applied.
     public let policy: ValidationPolicy
+    /// The instant it was evaluated at, seconds since 1970.
+    public let time: Int64
+    /// The names of the whole-path checks the evaluation ran on every candidate path
+    /// (``PeerTrust/pathChecks``).
+    public let checks: [String]
     /// Which anchors were in force.
     public let anchorMode: AnchorMode
     /// The anchors used.
@@ -42,7 +47,11 @@ public struct TrustResult: Sendable {
         case .customOnly:
             return anchors.count == 0 ? "custom anchors only: none (nothing is trusted)" : "custom anchors only: " + subjects(anchors)
         case .systemOnly:
-            return "system trust store: \(anchors.count) roots" + (anchors.sources.isEmpty ? "" : " (\(anchors.sources.joined(separator: ", ")))")
+            let origin = anchors.sources.isEmpty ? "" : " (\(anchors.sources.joined(separator: ", ")))"
+            // Only the store read from SSL_CERT_FILE / SSL_CERT_DIR is called the system's: a
+            // private CA handed to the decider as its roots is named as what it is.
+            return anchors.isSystemStore
+                ? "system trust store: \(anchors.count) roots\(origin)" : "\(anchors.count) anchor\(anchors.count == 1 ? "" : "s")\(origin)"
         case .customAndSystem:
             return "custom anchors and system trust store: \(anchors.count) anchors (\(anchors.sources.joined(separator: ", ")))"
         }

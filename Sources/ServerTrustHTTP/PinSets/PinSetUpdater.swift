@@ -11,7 +11,7 @@ public import TrustEvaluation
 ///
 /// ```swift
 /// let rules = try PinSetRules(signingKeys: try shippedKeys.map(PinSetSigningKey.init(base64:)))
-/// let session = try HTTPSession(serverTrust: ServerTrustDecider(baseline.makeManager(), anchors: try .system()))
+/// let session = try HTTPSession(serverTrust: ServerTrustDecider(policy: baseline, anchors: try .system()))
 /// let updater = try PinSetUpdater(PinSetUpdater.Configuration(
 ///     url: "https://pins.example.com/pinset.json", baseline: baseline, rules: rules,
 ///     anchors: try .system(), storePath: supportDirectory + "/pinset.json"), session: session) { event in log(event) }
@@ -27,8 +27,9 @@ public final class PinSetUpdater: Sendable {
         /// The document's `https://` URL. Pin its host in the baseline: the fetch is decided by
         /// the pin set in force, so a man in the middle is refused before any byte is read.
         public var url: String
-        /// The policy shipped in the app.
-        public var baseline: PolicyFile
+        /// The policy shipped in the app. A signed pin set replaces only its pins, for the hosts
+        /// the document names; its evaluators, anchors and revocation settings stay in force.
+        public var baseline: TrustPolicy
         /// Shipped signing keys, baseline serial, clock and skew.
         public var rules: PinSetRules
         /// The roots the decider starts with (the system store, or your private CA).
@@ -55,7 +56,7 @@ public final class PinSetUpdater: Sendable {
         ///   - rules: Shipped signing keys, baseline serial, clock and skew.
         ///   - anchors: The roots the decider starts with.
         ///   - storePath: The store file, or `nil` for memory only.
-        public init(url: String, baseline: PolicyFile, rules: PinSetRules, anchors: TrustStore, storePath: String?) {
+        public init(url: String, baseline: TrustPolicy, rules: PinSetRules, anchors: TrustStore, storePath: String?) {
             self.url = url
             self.baseline = baseline
             self.rules = rules
@@ -166,13 +167,14 @@ public final class PinSetUpdater: Sendable {
     /// The decider the session was given for the chain in force.
     public var decider: ServerTrustDecider { session.serverTrust }
 
-    /// The decider for a chain: its current document (or the baseline) through a
-    /// ``/ServerTrust/PinSetTrustEvaluator``, with the configured anchors and the rules' clock.
+    /// The decider for a chain: the baseline with its current document's pins laid over it
+    /// (``/ServerTrust/TrustPolicy/overlaying(_:expiry:rules:)``), with the configured anchors and
+    /// the rules' clock.
     static func decider(for chain: PinSetChain, _ configuration: Configuration) -> ServerTrustDecider {
-        let evaluator = PinSetTrustEvaluator(
-            document: chain.current, baseline: configuration.baseline, expiry: configuration.expiry, rules: configuration.rules,
-            reporter: configuration.reporter, observer: configuration.observer)
-        return ServerTrustDecider(evaluator, anchors: configuration.anchors, clock: configuration.rules.clock)
+        ServerTrustDecider(
+            policy: configuration.baseline.overlaying(chain.current, expiry: configuration.expiry, rules: configuration.rules)
+                .reporting(to: configuration.reporter ?? configuration.baseline.reporter, observer: configuration.observer ?? configuration.baseline.observer),
+            anchors: configuration.anchors, clock: configuration.rules.clock)
     }
 
     /// Fetches the document now, and applies it if it passes every rule.

@@ -1,8 +1,39 @@
-import CertificateParsing
+public import CertificateParsing
 
-/// RFC 5280 §6.3 CRL processing, run on a complete path when the policy supplies CRLs: every
-/// certificate below the trust anchor must be shown unrevoked, for every revocation reason, by
-/// valid, current CRLs in its scope (hard fail; see ``ValidationPolicy/revocationLists``).
+/// Revocation from CRLs (RFC 5280 §6.3, curl's `--crlfile`), as a whole-path check: every
+/// certificate of the path below the trust anchor must be shown unrevoked, for every revocation
+/// reason, by valid, current CRLs of this list in its scope.
+///
+/// The check is **hard-fail**: a certificate whose status these CRLs do not determine is
+/// refused with ``ValidationFailure/Kind/revocationStatusUnknown``, never accepted silently,
+/// and a revoked one with ``ValidationFailure/Kind/revoked``. An attacker who can keep a CRL
+/// from the client can equally keep a revoked certificate's CRL away, so a check that accepts
+/// an unknown status protects against nothing an attacker controls; a caller that cannot give
+/// CRLs for every certificate of the path should not ask for this check.
+///
+/// Each certificate that passes is a finding naming the CRL that settled it (issuer, cRLNumber,
+/// thisUpdate), for the decision record.
+public struct CRLCheck: PathCheck {
+    /// The CRLs (complete and delta) the path is checked against.
+    public let revocationLists: [CertificateRevocationList]
+
+    /// Creates the check.
+    /// - Parameter revocationLists: The CRLs.
+    public init(_ revocationLists: [CertificateRevocationList]) {
+        self.revocationLists = revocationLists
+    }
+
+    /// `CRL`.
+    public var name: String { Self.name }
+    static let name = "CRL"
+
+    /// RFC 5280 §6.3 for every certificate of `path` but the anchor.
+    public func check<Verification: SignatureVerifier>(_ path: CandidatePath, context: inout PathCheckContext<Verification>) -> PathCheckResult {
+        context.search.checkRevocation(path, crls: revocationLists)
+    }
+}
+
+/// RFC 5280 §6.3 CRL processing, run on a complete path by ``CRLCheck``.
 ///
 /// For each of the certificate's distribution points (§6.3.3), each complete CRL is checked
 /// for issuer and scope (``CRLScope``), usability (critical extensions it cannot process, a
@@ -14,15 +45,24 @@ import CertificateParsing
 /// that shares this validation's budget. A delta CRL (§5.2.4) from the same signer updates the
 /// complete CRL it is based on; a delta is never used as if complete.
 extension Search {
-    /// The first certificate of `path` (leaf first) that is revoked or whose status the CRLs do
-    /// not determine, or `nil` when revocation is not checked or every status is known.
-    mutating func checkRevocation(_ path: [Node]) -> ValidationFailure? {
-        guard let crls = verifier.policy.revocationLists else { return nil }
+    /// Fails at the first certificate of `path` (leaf first) that is revoked or whose status
+    /// `crls` do not determine; passes with one finding per certificate otherwise.
+    mutating func checkRevocation(_ path: CandidatePath, crls: [CertificateRevocationList]) -> PathCheckResult {
         var signers = SignerCache()
-        for index in 0..<(path.count - 1) {
-            if let failure = revocationStatus(of: index, in: path, crls: crls, signers: &signers) { return failure }
+        var findings: [PathCheckFinding] = []
+        for index in 0..<(path.certificates.count - 1) {
+            switch revocationStatus(of: index, in: path, crls: crls, signers: &signers) {
+            case .success(let settledBy):
+                findings.append(
+                    PathCheckFinding(check: CRLCheck.name, .passed, certificateIndex: index, certificate: path.certificates[index], "not revoked: \(settledBy)")
+                )
+            case .failure(let failure):
+                if failure.kind == .budgetExhausted { return .budgetExhausted }
+                let outcome = PathCheckFinding(check: CRLCheck.name, .failed, certificateIndex: index, certificate: path.certificates[index], failure.detail)
+                return .failed(failure, findings + [outcome])
+            }
         }
-        return nil
+        return .passed(findings)
     }
 
     /// What is known about each CRL within one path's checks, so that a CRL consulted for
@@ -40,11 +80,15 @@ extension Search {
         let exhausted: Bool
     }
 
-    /// §6.3.3 for the certificate at `index` of `path`.
-    mutating func revocationStatus(of index: Int, in path: [Node], crls: [CertificateRevocationList], signers: inout SignerCache) -> ValidationFailure? {
-        let certificate = path[index].certificate
+    /// §6.3.3 for the certificate at `index` of `path`: the CRL that settled it (named as an
+    /// operator finds it), or why it is revoked or undetermined.
+    mutating func revocationStatus(
+        of index: Int, in path: CandidatePath, crls: [CertificateRevocationList], signers: inout SignerCache
+    ) -> Result<String, ValidationFailure> {
+        let certificate = path.certificates[index]
         var covered: RevocationReasons = []
         var notUsed: [String] = []
+        var settledBy: [String] = []
         for point in CRLScope.distributionPoints(of: certificate) where covered != .all {
             for (crlIndex, crl) in crls.enumerated() where !crl.isDelta && covered != .all {
                 if let why = CRLScope.outOfScope(crl, for: certificate, point: point, profile: verifier.policy.profile) {
@@ -64,16 +108,16 @@ extension Search {
                 }
                 // (f)–(g): the signer, validated to the same trust anchor, and the signature.
                 let signer: Certificate
-                switch verifiedSigner(crlIndex, crl, for: index, in: path, signers: &signers) {
+                switch verifiedSigner(crlIndex, crl, for: index, in: path, crls: crls, signers: &signers) {
                 case .success(let s): signer = s
                 case .failure(let failure):
-                    if failure.exhausted { return Budget.exhaustedFailure }
+                    if failure.exhausted { return .failure(Budget.exhaustedFailure) }
                     notUsed.append("CRL from \"\(crl.issuer.rfc4514)\": \(failure.reason)")
                     continue
                 }
                 // (c), (h): the newest current delta CRL for this base, signed by the same key.
                 let delta = currentDelta(for: crl, signer: signer, crls: crls)
-                if case .failure(let failure) = delta, failure.exhausted { return Budget.exhaustedFailure }
+                if case .failure(let failure) = delta, failure.exhausted { return .failure(Budget.exhaustedFailure) }
                 let usableDelta = try? delta.get()
                 // (a): the complete CRL must be current, unless a current delta CRL updates it
                 // and the certificate or the CRL points to delta CRLs (freshestCRL).
@@ -98,24 +142,28 @@ extension Search {
                     let delta = usableDelta.flatMap { CRLScope.entry(for: certificate, in: $0) != nil ? $0 : nil }
                     let source = delta ?? crl
                     let number = source.number.map { ", cRLNumber \($0)" } ?? ""
-                    return ValidationFailure(
-                        .revoked,
-                        "serial \(certificate.serialNumber) is revoked (\(status)) by the \(delta == nil ? "" : "delta ")CRL from "
-                            + "\"\(source.issuer.rfc4514)\" (thisUpdate \(source.thisUpdate.rfc3339)\(number))"
-                    )
-                    .at(index, certificate)
+                    return .failure(
+                        ValidationFailure(
+                            .revoked,
+                            "serial \(certificate.serialNumber) is revoked (\(status)) by the \(delta == nil ? "" : "delta ")CRL from "
+                                + "\"\(source.issuer.rfc4514)\" (thisUpdate \(source.thisUpdate.rfc3339)\(number))"
+                        )
+                        .at(index, certificate))
                 }
                 // (l).
                 covered.formUnion(reasons)
+                let number = crl.number.map { ", cRLNumber \($0)" } ?? ""
+                settledBy.append(
+                    "CRL from \"\(crl.issuer.rfc4514)\" (thisUpdate \(crl.thisUpdate.rfc3339)\(number)\(usableDelta == nil ? "" : ", with a delta CRL"))")
             }
         }
         guard covered == .all else {
             let missing = RevocationReasons.all.subtracting(covered)
             var detail = "no valid, current CRL covers \(covered.isEmpty ? "this certificate" : "the reasons \(missing)")"
             if !notUsed.isEmpty { detail += ": " + notUsed.prefix(3).joined(separator: "; ") }
-            return ValidationFailure(.revocationStatusUnknown, detail + " (RFC 5280 6.3.3)").at(index, certificate)
+            return .failure(ValidationFailure(.revocationStatusUnknown, detail + " (RFC 5280 6.3.3)").at(index, certificate))
         }
-        return nil
+        return .success(settledBy.joined(separator: "; "))
     }
 
     /// §6.3.3 (f)–(g): the certificate whose key verifies `crl`, when it may sign CRLs for a
@@ -123,17 +171,20 @@ extension Search {
     /// (already validated to this path's anchor), then the other intermediates, whose own path
     /// to the same anchor is validated here.
     mutating func verifiedSigner(
-        _ crlIndex: Int, _ crl: CertificateRevocationList, for index: Int, in path: [Node], signers: inout SignerCache
+        _ crlIndex: Int, _ crl: CertificateRevocationList, for index: Int, in path: CandidatePath, crls: [CertificateRevocationList],
+        signers: inout SignerCache
     ) -> Result<Certificate, SignerFailure> {
         if let known = signers.results[crlIndex] { return known }
-        let result = findSigner(crl, above: index, in: path)
+        let result = findSigner(crl, above: index, in: path, crls: crls)
         // A budget failure is not remembered: it ends the validation anyway.
         if case .failure(let failure) = result, failure.exhausted { return result }
         signers.results[crlIndex] = result
         return result
     }
 
-    mutating func findSigner(_ crl: CertificateRevocationList, above index: Int, in path: [Node]) -> Result<Certificate, SignerFailure> {
+    mutating func findSigner(
+        _ crl: CertificateRevocationList, above index: Int, in path: CandidatePath, crls: [CertificateRevocationList]
+    ) -> Result<Certificate, SignerFailure> {
         let keyID = crl.authorityKeyIdentifier?.keyIdentifier
         func plausible(_ certificate: Certificate) -> Bool {
             guard certificate.subject.matches(crl.issuer) else { return false }
@@ -144,17 +195,17 @@ extension Search {
         }
         var reasons: [String] = []
         // Path certificates above this one: validated as part of the path.
-        for node in path[(index + 1)...] where plausible(node.certificate) {
-            guard let source = node.source else { continue }
-            switch signs(crl, candidate: source, node.certificate) {
-            case .success: return .success(node.certificate)
+        for position in (index + 1)..<path.certificates.count where plausible(path.certificates[position]) {
+            guard let source = path.sources[position] else { continue }
+            switch signs(crl, candidate: source, path.certificates[position]) {
+            case .success: return .success(path.certificates[position])
             case .failure(let failure):
                 if failure.exhausted { return .failure(failure) }
                 reasons.append(failure.reason)
             }
         }
         // Other intermediates: a separate CRL-signing certificate or a delegated CRL issuer.
-        let inPath = path[(index + 1)...].compactMap(\.source)
+        let inPath = path.sources[(index + 1)...].compactMap { $0 }
         for (i, candidate) in intermediates.enumerated() where !inPath.contains(.intermediate(i)) && plausible(candidate) {
             switch signs(crl, candidate: .intermediate(i), candidate) {
             case .success: break
@@ -163,7 +214,7 @@ extension Search {
                 reasons.append(failure.reason)
                 continue
             }
-            switch validateSigner(candidate, anchor: path[path.count - 1].certificate) {
+            switch validateSigner(candidate, anchor: path.anchor, crls: crls) {
             case .success: return .success(candidate)
             case .failure(let failure):
                 if failure.exhausted { return .failure(failure) }
@@ -193,21 +244,20 @@ extension Search {
     /// CRL. The trust anchor for the CRL certification path MUST be the same as the trust
     /// anchor used to validate the target certificate." A nested search under RFC 5280 rules
     /// (the signer is no TLS peer), with the same CRLs, time, algorithms and budget.
-    mutating func validateSigner(_ signer: Certificate, anchor: Certificate) -> Result<Void, SignerFailure> {
+    mutating func validateSigner(_ signer: Certificate, anchor: Certificate, crls: [CertificateRevocationList]) -> Result<Void, SignerFailure> {
         // The circular case (a CRL issuer whose own status the CRL it signs gives): the signer
         // is already being established further up, so it is taken as valid here.
         if signerStack.contains(signer) { return .success(()) }
         guard signerStack.count < 4 else {
             return .failure(SignerFailure(reason: "CRL signer paths nest more than 4 deep", exhausted: false))
         }
-        var policy = ValidationPolicy(kind: .basicX509, validationTime: time)
+        var policy = ValidationPolicy.basicX509
         policy.profile = .rfc5280
-        policy.revocationLists = verifier.policy.revocationLists
         policy.maximumIntermediates = verifier.policy.maximumIntermediates
         policy.minimumRSAKeyBits = verifier.policy.minimumRSAKeyBits
         policy.allowsSHA1Signatures = verifier.policy.allowsSHA1Signatures
         let nestedVerifier = Verifier(anchors: TrustStore([anchor]), policy: policy, signatureVerifier: verifier.signatureVerifier)
-        var nested = Search(verifier: nestedVerifier, intermediates: intermediates, time: time, tracing: false)
+        var nested = Search(verifier: nestedVerifier, intermediates: intermediates, time: time, checks: [CRLCheck(crls)], tracing: false)
         nested.signerStack = signerStack + [signer]
         nested.budget = budget
         let result = nested.run(leaf: signer)

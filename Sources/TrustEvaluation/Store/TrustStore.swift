@@ -16,6 +16,10 @@ public final class TrustStore: Sendable {
     public let certificates: [Certificate]
     /// Where the anchors came from (file paths or a description), for decision records.
     public let sources: [String]
+    /// Whether this is the system trust store (``system()``), as opposed to anchors an
+    /// application chose: records call only this store the system's, and checks that apply to
+    /// publicly trusted roots only (Certificate Transparency) ask it.
+    public let isSystemStore: Bool
     /// Anchor indices by subject bytes (the lookup of nearly every path step).
     private let bySubject: [DistinguishedName: [Int]]
     /// Anchor indices by ``DistinguishedName/comparisonHash`` of their subject (RFC 5280 §7.1).
@@ -42,7 +46,14 @@ public final class TrustStore: Sendable {
     }
 
     /// Creates a store from certificates; exact duplicates are dropped.
-    public init(_ certificates: [Certificate], sources: [String] = []) {
+    /// - Parameters:
+    ///   - certificates: The anchors.
+    ///   - sources: Where they came from, for decision records.
+    public convenience init(_ certificates: [Certificate], sources: [String] = []) {
+        self.init(certificates, sources: sources, isSystemStore: false)
+    }
+
+    init(_ certificates: [Certificate], sources: [String], isSystemStore: Bool) {
         var unique: [Certificate] = []
         var seen = Set<Certificate>()
         var bySubject: [DistinguishedName: [Int]] = [:]
@@ -60,6 +71,7 @@ public final class TrustStore: Sendable {
         }
         self.certificates = unique
         self.sources = sources
+        self.isSystemStore = isSystemStore
         self.bySubject = bySubject
         self.byComparisonHash = byComparisonHash
         self.mixedEncodings = mixedEncodings
@@ -203,7 +215,7 @@ public final class TrustStore: Sendable {
                 sources.append(String(part))
             }
         }
-        return TrustStore(certificates, sources: sources)
+        return TrustStore(certificates, sources: sources, isSystemStore: true)
     }
 }
 

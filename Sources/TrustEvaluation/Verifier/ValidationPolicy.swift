@@ -25,11 +25,14 @@ public enum PeerName: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// What a validation checks (SecPolicy in spirit): the purpose, the name, the time and the
-/// algorithm rules.
+/// What a validation checks (SecPolicy in spirit): the purpose, the name and the certificate
+/// and algorithm rules.
 ///
-/// Equal policies check the same things, so a policy is the key under which verifiers are
-/// shared (``Verifier/shared(anchors:policy:)``).
+/// It holds no instant and no revocation input: the instant is read from the decision's one
+/// ``TrustClock`` and handed to ``Verifier/validate(leaf:intermediates:at:checks:trace:)``, and
+/// whole-path checks such as revocation come through that call's ``PathCheck`` list. So equal
+/// policies check the same things at any time, and a policy is the key under which verifiers
+/// are shared (``Verifier/shared(anchors:policy:)``).
 public struct ValidationPolicy: Hashable, Sendable {
     /// The three policies SecTrust users know.
     public enum Kind: Hashable, Sendable {
@@ -63,8 +66,6 @@ public struct ValidationPolicy: Hashable, Sendable {
     public var peerName: PeerName?
     /// For `.sslClient`: names that must all appear in the leaf's SAN.
     public var expectedClientNames: [PeerName] = []
-    /// The validation instant in seconds since 1970; `nil` means now.
-    public var validationTime: Int64?
     /// The most intermediates a path may have (pyca's default; OpenSSL's 100 is far beyond any
     /// real Web PKI chain, and a small bound limits path-building work).
     public var maximumIntermediates: Int = 8
@@ -77,62 +78,31 @@ public struct ValidationPolicy: Hashable, Sendable {
     /// Whether SHA-1 (and MD5) signatures are accepted. Never by default: Apple, Go and the
     /// CA/B Forum reject them. A trust anchor's own self-signature is never checked anyway.
     public var allowsSHA1Signatures: Bool = false
-    /// CRLs to check every non-anchor certificate against (RFC 5280 §6.3); `nil` turns
-    /// revocation checking off.
-    ///
-    /// Supplying CRLs makes revocation checking *required*, and the choice is **hard-fail**:
-    /// every certificate of the path except the trust anchor must be covered, for every
-    /// revocation reason, by valid, current CRLs from this list (scope, signer path, signature,
-    /// deltas: ``Verifier``). A certificate whose status cannot be determined that way is
-    /// rejected with ``ValidationFailure/Kind/revocationStatusUnknown``, never accepted
-    /// silently. There is no soft-fail mode: an attacker who can keep a CRL from the client can
-    /// equally keep a revoked certificate's CRL away, so soft-fail protects against nothing an
-    /// attacker controls; callers that cannot obtain CRLs should leave this `nil`, which says
-    /// plainly that revocation is not checked.
-    public var revocationLists: [CertificateRevocationList]?
     /// The certificate-policy inputs of RFC 5280 §6.1.1; the defaults are the RFC's (any
     /// policy, nothing required, nothing inhibited).
     public var policyInputs = CertificatePolicyInputs()
 
     /// Creates a policy.
-    public init(kind: Kind, peerName: PeerName? = nil, validationTime: Int64? = nil) {
+    /// - Parameters:
+    ///   - kind: The purpose.
+    ///   - peerName: For `.sslServer`, the name the leaf must be valid for.
+    public init(kind: Kind, peerName: PeerName? = nil) {
         self.kind = kind
         self.peerName = peerName
-        self.validationTime = validationTime
     }
 
     /// SSL server policy for `host` (SecPolicyCreateSSL(true, host)).
-    public static func sslServer(host: String?, at time: Int64? = nil) -> ValidationPolicy {
-        ValidationPolicy(kind: .sslServer, peerName: host.map(PeerName.host), validationTime: time)
+    /// - Parameter host: The name the leaf must be valid for; `nil` checks no name.
+    /// - Returns: The policy.
+    public static func sslServer(host: String?) -> ValidationPolicy {
+        ValidationPolicy(kind: .sslServer, peerName: host.map(PeerName.host))
     }
 
     /// SSL client policy.
-    public static func sslClient(at time: Int64? = nil) -> ValidationPolicy {
-        ValidationPolicy(kind: .sslClient, validationTime: time)
-    }
+    public static var sslClient: ValidationPolicy { ValidationPolicy(kind: .sslClient) }
 
     /// Basic X.509 policy (SecPolicyCreateBasicX509).
-    public static func basicX509(at time: Int64? = nil) -> ValidationPolicy {
-        ValidationPolicy(kind: .basicX509, validationTime: time)
-    }
-
-    /// Hashes what tells policies apart cheaply: CRLs by count only, since hashing their bytes
-    /// on every lookup would cost more than the verifier it finds (equality still compares
-    /// them in full).
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(kind)
-        hasher.combine(peerName)
-        hasher.combine(expectedClientNames)
-        hasher.combine(validationTime)
-        hasher.combine(maximumIntermediates)
-        hasher.combine(requiredExtendedKeyUsages)
-        hasher.combine(requiredKeyUsages)
-        hasher.combine(minimumRSAKeyBits)
-        hasher.combine(allowsSHA1Signatures)
-        hasher.combine(revocationLists?.count)
-        hasher.combine(profile)
-        hasher.combine(policyInputs)
-    }
+    public static var basicX509: ValidationPolicy { ValidationPolicy(kind: .basicX509) }
 
     /// Whether `algorithm` may sign a certificate in a path under this policy (the rule the
     /// verifier applies to every signature link), for code outside the verifier that checks a

@@ -94,6 +94,9 @@ public struct VerifiedChain: Hashable, Sendable {
     public let certificates: [Certificate]
     /// The §6.1.1 policy inputs the path was validated with.
     let policyInputs: CertificatePolicyInputs
+    /// What the whole-path checks found on this path (``PathCheck``), in the order they ran:
+    /// empty when none was asked for.
+    public let findings: [PathCheckFinding]
 
     /// The certificate policies the path is valid for (RFC 5280 §6.1.5 (g), §6.1.6).
     ///

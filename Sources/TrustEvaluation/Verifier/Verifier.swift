@@ -11,9 +11,10 @@ import Synchronization
 /// step holds the candidate to the certificate rules for its position (leaf, intermediate or
 /// trust anchor, under the ``ValidationPolicy/profile``) and checks its signature before descending; a failed step backtracks, so cross-signed
 /// alternatives are found. A certificate that is itself an anchor ends the path, which then
-/// goes through the parts of RFC 5280 §6.1 that need the whole path: certificate-policy
-/// processing (in RFC 9618's policy-graph form) and revocation (§6.3, when CRLs are supplied). A budget bounds
-/// the work; running out ends the search at once.
+/// goes through the part of RFC 5280 §6.1 that needs the whole path, certificate-policy
+/// processing (in RFC 9618's policy-graph form), and then through the whole-path checks the
+/// caller asks for (``PathCheck``: revocation (§6.3) with ``CRLCheck``, and the checks that
+/// build on the same hook). A budget bounds the work; running out ends the search at once.
 ///
 /// When every candidate path fails, the failure reported is that of the most promising path:
 /// one that reached a trust anchor before it failed, else the longest (Go's and pyca's choice),
@@ -25,8 +26,6 @@ public struct Verifier<SignatureCheck: SignatureVerifier>: Sendable {
     public let policy: ValidationPolicy
     /// The crypto backend.
     public let signatureVerifier: SignatureCheck
-    /// "Now", when neither the policy nor the caller fixes the validation instant.
-    public let clock: TrustClock
     /// The certificate rules, built once per verifier rather than per validation.
     let profile: CertificateProfile
     /// The policy's peer name, validated once.
@@ -37,12 +36,10 @@ public struct Verifier<SignatureCheck: SignatureVerifier>: Sendable {
     ///   - anchors: The trust anchors.
     ///   - policy: What to check.
     ///   - signatureVerifier: The crypto backend.
-    ///   - clock: "Now" when `policy` has no ``ValidationPolicy/validationTime``.
-    public init(anchors: TrustStore, policy: ValidationPolicy, signatureVerifier: SignatureCheck, clock: TrustClock = .system) {
+    public init(anchors: TrustStore, policy: ValidationPolicy, signatureVerifier: SignatureCheck) {
         self.anchors = anchors
         self.policy = policy
         self.signatureVerifier = signatureVerifier
-        self.clock = clock
         self.profile = CertificateProfile(policy)
         self.reference = policy.peerName.map(ServerIdentity.Reference.init)
     }
@@ -52,13 +49,17 @@ public struct Verifier<SignatureCheck: SignatureVerifier>: Sendable {
     ///   - leaf: The end-entity certificate, the first one the peer sent.
     ///   - intermediates: The other certificates the peer sent, in any order; those that do not
     ///     chain are ignored.
-    ///   - time: The validation instant (seconds since 1970); `nil` means the policy's
-    ///     ``ValidationPolicy/validationTime``, else ``clock``. A verifier shared across
-    ///     evaluations (``shared(anchors:policy:)``) is given the instant here.
+    ///   - time: The validation instant, seconds since 1970: the reading of the decision's one
+    ///     ``TrustClock`` (`clock.now()`), so every check of one decision sees the same instant.
+    ///   - checks: The whole-path checks every candidate path must also pass (``PathCheck``:
+    ///     revocation, and the checks that build on the same hook), in order.
     ///   - trace: Record every path tried, for explanations.
+    /// - Returns: The validated path with what its checks found, or the most telling failure.
     @_specialize(where SignatureCheck == OpenSSLSignatureVerifier)
-    public func validate(leaf: Certificate, intermediates: [Certificate], at time: Int64? = nil, trace: Bool = false) -> ValidationOutcome {
-        var search = Search(verifier: self, intermediates: intermediates, time: time ?? policy.validationTime ?? clock.now(), tracing: trace)
+    public func validate(
+        leaf: Certificate, intermediates: [Certificate], at time: Int64, checks: [any PathCheck] = [], trace: Bool = false
+    ) -> ValidationOutcome {
+        var search = Search(verifier: self, intermediates: intermediates, time: time, checks: checks, tracing: trace)
         let result = search.run(leaf: leaf)
         let spent = Budget()
         return ValidationOutcome(
@@ -72,14 +73,13 @@ extension Verifier where SignatureCheck == OpenSSLSignatureVerifier {
     /// - Parameters:
     ///   - anchors: The trust anchors.
     ///   - policy: What to check.
-    ///   - clock: "Now" when `policy` has no ``ValidationPolicy/validationTime``.
-    public init(anchors: TrustStore, policy: ValidationPolicy, clock: TrustClock = .system) {
-        self.init(anchors: anchors, policy: policy, signatureVerifier: OpenSSLSignatureVerifier(), clock: clock)
+    public init(anchors: TrustStore, policy: ValidationPolicy) {
+        self.init(anchors: anchors, policy: policy, signatureVerifier: OpenSSLSignatureVerifier())
     }
 
     /// The verifier for `anchors` and `policy`, built once and then shared by every evaluation
-    /// with the same anchors and the same policy (its validation instant aside: pass that to
-    /// ``validate(leaf:intermediates:at:trace:)``).
+    /// with the same anchors and the same policy (the instant and the whole-path checks are
+    /// given to each ``validate(leaf:intermediates:at:checks:trace:)``).
     ///
     /// A verifier's rule tables and its parsed reference name are built when it is made; a
     /// client that decides every connection to a host with the same policy pays that once, not
@@ -87,8 +87,8 @@ extension Verifier where SignatureCheck == OpenSSLSignatureVerifier {
     /// reused by another store while the entry exists; it is bounded and starts over when full.
     /// - Parameters:
     ///   - anchors: The trust anchors.
-    ///   - policy: What to check; its ``ValidationPolicy/validationTime`` is ignored.
-    /// - Returns: The verifier, with the system clock.
+    ///   - policy: What to check.
+    /// - Returns: The verifier.
     public static func shared(anchors: TrustStore, policy: ValidationPolicy) -> Verifier {
         VerifierCache.shared.verifier(anchors: anchors, policy: policy)
     }
@@ -109,11 +109,9 @@ final class VerifierCache: Sendable {
     private let verifiers = Mutex<[Key: Verifier<OpenSSLSignatureVerifier>]>([:])
 
     func verifier(anchors: TrustStore, policy: ValidationPolicy) -> Verifier<OpenSSLSignatureVerifier> {
-        var timeless = policy
-        timeless.validationTime = nil
-        let key = Key(anchors: ObjectIdentifier(anchors), policy: timeless)
+        let key = Key(anchors: ObjectIdentifier(anchors), policy: policy)
         if let cached = verifiers.withLock({ $0[key] }) { return cached }
-        let made = Verifier(anchors: anchors, policy: timeless)
+        let made = Verifier(anchors: anchors, policy: policy)
         verifiers.withLock { cache in
             if cache.count >= Self.capacity { cache.removeAll() }
             cache[key] = made
@@ -128,6 +126,8 @@ struct Search<SignatureCheck: SignatureVerifier> {
     let intermediates: [Certificate]
     let tracing: Bool
     let time: Int64
+    /// The whole-path checks every complete path must pass.
+    let checks: [any PathCheck]
     var budget = Budget()
     var trace: [PathAttempt] = []
     /// Keys of the untrusted intermediates, built at most once per validation.
@@ -137,38 +137,20 @@ struct Search<SignatureCheck: SignatureVerifier> {
     /// circular case of a CRL issuer whose status is given by the CRL it signs.
     var signerStack: [Certificate] = []
 
-    init(verifier: Verifier<SignatureCheck>, intermediates: [Certificate], time: Int64, tracing: Bool) {
+    init(verifier: Verifier<SignatureCheck>, intermediates: [Certificate], time: Int64, checks: [any PathCheck], tracing: Bool) {
         self.verifier = verifier
         // Exact duplicates can only waste budget.
         var seen = Set<Certificate>()
         self.intermediates = intermediates.filter { seen.insert($0).inserted }
         self.tracing = tracing
         self.time = time
-    }
-
-    /// A candidate issuer: an anchor (index into the store) or a peer-sent intermediate.
-    enum Candidate: Equatable {
-        case anchor(Int)
-        case intermediate(Int)
-
-        var isAnchor: Bool {
-            if case .anchor = self { return true }
-            return false
-        }
-    }
-
-    /// One element of the path being built.
-    struct Node {
-        let certificate: Certificate
-        let isAnchor: Bool
-        /// Where the certificate came from (`nil` for the leaf).
-        let source: Candidate?
+        self.checks = checks
     }
 
     /// A path that failed, and how far it got.
     struct DeadEnd: Error {
         let failure: ValidationFailure
-        /// The path reached a trust anchor and failed a whole-path check (policy, revocation).
+        /// The path reached a trust anchor and failed a whole-path check (policy, a ``PathCheck``).
         let reachedAnchor: Bool
         /// Certificates in the path when it failed.
         let length: Int
@@ -259,10 +241,9 @@ struct Search<SignatureCheck: SignatureVerifier> {
             deadEnd(path, ValidationFailure(.untrustedRoot, "no trusted issuer found for \"\(working.issuer.rfc4514)\"").at(index, working)))
     }
 
-    /// The checks of RFC 5280 §6.1 that need the complete path, once it reaches an anchor:
-    /// certificate-policy processing (§6.1.3 (d)–(f), §6.1.4 (a)–(b), (h)–(j), §6.1.5 (a)–(b),
-    /// (g)) and, with CRLs, the revocation status of every certificate below the anchor
-    /// (§6.1.3 (a)(3), §6.3).
+    /// The checks that need the complete path, once it reaches an anchor: certificate-policy
+    /// processing (RFC 5280 §6.1.3 (d)–(f), §6.1.4 (a)–(b), (h)–(j), §6.1.5 (a)–(b), (g)), then
+    /// each whole-path check the caller gave (``PathCheck``), in order.
     mutating func complete(_ path: [Node]) -> Result<VerifiedChain, DeadEnd> {
         let certificates = path.map(\.certificate)
         let inputs = verifier.policy.policyInputs
@@ -280,11 +261,28 @@ struct Search<SignatureCheck: SignatureVerifier> {
                 return .failure(deadEnd(path, Budget.exhaustedFailure))
             }
         }
-        if let failure = checkRevocation(path) {
-            return .failure(deadEnd(path, failure, reachedAnchor: failure.kind != .budgetExhausted))
+        var findings: [PathCheckFinding] = []
+        if !checks.isEmpty {
+            let candidate = CandidatePath(certificates: certificates, sources: path.map(\.source))
+            for check in checks {
+                let result = runCheck(check, candidate)
+                findings += result.findings
+                if let failure = result.failure {
+                    return .failure(deadEnd(path, failure, reachedAnchor: failure.kind != .budgetExhausted))
+                }
+            }
         }
         if tracing { trace.append(PathAttempt(subjects: certificates.map { $0.subject.rfc4514 }, failure: nil)) }
-        return .success(VerifiedChain(certificates: certificates, policyInputs: inputs))
+        return .success(VerifiedChain(certificates: certificates, policyInputs: inputs, findings: findings))
+    }
+
+    /// Runs one whole-path check on this search's state (its budget, its intermediates' keys),
+    /// handing the state to the check and taking it back.
+    mutating func runCheck(_ check: any PathCheck, _ path: CandidatePath) -> PathCheckResult {
+        var context = PathCheckContext(search: self)
+        let result = check.check(path, context: &context)
+        self = context.search
+        return result
     }
 
     /// Issuer candidates for `certificate`: anchors, then intermediates, each ordered by how
@@ -365,6 +363,26 @@ struct Search<SignatureCheck: SignatureVerifier> {
     mutating func deadEnd(_ path: [Node], _ failure: ValidationFailure, reachedAnchor: Bool = false) -> DeadEnd {
         DeadEnd(failure: record(path, failure), reachedAnchor: reachedAnchor, length: path.count)
     }
+}
+
+/// A candidate issuer: an anchor (index into the store) or a peer-sent intermediate (index
+/// into the search's intermediates).
+enum Candidate: Equatable, Sendable {
+    case anchor(Int)
+    case intermediate(Int)
+
+    var isAnchor: Bool {
+        if case .anchor = self { return true }
+        return false
+    }
+}
+
+/// One element of the path being built.
+struct Node {
+    let certificate: Certificate
+    let isAnchor: Bool
+    /// Where the certificate came from (`nil` for the leaf).
+    let source: Candidate?
 }
 
 /// No path is longer than this many certificates, whatever the policy: loops are excluded,

@@ -106,7 +106,8 @@ struct SystemVerification {
             (verified, path, failure, problem) = (false, nil, nil, "system trust store: \(error)")
             return
         }
-        let outcome = Verifier(anchors: store, policy: .sslServer(host: host)).validate(leaf: leaf, intermediates: Array(chain.dropFirst()))
+        let outcome = Verifier(anchors: store, policy: .sslServer(host: host)).validate(
+            leaf: leaf, intermediates: Array(chain.dropFirst()), at: InspectCommand.currentTime)
         switch outcome.result {
         case .success(let verified): (self.verified, path, failure, problem) = (true, verified.certificates, nil, nil)
         case .failure(let failure): (verified, path, self.failure, problem) = (false, nil, failure, nil)

@@ -77,18 +77,18 @@ enum LimboServeCommand {
         let kind = request["validation_kind"] as? String ?? "SERVER"
         var policy: ValidationPolicy
         if kind == "CLIENT" {
-            policy = .sslClient(at: time.secondsSince1970)
+            policy = .sslClient
             for name in request["expected_peer_names"] as? [[String: Any]] ?? [] {
                 policy.expectedClientNames.append(try peerName(name))
             }
         } else if kind == "BASIC" {
             // RFC 5280 path validation without a TLS profile (NIST PKITS): no name, no EKU, the
             // RFC 5280 certificate rules, and the §6.1.1 policy inputs of the request.
-            policy = .basicX509(at: time.secondsSince1970)
+            policy = .basicX509
             policy.profile = .rfc5280
             policy.policyInputs = try policyInputs(request["pkits_inputs"])
         } else {
-            policy = ValidationPolicy(kind: .sslServer, validationTime: time.secondsSince1970)
+            policy = ValidationPolicy(kind: .sslServer)
             if let name = request["expected_peer_name"] as? [String: Any] {
                 policy.peerName = try peerName(name)
             }
@@ -119,7 +119,10 @@ enum LimboServeCommand {
         if let algorithms = request["signature_algorithms"] as? [String], !algorithms.isEmpty {
             return ("SKIP", "custom signature algorithm sets are not supported")
         }
+        // CRLs given with the case are checked through the verifier's whole-path hook, as every
+        // revocation source is (RFC 5280 §6.3, hard-fail).
         let crlTexts = request["crls"] as? [String] ?? []
+        var checks: [any PathCheck] = []
         if !crlTexts.isEmpty {
             var crls: [CertificateRevocationList] = []
             for text in crlTexts {
@@ -127,10 +130,10 @@ enum LimboServeCommand {
                     return ("FAILURE", "malformed CRL: \(error)")
                 }
             }
-            policy.revocationLists = crls
+            checks = [CRLCheck(crls)]
         }
         let verifier = Verifier(anchors: TrustStore(trusted), policy: policy)
-        let outcome = verifier.validate(leaf: leaf, intermediates: intermediates)
+        let outcome = verifier.validate(leaf: leaf, intermediates: intermediates, at: time.secondsSince1970, checks: checks)
         switch outcome.result {
         case .success(let chain):
             var reason = "chain of \(chain.certificates.count)"

@@ -182,12 +182,12 @@ enum PinSetCommand {
                         ("file", .string(path)), ("accepted", .bool(true)), ("serial", .int(Int(document.serial))),
                         ("issuedAt", .string(ASN1Time(secondsSince1970: document.issuedAt).rfc3339)),
                         ("expiresAt", .string(ASN1Time(secondsSince1970: document.expiresAt).rfc3339)),
-                        ("keyId", .string(document.signedBy.keyID)), ("hosts", .array(document.policy.hosts.map { .string($0.pattern.description) })),
+                        ("keyId", .string(document.signedBy.keyID)), ("hosts", .array(document.pins.hosts.map { .string($0.pattern.description) })),
                         ("nextSigningKeys", document.nextSigningKeys.map { .array($0.map { .string($0.base64) }) } ?? .null),
                     ]).rendered)
             } else {
                 print(
-                    "\(path): pin set \(document.serial) verifies: signed by \(document.signedBy), valid \(ASN1Time(secondsSince1970: document.issuedAt).rfc3339) to \(ASN1Time(secondsSince1970: document.expiresAt).rfc3339), \(document.policy.hosts.count) host entries"
+                    "\(path): pin set \(document.serial) verifies: signed by \(document.signedBy), valid \(ASN1Time(secondsSince1970: document.issuedAt).rfc3339) to \(ASN1Time(secondsSince1970: document.expiresAt).rfc3339), \(document.pins.hosts.count) host entries"
                         + (document.nextSigningKeys.map { ", rotates the signing keys to \($0.count) keys" } ?? ""))
             }
             return ExitCode.success

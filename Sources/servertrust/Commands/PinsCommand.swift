@@ -401,7 +401,7 @@ struct PinPlan {
         if !last.isSelfIssued, let system {
             let issuers = system.certificates.filter { $0.subject == last.issuer }
             complete = !issuers.isEmpty
-            let verified = Verifier(anchors: system, policy: .basicX509(at: now)).validate(leaf: leaf, intermediates: Array(chain.dropFirst()))
+            let verified = Verifier(anchors: system, policy: .basicX509).validate(leaf: leaf, intermediates: Array(chain.dropFirst()), at: now)
             let aki = last.extensions.authorityKeyIdentifier?.keyIdentifier
             let root =
                 verified.chain.map(\.anchor).flatMap { chain.contains($0) ? nil : $0 }

@@ -50,18 +50,21 @@ enum DemoRotation {
         let newPin = pin(newKey.publicKeyInfoDER)
         let sparePin = pin(spareKey.publicKeyInfoDER)
         let caPins = [pin(pki.intermediate.subjectPublicKeyInfoDER), pin(pki.root.subjectPublicKeyInfoDER)]
-        func policy(api pins: [String]) -> [UInt8] {
+        // The pins of both hosts: the app's baseline policy file says this, and so does each
+        // signed pin set (which may say nothing but pins).
+        func pinSet(api pins: [String], allHostsMustBeEvaluated: Bool? = nil) -> [UInt8] {
             let quoted = { (list: [String]) in list.map { "\"\($0)\"" }.joined(separator: ", ") }
+            let hosts = allHostsMustBeEvaluated.map { "\"allHostsMustBeEvaluated\": \($0), " } ?? ""
             return Array(
                 """
-                {"version": 1, "allHostsMustBeEvaluated": false, "hosts": [
+                {"version": 1, \(hosts)"hosts": [
                   {"host": "\(apiHost)", "pins": [\(quoted(pins))]},
                   {"host": "\(pinsHost)", "pins": [\(quoted(caPins))]}
                 ]}
                 """.utf8)
         }
         // The app ships the baseline (the old key and a spare) and two update-signing keys.
-        let baseline = try PolicyFile.parse(policy(api: [oldPin, sparePin]))
+        let baseline = try PolicyFile.parse(pinSet(api: [oldPin, sparePin], allHostsMustBeEvaluated: false), source: "the app's baseline")
         let signingKey = try PrivateKey.generate(.ed25519)
         let backupSigningKey = try PrivateKey.generate(.p256)
         let attackerKey = try PrivateKey.generate(.ed25519)
@@ -69,11 +72,11 @@ enum DemoRotation {
 
         // The operator's documents: set 1 (published earlier: old key and spare) and set 2 (new key and spare).
         let set1 = try PinSetDocument.sign(
-            policyJSON: policy(api: [oldPin, sparePin]), serial: 1, issuedAt: now - 10 * day, expiresAt: now + 80 * day, key: signingKey)
+            policyJSON: pinSet(api: [oldPin, sparePin]), serial: 1, issuedAt: now - 10 * day, expiresAt: now + 80 * day, key: signingKey)
         let set2 = try PinSetDocument.sign(
-            policyJSON: policy(api: [newPin, sparePin]), serial: 2, issuedAt: now - 60, expiresAt: now + 90 * day, key: signingKey)
+            policyJSON: pinSet(api: [newPin, sparePin]), serial: 2, issuedAt: now - 60, expiresAt: now + 90 * day, key: signingKey)
         let forged = try PinSetDocument.sign(
-            policyJSON: policy(api: [newPin, sparePin]), serial: 3, issuedAt: now - 60, expiresAt: now + 90 * day, key: attackerKey)
+            policyJSON: pinSet(api: [newPin, sparePin]), serial: 3, issuedAt: now - 60, expiresAt: now + 90 * day, key: attackerKey)
         let tampered = try tamper(set2)
 
         // The servers: the API on its new key, the pin-set endpoint, and a MITM relay in front of it.
@@ -95,7 +98,7 @@ enum DemoRotation {
         }
 
         func session(pinsPort: UInt16) throws -> HTTPSession {
-            var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(baseline.makeManager(), anchors: anchors))
+            var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(policy: baseline, anchors: anchors))
             configuration.resolve = ["\(apiHost):\(api.port):127.0.0.1", "\(pinsHost):\(pinsPort):127.0.0.1"]
             configuration.timeout = 10
             configuration.connectTimeout = 5

@@ -90,7 +90,7 @@ enum BenchCommand {
         }
         let trustPath = options.value("--trust") ?? chain + "/trust-store.pem"
         let trustBytes = try CLI.readFile(trustPath)
-        let policy = ValidationPolicy.sslServer(host: host, at: time)
+        let policy = ValidationPolicy.sslServer(host: host)
 
         // Each mode is one closure timed the same way; every mode does full work per iteration.
         var sink = 0
@@ -121,7 +121,8 @@ enum BenchCommand {
             let baseline = mode == "pin-check-baseline"
             let store = TrustStore(try Certificate.load(trustBytes))
             let verifier = Verifier(anchors: store, policy: policy)
-            let check = verifier.validate(leaf: try Certificate(derEncoded: leaf), intermediates: try intermediates.map { try Certificate(derEncoded: $0) })
+            let check = verifier.validate(
+                leaf: try Certificate(derEncoded: leaf), intermediates: try intermediates.map { try Certificate(derEncoded: $0) }, at: time)
             guard let verified = check.chain else { throw CLIError("evaluation failed: \(check.failure.map(String.init(describing:)) ?? "")", code: 1) }
             let pins: [SPKIPin]
             let configuration: PinningConfiguration
@@ -150,7 +151,7 @@ enum BenchCommand {
             let parsedLeaf = try Certificate(derEncoded: leaf)
             let parsedIntermediates = try intermediates.map { try Certificate(derEncoded: $0) }
             // Fail loudly (the runner's preflight relies on it) if the chain does not verify.
-            let check = verifier.validate(leaf: parsedLeaf, intermediates: parsedIntermediates)
+            let check = verifier.validate(leaf: parsedLeaf, intermediates: parsedIntermediates, at: time)
             if let failure = check.failure { throw CLIError("evaluation failed: \(failure)", code: 1) }
             switch mode {
             case "evaluate":
@@ -161,7 +162,7 @@ enum BenchCommand {
                     // chain carries over (the plug-in rule in ../shared/bench/README.md).
                     let l = try Certificate(derEncoded: leaf)
                     let i = try intermediates.map { try Certificate(derEncoded: $0) }
-                    let outcome = verifier.validate(leaf: l, intermediates: i)
+                    let outcome = verifier.validate(leaf: l, intermediates: i, at: time)
                     guard outcome.isTrusted else { throw CLIError("evaluation failed", code: 1) }
                     sink &+= outcome.signatureChecks
                 }
@@ -169,7 +170,7 @@ enum BenchCommand {
                 bench = "evaluate-preparsed"
                 perEvaluation = true
                 body = {
-                    let outcome = verifier.validate(leaf: parsedLeaf, intermediates: parsedIntermediates)
+                    let outcome = verifier.validate(leaf: parsedLeaf, intermediates: parsedIntermediates, at: time)
                     guard outcome.isTrusted else { throw CLIError("evaluation failed", code: 1) }
                     sink &+= outcome.signatureChecks
                 }

@@ -2,10 +2,10 @@ import CertificateParsing
 import ServerTrust
 import TrustEvaluation
 
-/// The trust flags `evaluate` and `get` share, turned into the ServerTrust evaluator and
-/// decider they describe: the one place the CLI makes a trust policy from its flags, so both
-/// commands parse pins alike (``SPKIPin``: `sha256/`, `sha256//`, bare base64, `sha384/`,
-/// `sha512/`) and decide alike.
+/// The trust flags `evaluate` and `get` share, turned into the ``TrustPolicy`` and decider they
+/// describe: the one place the CLI makes a trust policy from its flags, so both commands parse
+/// pins alike (``SPKIPin``: `sha256/`, `sha256//`, bare base64, `sha384/`, `sha512/`) and decide
+/// alike.
 ///
 /// - `--policy FILE`: the policy file's per-host rules, alone.
 /// - `--mode`, `--pinned-cert` or `--compat` (and always for `evaluate`): an AFNetworking
@@ -116,8 +116,8 @@ struct TrustOptions {
         return (try anchors + cacerts.flatMap { try GetCommand.certificates($0, option: "--cacert") }, only)
     }
 
-    /// The decider the flags describe: the evaluator below on the system roots (none with
-    /// `--anchors-only`), at `clock`'s time.
+    /// The decider the flags describe: their ``TrustPolicy`` on the system roots (none with
+    /// `--anchors-only` or `--cacert`), at `clock`'s time.
     /// - Parameters:
     ///   - host: The host the chain is for (`--pin`'s pin set is made for it).
     ///   - alwaysPolicy: Make a ``SecurityPolicy`` even without `--mode` (`evaluate`).
@@ -126,16 +126,33 @@ struct TrustOptions {
     func decider(host: String, alwaysPolicy: Bool, reporter: (any PinFailureReporter)? = nil, clock: TrustClock = .system) throws
         -> ServerTrustDecider
     {
-        let (custom, only) = try customAnchors()
+        let (_, only) = try customAnchors()
         let system: TrustStore
         do {
             system = only ? .empty : try TrustStore.system()
         } catch {
             throw CLIError("system trust store: \(error)")
         }
-        var evaluator = try self.evaluator(host: host, alwaysPolicy: alwaysPolicy, reporter: reporter)
-        if !custom.isEmpty { evaluator = AnchoredTrustEvaluator(anchors: custom, anchorsOnly: only, evaluator: evaluator) }
-        return ServerTrustDecider(evaluator, anchors: system, revocationLists: try revocationLists(), clock: clock)
+        return ServerTrustDecider(policy: try trustPolicy(host: host, alwaysPolicy: alwaysPolicy).reporting(to: reporter), anchors: system, clock: clock)
+    }
+
+    /// The flags as one ``TrustPolicy``: a policy file's rules, or the policy the trust flags
+    /// describe, with the command line's anchors (`--anchors`, `--cacert`) and CRLs (`--crl`)
+    /// added to every host's policy, as a layer over the file.
+    func trustPolicy(host: String, alwaysPolicy: Bool) throws -> TrustPolicy {
+        let (custom, only) = try customAnchors()
+        let crls = try revocationLists() ?? []
+        let base = try unlayeredPolicy(host: host, alwaysPolicy: alwaysPolicy)
+        guard !custom.isEmpty || only || !crls.isEmpty else { return base }
+        return base.mapHosts { policy in
+            var policy = policy
+            if !custom.isEmpty || only {
+                let anchors = policy.anchors.store.certificates + custom
+                policy.anchors = TrustAnchors(anchors, only: policy.anchors.only || only, source: "--anchors/--cacert")
+            }
+            policy.revocation = policy.revocation.adding(crls)
+            return policy
+        }
     }
 
     /// The `--crl` files' CRLs, or `nil` without any.
@@ -161,56 +178,53 @@ struct TrustOptions {
         }
     }
 
-    /// The evaluator the flags describe, before anchors. With `--pin`, hosts other than `host`
-    /// (a redirect's) are refused: their pins are unknown, and pins that covered only the first
-    /// host would leave the others unpinned.
-    func evaluator(host: String, alwaysPolicy: Bool, reporter: (any PinFailureReporter)?) throws -> any ServerTrustEvaluating {
-        let evaluator = try unscopedEvaluator(host: host, alwaysPolicy: alwaysPolicy, reporter: reporter)
-        guard hasPins else { return evaluator }
-        let pattern: HostPattern
-        do { pattern = try HostPattern(host) } catch { throw CLIError("'\(host)': \(error.message)") }
-        return ServerTrustManager(allHostsMustBeEvaluated: true, rules: [ServerTrustManager.Rule(pattern, evaluator)])
-    }
-
-    private func unscopedEvaluator(host: String, alwaysPolicy: Bool, reporter: (any PinFailureReporter)?) throws -> any ServerTrustEvaluating {
+    /// The policy of the flags before the command line's anchors and CRLs: a policy file's, or
+    /// one host policy. With `--pin`, hosts other than `host` (a redirect's) are refused: their
+    /// pins are unknown, and pins that covered only the first host would leave the others
+    /// unpinned.
+    private func unlayeredPolicy(host: String, alwaysPolicy: Bool) throws -> TrustPolicy {
         if let path = values["--policy"]?.last {
             let conflicting =
                 ["--mode", "--pinned-cert", "--pin", "--pinnedpubkey"].filter { values[$0] != nil }
                 + ["--allow-invalid", "--insecure", "--no-validate-domain", "--strict", "--compat"].filter { flags.contains($0) }
             guard conflicting.isEmpty else { throw CLIError("--policy cannot be combined with \(conflicting.joined(separator: ", "))") }
-            let policy: PolicyFile
-            do { policy = try PolicyFile.load(contentsOf: path) } catch {
+            do { return try PolicyFile.load(contentsOf: path) } catch {
                 throw CLIError("--policy \(path): " + error.problems.map(\.description).joined(separator: "; "))
             }
-            return policy.makeManager(reporter: reporter)
         }
         let semantics = try semantics()
         let validatesDomain = !flags.contains("--no-validate-domain")
         let allowInvalid = allowsInvalid
         let pinSet = try adHocPinSet(host: host)
         let usesPolicy = alwaysPolicy || values["--mode"] != nil || values["--pinned-cert"] != nil || flags.contains("--compat")
-        guard usesPolicy else {
-            if let pinSet {
-                return SPKIPinsTrustEvaluator(configuration: pinSet, performDefaultValidation: !allowInvalid, validateHost: validatesDomain && !allowInvalid)
+        let hostPolicy: HostTrustPolicy
+        if usesPolicy {
+            let mode: PinningMode
+            switch values["--mode"]?.last ?? "none" {
+            case "none": mode = .none
+            case "public-key": mode = .publicKey
+            case "certificate": mode = .certificate
+            case let other: throw CLIError("--mode: '\(other)' is not none, public-key or certificate")
             }
-            return allowInvalid ? DisabledTrustEvaluator() : DefaultTrustEvaluator(validateHost: validatesDomain)
+            let policy = SecurityPolicy(
+                pinningMode: mode, pinnedCertificates: try all("--pinned-cert").flatMap { try GetCommand.certificates($0, option: "--pinned-cert") },
+                allowInvalidCertificates: allowInvalid, validatesDomainName: validatesDomain, semantics: semantics)
+            // The pins after the policy, on the path the policy validated; when the policy
+            // validated nothing, on the leaf alone.
+            hostPolicy = HostTrustPolicy(evaluator: policy, pins: pinSet?.hosts.first, source: "command line")
+        } else if let pinSet {
+            hostPolicy = HostTrustPolicy(
+                evaluator: SPKIPinsTrustEvaluator(
+                    configuration: pinSet, performDefaultValidation: !allowInvalid, validateHost: validatesDomain && !allowInvalid),
+                source: "command line")
+        } else {
+            hostPolicy = HostTrustPolicy(
+                evaluator: allowInvalid ? DisabledTrustEvaluator() : DefaultTrustEvaluator(validateHost: validatesDomain), source: "command line")
         }
-        let mode: PinningMode
-        switch values["--mode"]?.last ?? "none" {
-        case "none": mode = .none
-        case "public-key": mode = .publicKey
-        case "certificate": mode = .certificate
-        case let other: throw CLIError("--mode: '\(other)' is not none, public-key or certificate")
-        }
-        let policy = SecurityPolicy(
-            pinningMode: mode, pinnedCertificates: try all("--pinned-cert").flatMap { try GetCommand.certificates($0, option: "--pinned-cert") },
-            allowInvalidCertificates: allowInvalid, validatesDomainName: validatesDomain, semantics: semantics)
-        guard let pinSet else { return policy }
-        // The pins after the policy, on the path the policy validated (the composite hands it
-        // on); when the policy validated nothing, on the leaf alone.
-        return CompositeTrustEvaluator(evaluators: [
-            policy, SPKIPinsTrustEvaluator(configuration: pinSet, performDefaultValidation: false, validateHost: false),
-        ])
+        guard pinSet != nil else { return TrustPolicy(hostPolicy) }
+        let pattern: HostPattern
+        do { pattern = try HostPattern(host) } catch { throw CLIError("'\(host)': \(error.message)") }
+        return TrustPolicy(rules: [TrustPolicy.Rule(pattern, hostPolicy)], unmatched: nil)
     }
 
     /// The `--pin` pins as a pin set for `host`: an ad-hoc check, like curl's `--pinnedpubkey`,

@@ -37,7 +37,7 @@ struct PinSetUpdaterTests {
         let published = Shared<(status: Int, body: [UInt8])>((404, []))
         let requests = Shared<[String?]>([])
         let anchors: TrustStore
-        let baseline: PolicyFile
+        let baseline: TrustPolicy
         let rules: PinSetRules
         let signer: PrivateKey
         let caPins: [String]
@@ -65,16 +65,20 @@ struct PinSetUpdaterTests {
             anchors = try Lab.anchors(pki)
             caPins = [PinSetUpdaterTests.pin(pki.intermediate.subjectPublicKeyInfoDER), PinSetUpdaterTests.pin(pki.root.subjectPublicKeyInfoDER)]
             spare = PinSetUpdaterTests.pin(try LabKey.shared(.p256, slot: 46).publicKeyInfoDER)
-            baseline = try PolicyFile.parse(World.policy(api: [PinSetUpdaterTests.pin(pki.leafKey.publicKeyInfoDER), spare], caPins: caPins))
+            baseline = try PolicyFile.parse(
+                World.policy(api: [PinSetUpdaterTests.pin(pki.leafKey.publicKeyInfoDER), spare], caPins: caPins, allHostsMustBeEvaluated: false))
             signer = try PinSetUpdaterTests.labSigner(.ed25519, slot: 47)
             let backup = try PinSetUpdaterTests.labSigner(.p256, slot: 48)
             rules = try PinSetRules(signingKeys: [try PinSetSigningKey(publicKeyOf: signer), try PinSetSigningKey(publicKeyOf: backup)])
         }
 
-        static func policy(api pins: [String], caPins: [String]) -> [UInt8] {
+        /// The pins of both hosts: the baseline (with `allHostsMustBeEvaluated`) or a signed
+        /// pin set (pins only).
+        static func policy(api pins: [String], caPins: [String], allHostsMustBeEvaluated: Bool? = nil) -> [UInt8] {
             let quoted = { (list: [String]) in list.map { "\"\($0)\"" }.joined(separator: ", ") }
+            let hosts = allHostsMustBeEvaluated.map { #""allHostsMustBeEvaluated": \#($0), "# } ?? ""
             return Array(
-                #"{"version": 1, "allHostsMustBeEvaluated": false, "hosts": [{"host": "\#(PinSetUpdaterTests.apiHost)", "pins": [\#(quoted(pins))]}, {"host": "\#(PinSetUpdaterTests.pinsHost)", "pins": [\#(quoted(caPins))]}]}"#
+                #"{"version": 1, \#(hosts)"hosts": [{"host": "\#(PinSetUpdaterTests.apiHost)", "pins": [\#(quoted(pins))]}, {"host": "\#(PinSetUpdaterTests.pinsHost)", "pins": [\#(quoted(caPins))]}]}"#
                     .utf8)
         }
 
@@ -86,7 +90,7 @@ struct PinSetUpdaterTests {
         }
 
         func session(pinsPort: UInt16? = nil) throws -> HTTPSession {
-            var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(baseline.makeManager(), anchors: anchors))
+            var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(policy: baseline, anchors: anchors))
             configuration.resolve = [
                 "\(PinSetUpdaterTests.apiHost):\(api.port):127.0.0.1", "\(PinSetUpdaterTests.pinsHost):\(pinsPort ?? pins.port):127.0.0.1",
             ]
@@ -174,7 +178,7 @@ struct PinSetUpdaterTests {
         defer { relay.stop() }
         // The client trusts the interception root (the Charles case): only the pins stop it.
         let anchors = world.anchors + TrustStore([try Lab.certificate(interceptionRoot)], sources: ["user CA"])
-        var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(world.baseline.makeManager(), anchors: anchors))
+        var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(policy: world.baseline, anchors: anchors))
         configuration.resolve = ["\(Self.pinsHost):\(relay.port):127.0.0.1"]
         let session = try HTTPSession(configuration: configuration)
         defer { session.invalidate() }

@@ -24,7 +24,10 @@ struct RevocationLiveTests {
         let good = try await lab.session(crls).get(lab.url(.good, "/"))
         #expect(good.statusCode == 200 && good.text == RevocationLab.index)
         let record = "\(try #require(good.trustDecision).record)"
-        #expect(record.contains("crls:      3 CRLs"), "the record says CRLs were checked: \(record)")
+        // The record says the CRL check ran on the path through the whole-path hook, and which
+        // CRL settled each certificate below the anchor.
+        #expect(record.contains("checks:    CRL: 2 passed on the validated path"), "the record says CRLs were checked: \(record)")
+        #expect(good.trustDecision?.record.steps.filter { $0.description.hasPrefix("CRL: passed: not revoked: CRL from") }.count == 2, "\(record)")
 
         let revokedLeaf = await failure { try await lab.session(crls).get(lab.url(.revokedLeaf, "/")) }
         guard case .serverTrustRejected(let leafDecision)? = revokedLeaf else {
@@ -75,7 +78,7 @@ struct RevocationLiveTests {
             "hosts": [["host": RevocationLab.host, "crls": ["root.crl", "intermediate.crl", "revoked-ca.crl"]]],
         ]
         try JSONSerialization.data(withJSONObject: policy).write(to: URL(fileURLWithPath: policyPath))
-        let manager = try PolicyFile.load(contentsOf: policyPath).makeManager()
+        let manager = try PolicyFile.load(contentsOf: policyPath)
         let decider = ServerTrustDecider(manager, anchors: TrustStore([]))
         let good = try await lab.session(decider: decider).get(lab.url(.good, "/?policy"))
         #expect(good.statusCode == 200)
@@ -244,7 +247,9 @@ final class RevocationLab: Sendable {
 
     /// A session trusting only the lab's root, with these CRLs (`nil`: no revocation checking).
     func session(_ crls: [CertificateRevocationList]?) throws -> HTTPSession {
-        try session(decider: ServerTrustDecider(DefaultTrustEvaluator(), anchors: TrustStore([root]), revocationLists: crls))
+        try session(
+            decider: ServerTrustDecider(
+                policy: TrustPolicy(HostTrustPolicy(revocation: RevocationPolicy(revocationLists: crls ?? []))), anchors: TrustStore([root])))
     }
 
     func session(decider: ServerTrustDecider) throws -> HTTPSession {

@@ -77,8 +77,8 @@ struct PinSetDocumentTests {
             let document = try #require(chain.current)
             #expect(document.serial == 4 && document.issuedAt == F.now - 60 && document.expiresAt == F.now + 30 * F.day)
             #expect(document.signedBy == F.publicKey(key))
-            #expect(document.policy.hosts.map(\.pattern.description) == [PolicyFixtures.host])
-            #expect(document.policy.hosts[0].pinnedHost?.pins.map(\.description) == [F.rootPin, F.backupPin])
+            #expect(document.pins.hosts.map(\.pattern.description) == [PolicyFixtures.host])
+            #expect(document.pins.hosts[0].pins.map(\.description) == [F.rootPin, F.backupPin])
             #expect(chain.serial == 4)
             // The same bytes again: not a replay, nothing changes.
             #expect(try chain.accept(envelope) == .unchanged)
@@ -370,14 +370,14 @@ struct PinSetDocumentTests {
 struct PinSetExpiryTests {
     typealias F = PinSetFixture
 
-    /// A document pinning the fixtures' root and spare, expiring at `expiresAt`; a baseline
-    /// that pins two unrelated keys (the set the server has moved away from).
-    static func evaluator(expiresAt: Int64, expiry: PinSetExpiry) throws -> PinSetTrustEvaluator {
+    /// A document pinning the fixtures' root and spare, expiring at `expiresAt`, laid over a
+    /// baseline that pins two unrelated keys (the set the server has moved away from).
+    static func evaluator(expiresAt: Int64, expiry: PinSetExpiry) throws -> TrustPolicy {
         var chain = PinSetChain(rules: try F.rules(at: expiresAt - 3600))
         try chain.accept(try F.sign(serial: 1, issuedAt: expiresAt - 7200, expiresAt: expiresAt))
         let stale = ["sha256/C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M=", "sha256/diGVwiVYbubAI3RW4hB9xU8e/CH2GnkuvVFZE8zmgzI="]
         let baseline = try PolicyFile.parse(F.policy(pins: stale))
-        return PinSetTrustEvaluator(document: chain.current, baseline: baseline, expiry: expiry, rules: try F.rules(skew: 0))
+        return baseline.overlaying(chain.current, expiry: expiry, rules: try F.rules(skew: 0))
     }
 
     @Test("in force until expiresAt (with the skew), then the baseline decides, noted in the record")

@@ -26,11 +26,11 @@ struct PeerTrustTests {
         #expect(valid.evaluate().isTrusted)
     }
 
-    @Test("verifyTime is the evaluation instant (SecTrustSetVerifyDate)")
+    @Test("the trust's clock is the evaluation instant (SecTrustSetVerifyDate is a fixed clock)")
     func verifyTime() {
         var trust = f.trust(f.expiredChain)
         #expect(trust.evaluate().failure?.kind == .expired)
-        trust.verifyTime = PolicyFixtures.now - 100 * 86_400
+        trust.clock = .fixed(PolicyFixtures.now - 100 * 86_400)
         #expect(trust.evaluate().isTrusted)
     }
 

@@ -181,7 +181,7 @@ struct ProvenChainTests {
                 #"{"kTSKPinnedDomains": {"example.test": {"kTSKIncludeSubdomains": true, "kTSKPublicKeyHashes": ["\#(pinned.certificate.spkiSHA256Base64)", "\#(Base64.encode(Self.backup.digest))"]}}}"#,
             ]
             for document in documents {
-                let manager = try PolicyFile.parse(Array(document.utf8), baseDirectory: directory).makeManager()
+                let manager = try PolicyFile.parse(Array(document.utf8), baseDirectory: directory)
                 for (attack, chain) in Self.attacks(appending: pinned.certificate) {
                     let decision = manager.decide(Self.f.trust(chain), forHost: Self.host)
                     #expect(!decision.isTrusted, "\(document)\n\(attack), pinned \(pinned): \(decision)")

@@ -39,7 +39,7 @@ struct TrustKitImportTests {
         let org = try #require(pinning.pinnedHost(for: "api.example.org"))
         #expect(!org.enforcePinning && org.reportURIs.isEmpty)
 
-        let manager = policy.makeManager()
+        let manager = policy
         #expect(manager.decide(f.trust(f.validChain), forHost: PolicyFixtures.host).isTrusted)
         #expect(manager.decide(f.trust(f.validChain, host: "legacy.example.test"), forHost: "legacy.example.test").failure?.kind == .hostValidationFailed)
         #expect(manager.decide(f.trust(f.interceptedChain), forHost: PolicyFixtures.host).failure?.kind == .spkiPinningFailed)

@@ -53,7 +53,6 @@ struct ReportRateLimiterTests {
         ])
         let evaluator = SPKIPinsTrustEvaluator(configuration: pins, reporter: reporter)
         var trust = f.trust(f.validChain)
-        trust.verifyTime = nil  // the trust's clock decides the instant
         trust.clock = clock.clock
         for _ in 0..<3 { #expect(!evaluator.decide(trust, forHost: PolicyFixtures.host).isTrusted) }
         #expect(collector.reports.all.count == 1)

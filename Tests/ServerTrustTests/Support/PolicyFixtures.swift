@@ -121,7 +121,7 @@ struct PolicyFixtures: Sendable {
 
     /// A trust for `chain` at the reference instant with the generated system store.
     func trust(_ chain: [Certificate], host: String? = PolicyFixtures.host, store: TrustStore? = nil) -> PeerTrust {
-        PeerTrust(certificates: chain, host: host, systemAnchors: store ?? systemStore, verifyTime: Self.now)
+        PeerTrust(certificates: chain, host: host, systemAnchors: store ?? systemStore, clock: .fixed(Self.now))
     }
 
     /// A fresh temporary directory.

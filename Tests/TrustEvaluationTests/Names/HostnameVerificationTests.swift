@@ -160,7 +160,7 @@ struct HostnameVerificationTests {
             .authorityKeyIdentifier(),
         ])
         let leaf = try chain.intermediate.issue(spec, key: TrustPKI.key(TrustSlot.leaf))
-        var policy = ValidationPolicy.sslClient(at: TrustPKI.now)
+        var policy = ValidationPolicy.sslClient
         policy.expectedClientNames = [.email("alice@example.com"), .dns("alice.example.com")]
         try expectTrusted(
             try TrustPKI.validate(leaf, [chain.intermediate.certificate], anchors: [chain.root.certificate], policy: policy),

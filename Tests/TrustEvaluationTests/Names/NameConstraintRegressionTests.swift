@@ -57,8 +57,8 @@ struct NameConstraintRegressionTests {
             subjectKey: leafKey, issuer: LabIssuer(certificate: ca, key: caKey))
         let parsedLeaf = try Certificate(derEncoded: leaf.der)
         #expect(!parsedLeaf.subject.rdns.isEmpty, "the subject decodes although one value is opaque")
-        let verifier = Verifier(anchors: TrustStore([try Certificate(derEncoded: root.der)]), policy: .sslServer(host: "victim.example.test", at: now))
-        let outcome = verifier.validate(leaf: parsedLeaf, intermediates: [try Certificate(derEncoded: ca.der)])
+        let verifier = Verifier(anchors: TrustStore([try Certificate(derEncoded: root.der)]), policy: .sslServer(host: "victim.example.test"))
+        let outcome = verifier.validate(leaf: parsedLeaf, intermediates: [try Certificate(derEncoded: ca.der)], at: now)
         #expect(outcome.failure?.kind == .nameConstraintViolation, "\(name): \(String(describing: outcome.failure))")
     }
 }

@@ -195,7 +195,7 @@ struct CertificateRulesTests {
     @Test("each rule at each position, under each profile", arguments: rows)
     func rule(_ row: Row) throws {
         let (root, intermediate, leaf) = try Self.chain(row)
-        var policy = row.profile == .webPKI ? TrustPKI.serverPolicy() : ValidationPolicy.basicX509(at: TrustPKI.now)
+        var policy = row.profile == .webPKI ? TrustPKI.serverPolicy() : ValidationPolicy.basicX509
         policy.profile = row.profile
         let outcome = try TrustPKI.validate(leaf, [intermediate], anchors: [root], policy: policy)
         if let kind = row.mutation.expected(row.position, row.profile) {

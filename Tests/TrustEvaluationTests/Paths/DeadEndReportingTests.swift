@@ -20,12 +20,11 @@ struct DeadEndReportingTests {
     func revocationBeatsBadSignature(impostorFirst: Bool) throws {
         let chain = try TrustChain.make()
         let impostor = try Self.impostor(of: chain)
-        var policy = TrustPKI.serverPolicy()
-        policy.revocationLists = [
+        let crls = [
             try TrustPKI.crl(from: chain.root, revoking: [chain.intermediate.certificate.serialNumber]), try TrustPKI.crl(from: chain.intermediate),
         ]
         let sent = impostorFirst ? [impostor, chain.intermediate.certificate] : [chain.intermediate.certificate, impostor]
-        let outcome = try TrustPKI.validate(chain.leaf, sent, anchors: [chain.root.certificate], policy: policy)
+        let outcome = try TrustPKI.validate(chain.leaf, sent, anchors: [chain.root.certificate], checks: [CRLCheck(crls)])
         expectRejected(outcome, .revoked, at: 1)
     }
 

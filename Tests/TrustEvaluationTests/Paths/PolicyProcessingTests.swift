@@ -39,7 +39,7 @@ struct PolicyProcessingTests {
         }
 
         func validate(_ inputs: CertificatePolicyInputs = .init(), profile: ValidationPolicy.Profile = .rfc5280) throws -> ValidationOutcome {
-            var policy = ValidationPolicy.basicX509(at: TrustPKI.now)
+            var policy = ValidationPolicy.basicX509
             policy.profile = profile
             policy.policyInputs = inputs
             return try TrustPKI.validate(leaf, cas.map(\.certificate), anchors: [root.certificate], policy: policy)

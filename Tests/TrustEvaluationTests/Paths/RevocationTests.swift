@@ -66,7 +66,8 @@ struct RevocationTests {
 
         func validate(_ crls: [CertificateRevocationList], extra: [LabCertificate] = []) throws -> ValidationOutcome {
             try TrustPKI.validate(
-                leaf, [intermediate.certificate] + extra, anchors: [root.certificate], policy: TrustPKI.revocationPolicy(crls, profile: profile))
+                leaf, [intermediate.certificate] + extra, anchors: [root.certificate], policy: TrustPKI.revocationPolicy(profile: profile),
+                checks: [CRLCheck(crls)])
         }
     }
 
@@ -278,7 +279,7 @@ struct RevocationTests {
             let crls = [try s.rootCRL(), try TrustPKI.crl(LabCRLSpec(), signedBy: signer)]
             let outcome = try TrustPKI.validate(
                 s.leaf, [s.intermediate.certificate, signer.certificate], anchors: [s.root.certificate, other.certificate],
-                policy: TrustPKI.revocationPolicy(crls + [try TrustPKI.crl(LabCRLSpec(), signedBy: other)], profile: profile))
+                policy: TrustPKI.revocationPolicy(profile: profile), checks: [CRLCheck(crls + [try TrustPKI.crl(LabCRLSpec(), signedBy: other)])])
             return (outcome, .revocationStatusUnknown, 0)
         case .issuerWithoutCRLSign:
             let s = try setup(intermediateKeyUsage: [.keyCertSign])

@@ -188,7 +188,7 @@ struct VerifierPathBuildingTests {
         let leaf = try right.issue(spec, key: TrustPKI.key(TrustSlot.leaf))
         // basicX509 does not require the end-entity AKI.
         let outcome = try TrustPKI.validate(
-            leaf, [wrong.certificate, right.certificate], anchors: [root.certificate], policy: .basicX509(at: TrustPKI.now), trace: true)
+            leaf, [wrong.certificate, right.certificate], anchors: [root.certificate], policy: .basicX509, trace: true)
         try expectTrusted(outcome, chain: [leaf, right.certificate, root.certificate])
         #expect(outcome.signatureChecks == 3)
         try #require(outcome.trace.count == 2)
@@ -336,11 +336,11 @@ struct VerifierPathBuildingTests {
     func injectedClock() throws {
         let chain = try TrustChain.make()
         try expectTrusted(
-            try chain.validate(policy: TrustPKI.serverPolicy(at: TrustPKI.now)),
+            try chain.validate(at: TrustPKI.now),
             chain: [chain.leaf, chain.intermediate.certificate, chain.root.certificate])
-        expectRejected(try chain.validate(policy: TrustPKI.serverPolicy(at: TrustPKI.now + 2 * LabClock.year)), .expired, at: 0)
+        expectRejected(try chain.validate(at: TrustPKI.now + 2 * LabClock.year), .expired, at: 0)
         // Before the leaf existed.
-        expectRejected(try chain.validate(policy: TrustPKI.serverPolicy(at: TrustPKI.now - LabClock.year)), .notYetValid, at: 0)
+        expectRejected(try chain.validate(at: TrustPKI.now - LabClock.year), .notYetValid, at: 0)
     }
 
     @Test("the trace records every attempted path with its failure")

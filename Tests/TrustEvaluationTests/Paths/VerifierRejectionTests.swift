@@ -59,7 +59,7 @@ struct VerifierRejectionTests {
         case .oneSecondAfterNotAfter: time = notAfter + 1
         }
         let outcome = try TrustPKI.validate(
-            leaf, [intermediate.certificate], anchors: [root.certificate], policy: TrustPKI.serverPolicy(at: time))
+            leaf, [intermediate.certificate], anchors: [root.certificate], at: time)
         if let kind = boundary.expected {
             expectRejected(outcome, kind, at: role.rawValue)
         } else {
@@ -337,7 +337,7 @@ struct VerifierRejectionTests {
         if let eku = c.leafEKU { leafExtensions.append(.extendedKeyUsage(eku)) }
         leafExtensions += [.subjectAltName([.dns(TrustPKI.host)]), .subjectKeyIdentifier(), .authorityKeyIdentifier()]
         let leaf = try intermediate.issue(TrustPKI.leafSpec(extensions: leafExtensions), key: TrustPKI.key(TrustSlot.leaf))
-        let policy = c.client ? ValidationPolicy.sslClient(at: TrustPKI.now) : TrustPKI.serverPolicy()
+        let policy = c.client ? ValidationPolicy.sslClient : TrustPKI.serverPolicy()
         let outcome = try TrustPKI.validate(leaf, [intermediate.certificate], anchors: [root.certificate], policy: policy)
         if let kind = c.expected {
             expectRejected(outcome, kind, at: c.index)
@@ -691,7 +691,7 @@ struct VerifierRejectionTests {
             .leafIsCertificateAuthority, at: 0)
         // The intermediate itself presented as the leaf.
         expectRejected(
-            try TrustPKI.validate(chain.intermediate.certificate, [], anchors: [chain.root.certificate], policy: .basicX509(at: TrustPKI.now)),
+            try TrustPKI.validate(chain.intermediate.certificate, [], anchors: [chain.root.certificate], policy: .basicX509),
             .leafIsCertificateAuthority, at: 0)
     }
 
@@ -807,9 +807,8 @@ struct VerifierRejectionTests {
         case .crlWithoutNumber: intermediateCRL = try TrustPKI.crl(from: chain.intermediate, includeNumber: false)
         case .sha1SignedCRL: intermediateCRL = try TrustPKI.crl(from: chain.intermediate, scheme: .ecdsa(.sha1))
         }
-        var policy = TrustPKI.serverPolicy()
-        policy.revocationLists = c == .noCRLsAtAll ? [] : [rootCRL] + (intermediateCRL.map { [$0] } ?? [])
-        let outcome = try chain.validate(policy: policy)
+        let crls = c == .noCRLsAtAll ? [] : [rootCRL] + (intermediateCRL.map { [$0] } ?? [])
+        let outcome = try chain.validate(checks: [CRLCheck(crls)])
         if let index = c.expectedIndex {
             expectRejected(outcome, c.expectedKind, at: index)
         } else {

@@ -91,8 +91,10 @@ struct TrustChain: Sendable {
     }
 
     /// Validates the leaf with the intermediate against the root.
-    func validate(policy: ValidationPolicy = TrustPKI.serverPolicy(), trace: Bool = false) throws -> ValidationOutcome {
-        try TrustPKI.validate(leaf, [intermediate.certificate], anchors: [root.certificate], policy: policy, trace: trace)
+    func validate(
+        policy: ValidationPolicy = TrustPKI.serverPolicy(), at time: Int64 = TrustPKI.now, checks: [any PathCheck] = [], trace: Bool = false
+    ) throws -> ValidationOutcome {
+        try TrustPKI.validate(leaf, [intermediate.certificate], anchors: [root.certificate], policy: policy, at: time, checks: checks, trace: trace)
     }
 }
 
@@ -113,9 +115,9 @@ enum TrustPKI {
         try LabKey.shared(algorithm, slot: slot)
     }
 
-    /// The SSL server policy for `host` at the reference instant.
-    static func serverPolicy(host: String? = TrustPKI.host, at time: Int64 = now) -> ValidationPolicy {
-        .sslServer(host: host, at: time)
+    /// The SSL server policy for `host`.
+    static func serverPolicy(host: String? = TrustPKI.host) -> ValidationPolicy {
+        .sslServer(host: host)
     }
 
     /// The standard CA extensions: critical basicConstraints cA, keyCertSign|cRLSign, SKI and
@@ -192,16 +194,19 @@ enum TrustPKI {
         try Certificate(derEncoded: certificate.der)
     }
 
-    /// Validates `leaf` with `intermediates` (in the given order) against `anchors`.
+    /// Validates `leaf` with `intermediates` (in the given order) against `anchors`, at `time`
+    /// (the reference instant unless given), with the whole-path `checks`.
     static func validate(
         _ leaf: LabCertificate,
         _ intermediates: [LabCertificate] = [],
         anchors: [LabCertificate],
         policy: ValidationPolicy = serverPolicy(),
+        at time: Int64 = now,
+        checks: [any PathCheck] = [],
         trace: Bool = false
     ) throws -> ValidationOutcome {
         let store = TrustStore(try anchors.map(parse))
-        return try validate(leaf, intermediates, store: store, policy: policy, trace: trace)
+        return try validate(leaf, intermediates, store: store, policy: policy, at: time, checks: checks, trace: trace)
     }
 
     /// Validates against an existing store.
@@ -210,10 +215,12 @@ enum TrustPKI {
         _ intermediates: [LabCertificate] = [],
         store: TrustStore,
         policy: ValidationPolicy = serverPolicy(),
+        at time: Int64 = now,
+        checks: [any PathCheck] = [],
         trace: Bool = false
     ) throws -> ValidationOutcome {
         let verifier = Verifier(anchors: store, policy: policy)
-        return verifier.validate(leaf: try parse(leaf), intermediates: try intermediates.map(parse), trace: trace)
+        return verifier.validate(leaf: try parse(leaf), intermediates: try intermediates.map(parse), at: time, checks: checks, trace: trace)
     }
 
     /// Re-signs `certificate` with `key` after replacing TBSCertificate fields: `transform`
@@ -296,11 +303,11 @@ extension TrustPKI {
         try CertificateRevocationList(derEncoded: LabCRL.issue(spec, signer: signer.issuer))
     }
 
-    /// The server policy with revocation checking required against `crls`.
-    static func revocationPolicy(_ crls: [CertificateRevocationList], profile: ValidationPolicy.Profile = .webPKI) -> ValidationPolicy {
-        var policy = profile == .webPKI ? serverPolicy() : ValidationPolicy.basicX509(at: now)
+    /// The policy the revocation suites validate under: the server policy (Web PKI), or basic
+    /// X.509 under RFC 5280 alone.
+    static func revocationPolicy(profile: ValidationPolicy.Profile = .webPKI) -> ValidationPolicy {
+        var policy = profile == .webPKI ? serverPolicy() : ValidationPolicy.basicX509
         policy.profile = profile
-        policy.revocationLists = crls
         return policy
     }
 }

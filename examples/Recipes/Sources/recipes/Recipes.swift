@@ -37,7 +37,7 @@ func getWithPins(_ url: String, host: String, pins: [String]) async throws -> St
 
 func getWithPolicyFile(_ url: String, policyFile: String) async throws -> String {
     let policy = try PolicyFile.load(contentsOf: policyFile)  // docs/policy-schema.md
-    let session = try HTTPSession(serverTrust: .system(policy.makeManager()))
+    let session = try HTTPSession(serverTrust: .system(policy))
     return try await session.get(url).validate().text
 }
 
@@ -88,12 +88,12 @@ func uploadFile(_ url: String, path: String) async throws -> String {
 func sessionWithPinSetUpdates(supportDirectory: String) async throws -> (HTTPSession, PinSetUpdater) {
     let baseline = try PolicyFile.load(contentsOf: "/usr/share/myapp/pins.json")  // the pins the app ships
     let rules = try PinSetRules(signingKeys: [
-        try PinSetSigningKey(base64: "MCowBQYDK2VwAyEAjEkmI3vucDcwPJWU6P7tTxLdlhzzT9S9iSwkt5dFJW0="),
+        try PinSetSigningKey(base64: "MCowBQYDK2VwAyEA+ra7wGI14ByU5s2KETG2X85T37GRNExUVjc0RaESvTU="),
         try PinSetSigningKey(
-            base64: "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAERevURSp7wuZmIGNtKyK0qan9m/27MPr3d2en+XyGasG7PxE/1vDMkPwP/sHJxGyOGzwW0mK3Rc6J2t5JTpQ1XQ=="),
+            base64: "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEQD9CT7Kqm56x9fg0f5YfzGq5szQFFgyUi5pDKVxBgFPFVj0s+ddMYskTamc5OskNoLGzqN9i1ufR+eCTSpykfg=="),
     ])
     let anchors = try TrustStore.system()
-    let session = try HTTPSession(serverTrust: ServerTrustDecider(baseline.makeManager(), anchors: anchors))
+    let session = try HTTPSession(serverTrust: ServerTrustDecider(policy: baseline, anchors: anchors))
     var configuration = PinSetUpdater.Configuration(
         url: "https://pins.example.com/pinset.json", baseline: baseline, rules: rules, anchors: anchors,
         storePath: supportDirectory + "/pinset-store.json")
