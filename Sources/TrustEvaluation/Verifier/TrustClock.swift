@@ -5,10 +5,10 @@
 /// Where an evaluation gets "now" from: the system clock in production, a fixed or stepped
 /// clock in tests.
 ///
-/// The one clock of the library: the ``Verifier`` reads it when its policy has no fixed
-/// ``ValidationPolicy/validationTime``, and module `ServerTrust` reads it for pin-set expiry,
-/// per-pin windows, report dates and the report rate limiter, so nothing time-dependent needs
-/// the wall clock to be tested. Apple's `SecTrustSetVerifyDate` is the only injectable clock
+/// The one clock of the library and the only way to say "now": a decision reads its clock once
+/// and hands that instant to every validation (``Verifier/validate(leaf:intermediates:at:checks:trace:)``),
+/// pin window, pin-set expiry, report date and rate limit of the decision, so nothing
+/// time-dependent needs the wall clock to be tested. Apple's `SecTrustSetVerifyDate` is the only injectable clock
 /// among the systems we reproduce; a fixed instant there is a fixed clock here.
 public struct TrustClock: Sendable {
     private let source: @Sendable () -> Int64

@@ -151,7 +151,7 @@ public struct PathAttempt: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// The outcome of ``Verifier/validate(leaf:intermediates:at:trace:)``.
+/// The outcome of ``Verifier/validate(leaf:intermediates:at:checks:trace:)``.
 public struct ValidationOutcome: Sendable {
     /// The verified chain, or the rejection.
     public let result: Result<VerifiedChain, ValidationFailure>

@@ -62,13 +62,14 @@ enum EvaluateCommand {
         if options.flags.contains("--json") && options.flags.contains("--explain") { throw CLIError("--json and --explain cannot be combined") }
 
         let chain = try certificates(chainPath)
-        var verifyTime: Int64?
+        // `--at` is the decision's clock, fixed (SecTrustSetVerifyDate): the one way to set "now".
+        var clock = TrustClock.system
         if let text = options.value("--at") {
             guard let time = ASN1Time(rfc3339: text) else { throw CLIError("--at: '\(text)' is not an RFC 3339 time (e.g. 2026-01-01T00:00:00Z)") }
-            verifyTime = time.secondsSince1970
+            clock = .fixed(time.secondsSince1970)
         }
         let trustOptions = TrustOptions(values: options.values, flags: options.flags)
-        let decider = try trustOptions.decider(host: host, alwaysPolicy: true, clock: verifyTime.map(TrustClock.fixed) ?? .system)
+        let decider = try trustOptions.decider(host: host, alwaysPolicy: true, clock: clock)
         let decision = decider.decide(ServedChain(certificates: chain, host: host))
 
         if options.flags.contains("--json") {

@@ -1,5 +1,6 @@
 import CertificateParsing
 import Foundation
+import TrustEvaluation
 
 /// `servertrust inspect FILE... [--json]`: what a certificate file holds;
 /// `servertrust inspect https://HOST[:PORT]`: what a server serves (``InspectHost``).
@@ -118,7 +119,7 @@ enum InspectCommand {
     }
 
     /// The current time, seconds since 1970.
-    static var currentTime: Int64 { Int64(Date().timeIntervalSince1970) }
+    static var currentTime: Int64 { TrustClock.system.now() }
 
     /// `29 days left`, `expired 3 days ago`, `not yet valid: starts in 2 days`.
     static func validityNote(_ c: Certificate, now: Int64) -> String {
