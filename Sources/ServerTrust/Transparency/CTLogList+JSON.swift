@@ -15,12 +15,12 @@ public import TrustEvaluation
 ///
 /// The reader lives here rather than in `TrustEvaluation` because it needs a JSON parser
 /// (Foundation's), which the OpenSSL-level module does not link; what it builds is
-/// `TrustEvaluation`'s ``CTLogList``, the form ``CertificateTransparency`` takes.
+/// `TrustEvaluation`'s ``CTLogList``, the form ``/TrustEvaluation/CertificateTransparency`` takes.
 ///
 /// Strict where a wrong reading would change a decision, lenient where the schema grows: a
 /// repeated member name, a `log_id` that is not the key's hash, two logs with one key, two
 /// states on one log, a malformed key or date are errors; unknown members are ignored, and an
-/// unknown state name is kept as ``CTLogState/Kind/unrecognized(_:)`` (its SCTs never count).
+/// unknown state name is kept as ``/TrustEvaluation/CTLogState/Kind/unrecognized(_:)`` (its SCTs never count).
 extension CTLogList {
     /// Reads a log list.
     ///
@@ -28,8 +28,8 @@ extension CTLogList {
     ///   - json: The list's bytes.
     ///   - publishedAt: When the list was published, used only when it has no
     ///     `log_list_timestamp` (Apple's list): its download time or `Last-Modified` date. Without
-    ///     either, the newest state change in the list stands in (``CTLogList/TimestampSource``).
-    /// - Throws: ``CTLogListError`` naming the JSON path of the first problem.
+    ///     either, the newest state change in the list stands in (``/TrustEvaluation/CTLogList/TimestampSource``).
+    /// - Throws: ``/TrustEvaluation/CTLogListError`` naming the JSON path of the first problem.
     public init(json: [UInt8], publishedAt: ASN1Time? = nil) throws(CTLogListError) {
         self = try CTLogListReader.read(json, publishedAt: publishedAt)
     }
@@ -44,8 +44,8 @@ extension CTLogList {
     ///   - key: The list signer's public key.
     ///   - publishedAt: As in ``init(json:publishedAt:)``.
     ///   - signatureVerifier: The signature seam.
-    /// - Throws: ``CTLogListError``: ``CTLogListError/Code/badSignature`` before anything is
-    ///   parsed when the signature does not verify, ``CTLogListError/Code/unsupportedKey`` for a
+    /// - Throws: ``/TrustEvaluation/CTLogListError``: ``/TrustEvaluation/CTLogListError/Code/badSignature`` before anything is
+    ///   parsed when the signature does not verify, ``/TrustEvaluation/CTLogListError/Code/unsupportedKey`` for a
     ///   key of another type.
     public init<Verifier: SignatureVerifier>(
         json: [UInt8], signature: [UInt8], signedBy key: SubjectPublicKeyInfo, publishedAt: ASN1Time? = nil, signatureVerifier: Verifier
@@ -74,7 +74,7 @@ extension CTLogList {
     ///   - signature: The detached signature.
     ///   - key: The list signer's public key.
     ///   - publishedAt: As in ``init(json:publishedAt:)``.
-    /// - Throws: ``CTLogListError``.
+    /// - Throws: ``/TrustEvaluation/CTLogListError``.
     public init(json: [UInt8], signature: [UInt8], signedBy key: SubjectPublicKeyInfo, publishedAt: ASN1Time? = nil) throws(CTLogListError) {
         try self.init(json: json, signature: signature, signedBy: key, publishedAt: publishedAt, signatureVerifier: OpenSSLSignatureVerifier())
     }

@@ -28,10 +28,10 @@ public import CertificateParsing
 ///   `SSL_CTX_set_ct_validation_callback` with a callback that accepts makes the client offer
 ///   it (and OCSP stapling), and `SSL_get0_peer_scts` filtered by `SCT_get_source` ==
 ///   `SCT_SOURCE_TLS_EXTENSION` gives the SCTs, each re-encoded by `i2o_SCT`; rebuild the
-///   list with ``SignedCertificateTimestampList/encode(_:)``.
+///   list with ``/CertificateParsing/SignedCertificateTimestampList/encode(_:)``.
 /// - `ocspSCTList`: the TLS-encoded list from the stapled OCSP response's singleExtension
 ///   1.3.6.1.4.1.11129.2.4.5, inside its extnValue's OCTET STRING (the content that
-///   ``SignedCertificateTimestampList/init(extensionValue:)`` reads), and only from a response
+///   ``/CertificateParsing/SignedCertificateTimestampList/init(extensionValue:)`` reads), and only from a response
 ///   that was itself verified for this certificate.
 /// - Embedded SCTs are read from the leaf itself.
 public enum CertificateTransparency {
