@@ -140,6 +140,9 @@ public enum CTSCTStatus: Hashable, Sendable, CustomStringConvertible {
     /// The certificate's notAfter is outside the log's temporal interval: the log does not
     /// accept this certificate, so its SCT promises nothing.
     case outsideTemporalInterval(CTTemporalInterval)
+    /// Not checked: the certificate came with more SCTs to verify than the evaluation checks
+    /// (the limit is given); a genuine certificate carries a handful.
+    case checkLimitReached(Int)
 
     /// Whether the SCT is valid.
     public var isValid: Bool { self == .valid }
@@ -158,6 +161,7 @@ public enum CTSCTStatus: Hashable, Sendable, CustomStringConvertible {
         case .futureTimestamp: return "timestamp in the future"
         case .beforeLogAcceptance(let since): return "issued before the log was accepted (\(since.rfc3339))"
         case .outsideTemporalInterval(let interval): return "certificate expiry outside the log's temporal interval \(interval)"
+        case .checkLimitReached(let limit): return "not checked: more than \(limit) SCT signatures to verify"
         }
     }
 }

@@ -14,7 +14,15 @@ struct SCTVerification<Verifier: SignatureVerifier> {
     /// The time of check, seconds since 1970.
     let time: Int64
 
+    /// At most this many SCT signatures are checked per certificate. A certificate carries two
+    /// to five SCTs; a server that sends hundreds (a 64 KiB list per delivery holds over a
+    /// thousand) only makes the client work, so the rest are reported unchecked, and never count.
+    static var maximumSignatureChecks: Int { 32 }
+
     private var keys: [[UInt8]: KeyOutcome] = [:]
+    private var signatureChecks = 0
+    /// Statuses already decided, by entry type and SCT bytes: an SCT sent twice is checked once.
+    private var decided: [CTLogEntry.EntryType: [[UInt8]: CTSCTStatus]] = [:]
     private var x509Entry: Result<CTLogEntry, CTEncodingError>?
     private var precertificateEntry: Result<CTLogEntry, CTEncodingError>??
 
@@ -45,7 +53,13 @@ struct SCTVerification<Verifier: SignatureVerifier> {
         guard let log = logList.log(id: sct.logID) else {
             return CTSCTResult(source: source, sct: sct, log: nil, status: .unknownLog)
         }
-        return CTSCTResult(source: source, sct: sct, log: log, status: status(of: sct, from: source, log: log))
+        let type: CTLogEntry.EntryType = source == .embedded ? .precertificate : .x509
+        if let known = decided[type]?[sct.serialized] {
+            return CTSCTResult(source: source, sct: sct, log: log, status: known)
+        }
+        let status = status(of: sct, from: source, log: log)
+        decided[type, default: [:]][sct.serialized] = status
+        return CTSCTResult(source: source, sct: sct, log: log, status: status)
     }
 
     private mutating func status(of sct: SignedCertificateTimestamp, from source: CTSCTResult.Source, log: CTLog) -> CTSCTStatus {
@@ -63,6 +77,8 @@ struct SCTVerification<Verifier: SignatureVerifier> {
         guard let algorithm = Self.algorithm(of: sct, keyedBy: log.publicKeyInfo) else {
             return .unsupportedAlgorithm(hash: sct.hashAlgorithm, signature: sct.signatureAlgorithm)
         }
+        guard signatureChecks < Self.maximumSignatureChecks else { return .checkLimitReached(Self.maximumSignatureChecks) }
+        signatureChecks += 1
         let signed = sct.signedData(for: entry)
         if case .invalid(let error) = verifier.check(signature: sct.signature[...], over: signed[...], algorithm: algorithm, key: key) {
             return .badSignature(error)

@@ -252,6 +252,26 @@ struct SCTVerificationTests {
         #expect(refusing.verdict == .nonCompliant)
     }
 
+    @Test("an SCT sent twice is checked once; past 32 signature checks the rest are reported unchecked")
+    func workLimit() throws {
+        let subject = try CTTestbed.plain()
+        let alpha = try CTLogs.alpha
+        let repeated = try alpha.sign(.certificate(subject.labLeaf), timestamp: CTTestbed.nowMilliseconds - 1000)
+        let list = try CTTestbed.list([alpha])
+        let counting = CountingVerifier()
+        let twice = CertificateTransparency.evaluate(
+            leaf: subject.leaf, issuer: subject.issuer, tlsSCTList: LabSCT.list([repeated, repeated]), ocspSCTList: LabSCT.list([repeated]),
+            logList: list, policy: .chrome, at: CTTestbed.now, signatureVerifier: counting)
+        #expect(twice.scts.count == 3 && twice.scts.allSatisfy { $0.status == .valid })
+        #expect(counting.checks.withLock { $0 } == 1)
+
+        let many = try (0..<40).map { try alpha.sign(.certificate(subject.labLeaf), timestamp: CTTestbed.nowMilliseconds - 1000 - UInt64($0)) }
+        let flooded = CertificateTransparency.evaluate(
+            leaf: subject.leaf, issuer: subject.issuer, tlsSCTList: LabSCT.list(many), logList: list, policy: .chrome, at: CTTestbed.now)
+        #expect(flooded.scts.filter { $0.status == .valid }.count == 32)
+        #expect(flooded.scts.filter { $0.status == .checkLimitReached(32) }.count == 8)
+    }
+
     @Test("a malformed SCT list in any delivery is reported, and the others still count")
     func malformedLists() throws {
         let subject = try CTTestbed.embedded([CTLogs.alpha, CTLogs.beta])
