@@ -24,11 +24,13 @@ public import CertificateParsing
 ///   precertificate entry, RFC 6962 §3.2), never a Precertificate Signing Certificate.
 /// - `tlsSCTList`: the `extension_data` of the TLS `signed_certificate_timestamp` extension
 ///   (type 18) the server sent, in TLS 1.2 in its ServerHello, in TLS 1.3 in the leaf's
-///   CertificateEntry. A client only receives it if it offered the extension; with OpenSSL,
-///   `SSL_CTX_set_ct_validation_callback` with a callback that accepts makes the client offer
-///   it (and OCSP stapling), and `SSL_get0_peer_scts` filtered by `SCT_get_source` ==
-///   `SCT_SOURCE_TLS_EXTENSION` gives the SCTs, each re-encoded by `i2o_SCT`; rebuild the
-///   list with ``/CertificateParsing/SignedCertificateTimestampList/encode(_:)``.
+///   CertificateEntry. A server sends it only to a client that offered it. With OpenSSL (in
+///   libcurl's `CURLOPT_SSL_CTX_FUNCTION`), `SSL_CTX_add_custom_ext` for type 18 with the contexts
+///   `SSL_EXT_CLIENT_HELLO | SSL_EXT_TLS1_2_SERVER_HELLO | SSL_EXT_TLS1_3_CERTIFICATE`, an add
+///   callback that sends it empty and a parse callback that keeps the bytes for `chainidx` 0,
+///   hands over exactly these bytes (OpenSSL allows a custom extension of this type as long as
+///   its own CT validation is off). A resumed session has no Certificate message and so no
+///   TLS SCTs: the first handshake's evaluation must be kept with the session.
 /// - `ocspSCTList`: the TLS-encoded list from the stapled OCSP response's singleExtension
 ///   1.3.6.1.4.1.11129.2.4.5, inside its extnValue's OCTET STRING (the content that
 ///   ``/CertificateParsing/SignedCertificateTimestampList/init(extensionValue:)`` reads), and only from a response
