@@ -81,9 +81,11 @@ final class LabServerIdentity: @unchecked Sendable {
     private let leaf: OpaquePointer
     /// Owned `STACK_OF(X509) *` of the certificates after the leaf.
     private let chain: OpaquePointer
+    /// A TLS-encoded SCT list for the `signed_certificate_timestamp` extension, if any.
+    let signedCertificateTimestamps: [UInt8]?
 
     /// - Throws: ``LabError`` if `certificates` is empty or a certificate does not parse.
-    init(certificates: [LabCertificate], key: LabKey) throws {
+    init(certificates: [LabCertificate], key: LabKey, signedCertificateTimestamps: [UInt8]? = nil) throws {
         guard let first = certificates.first else {
             throw LabError.invalid("LabServerIdentity", "a served chain needs at least the leaf certificate")
         }
@@ -105,6 +107,7 @@ final class LabServerIdentity: @unchecked Sendable {
         self.chain = stack
         self.certificates = certificates
         self.key = key
+        self.signedCertificateTimestamps = signedCertificateTimestamps
     }
 
     deinit {
@@ -118,6 +121,22 @@ final class LabServerIdentity: @unchecked Sendable {
         // is unchanged; it also checks that the key matches the leaf.
         guard SSL_CTX_use_cert_and_key(context, leaf, key.pkey, chain, 1) == 1 else {
             throw LabError.openSSL("SSL_CTX_use_cert_and_key")
+        }
+        if let scts = signedCertificateTimestamps {
+            // Server info v2 (what `openssl s_server -serverinfo` loads): a 4-byte context, then
+            // the extension's type and length-prefixed data. The context sends it in a TLS 1.2
+            // ServerHello and in the leaf's TLS 1.3 CertificateEntry (RFC 8446 §4.4.2); OpenSSL
+            // sends it only to a client that offered the extension in its ClientHello.
+            guard scts.count <= 0xFFFF else { throw LabError.invalid("LabServerIdentity", "SCT list over 65535 bytes") }
+            let contexts = UInt32(SSL_EXT_CLIENT_HELLO) | UInt32(SSL_EXT_TLS1_2_SERVER_HELLO) | UInt32(SSL_EXT_TLS1_3_CERTIFICATE)
+            let type = UInt16(TLSEXT_TYPE_signed_certificate_timestamp)
+            let serverInfo: [UInt8] =
+                [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: contexts >> $0) } + [UInt8(type >> 8), UInt8(type & 0xFF)]
+                + [UInt8(scts.count >> 8), UInt8(scts.count & 0xFF)] + scts
+            let installed = serverInfo.withUnsafeBufferPointer {
+                SSL_CTX_use_serverinfo_ex(context, UInt32(SSL_SERVERINFOV2), $0.baseAddress, $0.count)
+            }
+            guard installed == 1 else { throw LabError.openSSL("SSL_CTX_use_serverinfo_ex") }
         }
     }
 

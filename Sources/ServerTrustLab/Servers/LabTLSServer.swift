@@ -29,15 +29,22 @@ public final class LabTLSServer: Sendable {
         public var chain: [LabCertificate]
         /// The leaf's private key.
         public var key: LabKey
+        /// A TLS-encoded `SignedCertificateTimestampList` (``LabSCT/list(_:)``) sent in the
+        /// `signed_certificate_timestamp` extension to clients that ask for it, as
+        /// `openssl s_server -serverinfo` does (RFC 6962 §3.3). Only for the default identity:
+        /// OpenSSL keeps server info per context, so SNI identities cannot carry their own.
+        public var signedCertificateTimestamps: [UInt8]?
 
         /// Pairs a chain with its key.
         ///
         /// - Parameters:
         ///   - chain: Leaf first.
         ///   - key: The leaf's private key.
-        public init(chain: [LabCertificate], key: LabKey) {
+        ///   - signedCertificateTimestamps: An SCT list for the TLS extension, if any.
+        public init(chain: [LabCertificate], key: LabKey, signedCertificateTimestamps: [UInt8]? = nil) {
             self.chain = chain
             self.key = key
+            self.signedCertificateTimestamps = signedCertificateTimestamps
         }
 
         /// The ``LabPKI/serverChain`` (leaf, intermediate) and ``LabPKI/leafKey`` of a PKI.
@@ -287,13 +294,18 @@ final class LabTLSServerEngine: Sendable {
         self.stopFlag = stopFlag
         var sniIdentities: [String: LabServerIdentity] = [:]
         for (host, identity) in configuration.serverNameIdentities {
+            guard identity.signedCertificateTimestamps == nil, configuration.identity.signedCertificateTimestamps == nil else {
+                throw LabError.invalid("LabTLSServer", "SCTs in the TLS extension are served for the default identity only, not with SNI identities")
+            }
             sniIdentities[host.lowercased()] = try LabServerIdentity(certificates: identity.chain, key: identity.key)
         }
         let verification = configuration.clientAuthentication.map {
             LabClientVerification(trustedCertificates: $0.trustedCertificates, required: $0.mode == .required)
         }
         self.context = try LabSSLContext.server(
-            identity: try LabServerIdentity(certificates: configuration.identity.chain, key: configuration.identity.key),
+            identity: try LabServerIdentity(
+                certificates: configuration.identity.chain, key: configuration.identity.key,
+                signedCertificateTimestamps: configuration.identity.signedCertificateTimestamps),
             sniIdentities: sniIdentities,
             minimumVersion: configuration.minimumTLSVersion,
             maximumVersion: configuration.maximumTLSVersion,

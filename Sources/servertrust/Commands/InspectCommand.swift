@@ -114,6 +114,20 @@ enum InspectCommand {
         return .object(pairs)
     }
 
+    /// One line per embedded SCT (RFC 6962 §3.3): the log ID as log lists write it (base64) and
+    /// the SCT's time. Verifying them takes a log list (`CertificateTransparency`).
+    static func embeddedSCTs(_ c: Certificate) -> [String] {
+        guard let bytes = c.extensions.signedCertificateTimestamps else { return [] }
+        let list: SignedCertificateTimestampList
+        do { list = try SignedCertificateTimestampList(tlsEncoded: bytes) } catch { return ["malformed SCT list (\(error))"] }
+        return list.entries.map { entry in
+            switch entry {
+            case .parsed(let sct): return "log \(Base64.encode(sct.logID)) at \(sct.time.rfc3339)"
+            case .malformed(_, let error): return "malformed (\(error))"
+            }
+        }
+    }
+
     static func colonHex(_ bytes: [UInt8]) -> String {
         bytes.map { Hex.encode([$0]).uppercased() }.joined(separator: ":")
     }
@@ -152,6 +166,7 @@ enum InspectCommand {
         }
         lines.append(("SHA-256", colonHex(c.sha256Fingerprint)))
         lines.append(("SPKI pin", "sha256/\(c.spkiSHA256Base64)"))
+        lines += embeddedSCTs(c).map { ("SCT", $0) }
         let width = lines.map(\.0.count).max() ?? 0
         var out = "\(file) [\(index + 1)/\(count)]\n"
         out += lines.map { "  " + $0.0 + String(repeating: " ", count: width - $0.0.count) + "  " + $0.1 }.joined(separator: "\n")
