@@ -52,8 +52,8 @@ package struct ServerResponse: Sendable {
 /// other connections), strict request parsing (`MHD_OPTION_STRICT_FOR_CLIENT`: a request
 /// libmicrohttpd would have to guess about is refused, the request-smuggling defence), and the
 /// ``Limits``: connections, connections per address, idle time, the bytes of request line and
-/// headers, the body. A body over the limit is answered 413 as soon as its `Content-Length`
-/// or its bytes say so, and the rest is not read.
+/// headers, the body. A body whose `Content-Length` is over the limit is answered 413 before
+/// it is read; a chunked body that grows past it has its connection closed at once.
 ///
 /// ``quiesce()`` stops accepting while connections in progress finish; ``stop()`` then closes
 /// them and joins their threads (what SIGTERM does, in that order).
@@ -231,6 +231,17 @@ private let accessHandler: MHD_AccessHandlerCallback = { context, connection, ur
             headers: connectionValues(connection, .HEADER_KIND, lowercased: true),
             query: connectionValues(connection, .GET_ARGUMENT_KIND, lowercased: false), clientAddress: address)
         requestContext.pointee = Unmanaged.passRetained(exchange).toOpaque()
+        // Both framings at once is the request-smuggling shape: RFC 9112 §6.3 lets a server
+        // refuse it and requires the connection closed after the answer (libmicrohttpd 0.9.75
+        // decodes the chunks and keeps the connection, so a request hidden after the body
+        // would be served). Refused here, before any body byte is read, and closed.
+        if exchange.headers["content-length"] != nil, exchange.headers["transfer-encoding"] != nil {
+            exchange.answered = true
+            return queue(
+                ServerResponse(
+                    status: 400, headers: [("Content-Type", "application/json"), ("Connection", "close")],
+                    body: Array(#"{"error":"Content-Length and Transfer-Encoding together"}"#.utf8)), on: connection)
+        }
         if let length = exchange.headers["content-length"], let bytes = Int(length), bytes > core.bodyLimit {
             exchange.answered = true
             return queue(HTTPServer.tooLarge(core.bodyLimit), on: connection)
@@ -243,9 +254,13 @@ private let accessHandler: MHD_AccessHandlerCallback = { context, connection, ur
         uploadSize.pointee = 0
         guard !exchange.answered else { return .YES }
         guard exchange.body.count + size <= core.bodyLimit, let uploadData else {
+            // A body without Content-Length (chunked) that passes the limit: libmicrohttpd
+            // accepts a response only once the body is complete, and reading the rest of an
+            // unbounded upload to answer it is what the limit exists to avoid, so the
+            // connection is closed here, unanswered.
             exchange.answered = true
             exchange.body = []
-            return queue(HTTPServer.tooLarge(core.bodyLimit), on: connection)
+            return .NO
         }
         uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { exchange.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: size)) }
         return .YES

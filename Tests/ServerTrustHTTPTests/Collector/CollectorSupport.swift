@@ -6,6 +6,10 @@ import ServerTrustHTTP
 import ServerTrustLab
 import TrustEvaluation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 // Support for the collector's tests (issue 28): the PostgreSQL server `.ci/run` starts
 // (SERVERTRUST_POSTGRES_URL), headless Chromium, a fresh database per test on either backend,
 // and report bodies in both senders' shapes.
@@ -114,5 +118,69 @@ enum CollectorClient {
 
     static func post(_ session: HTTPSession, _ url: String, _ body: [UInt8], contentType: String = "application/json") async throws -> HTTPResponse {
         try await session.send(HTTPRequest(.post, url, headers: ["Content-Type": contentType], body: body))
+    }
+}
+
+/// A collector in this process on a fresh database, its "public roots" the system store plus
+/// `publicRoot` (a lab root standing in for a public CA).
+struct RunningCollector: Sendable {
+    let collector: Collector
+    let database: TestDatabase
+
+    init(_ backend: CollectorBackend, publicRoot: LabCertificate? = nil, expected: [LabCertificate] = [], configure: (inout Collector.Configuration) -> Void = { _ in }) throws {
+        let database = try TestDatabase(backend)
+        do {
+            var configuration = Collector.Configuration(database: database.location)
+            configuration.publicRoots = try TrustStore.system() + TrustStore(try publicRoot.map { [try Lab.certificate($0)] } ?? [])
+            configuration.expectedCAs = try expected.map(Lab.certificate)
+            configuration.rateLimitPerMinute = 0
+            configure(&configuration)
+            collector = try Collector(configuration)
+        } catch {
+            database.drop()
+            throw error
+        }
+        self.database = database
+    }
+
+    var reportURL: String { collector.baseURL + "/report" }
+
+    func stop() {
+        collector.shutdown()
+        database.drop()
+    }
+}
+
+/// Raw bytes to a loopback port and what comes back until the server closes or `timeout`
+/// passes: for requests HTTPSession would never send (chunked floods, smuggling shapes).
+enum RawHTTP {
+    static func exchange(port: UInt16, _ request: [UInt8], timeout: Double = 10) throws -> String {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw IntegrationError("socket(): errno \(errno)") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw IntegrationError("connect(): errno \(errno)") }
+        var time = timeval(tv_sec: Int(timeout), tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        var sent = 0
+        while sent < request.count {
+            let n = request[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { break }  // the server may close early (a refused upload): read what it said
+            sent += n
+        }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(descriptor, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            received += buffer[0..<n]
+        }
+        return String(decoding: received, as: UTF8.self)
     }
 }
