@@ -20,7 +20,7 @@ package enum Dashboard {
             <style>
             body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;background:#f7fafc;color:#1a202c}
             header{background:#1a202c;color:#f7fafc;padding:16px 28px}header h1{margin:0;font-size:22px}header p{margin:4px 0 0;color:#cbd5e0;font-size:13px}
-            main{padding:20px 28px;max-width:1100px}section{background:#fff;border:1px solid #e2e8f0;border-radius:8px;padding:16px 20px;margin:0 0 18px}
+            main{padding:20px 28px;max-width:1180px}section{background:#fff;border:1px solid #e2e8f0;border-radius:8px;padding:16px 20px;margin:0 0 18px;overflow-x:auto}td.when{white-space:nowrap}
             h2{font-size:17px;margin:0 0 12px}h3{font-size:14px;margin:14px 0 6px}.cards{display:flex;flex-wrap:wrap;gap:12px}
             .card{flex:1 1 130px;border:1px solid #e2e8f0;border-radius:6px;padding:10px 12px}.card b{display:block;font-size:24px}.card span{font-size:12px;color:#4a5568}
             .swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:6px}.legend span{margin-right:16px;font-size:13px}
@@ -143,7 +143,7 @@ package enum Dashboard {
             html += "<div class=\"mono\">\(e(verdict.leafPin))</div></td>"
             html += "<td>\(chain.hosts.prefix(5).map(e).joined(separator: "<br>"))\(chain.hosts.count > 5 ? "<br>…" : "")</td>"
             html += "<td>\(chain.appVersions.prefix(5).map(e).joined(separator: "<br>"))\(chain.appVersions.count > 5 ? "<br>…" : "")</td>"
-            html += "<td>\(HTMLText.time(chain.firstSeen))<br>\(HTMLText.time(chain.lastSeen))</td>"
+            html += "<td class=\"when\">\(HTMLText.time(chain.firstSeen))<br>\(HTMLText.time(chain.lastSeen))</td>"
             html += "<td class=\"num\">\(chain.reports)</td><td class=\"num\">\(chain.devices > 0 ? String(chain.devices) : "–")</td></tr>"
         }
         return html + "</tbody></table></section>\n"

@@ -46,7 +46,7 @@ enum SVGCharts {
         for point in points { stacks[point.start, default: [:]][point.classification, default: 0] += point.reports }
         let peak = Double(max(1, stacks.values.map { $0.values.reduce(0, +) }.max() ?? 1))
         let slot = (width - left) / Double(count)
-        let barWidth = max(1, slot * 0.8)
+        let barWidth = min(48, max(1, slot * 0.8))
         let total = points.reduce(0) { $0 + $1.reports }
         var svg = #"<svg id="\#(id)" class="chart" viewBox="0 0 720 150" width="720" height="150" role="img" aria-label="failures over time for \#(HTMLText.escape(host))" data-host="\#(HTMLText.escape(host))" data-total="\#(total)">"#
         svg += #"<line x1="\#(number(left))" y1="\#(number(height - bottom))" x2="720" y2="\#(number(height - bottom))" stroke="rgb(160,174,192)"/>"#

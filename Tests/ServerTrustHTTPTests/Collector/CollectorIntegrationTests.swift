@@ -22,7 +22,7 @@ struct CollectorIntegrationTests {
         defer { lab.stop() }
         // The collector's public store: the system roots plus the lab root (the operator's
         // public CA), and the operator says which CA issues its certificates.
-        let running = try RunningCollector(backend, publicRoot: lab.pki.root, expected: [lab.pki.intermediate])
+        let running = try RunningCollector(backend, publicRoots: [lab.pki.root], expected: [lab.pki.intermediate])
         defer { running.stop() }
 
         // A user-installed interception CA and a relay in front of nginx minting leaves with it.

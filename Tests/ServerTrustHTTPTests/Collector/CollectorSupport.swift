@@ -122,16 +122,19 @@ enum CollectorClient {
 }
 
 /// A collector in this process on a fresh database, its "public roots" the system store plus
-/// `publicRoot` (a lab root standing in for a public CA).
+/// `publicRoots` (lab roots standing in for public CAs).
 struct RunningCollector: Sendable {
     let collector: Collector
     let database: TestDatabase
 
-    init(_ backend: CollectorBackend, publicRoot: LabCertificate? = nil, expected: [LabCertificate] = [], configure: (inout Collector.Configuration) -> Void = { _ in }) throws {
+    init(
+        _ backend: CollectorBackend, publicRoots: [LabCertificate] = [], expected: [LabCertificate] = [],
+        configure: (inout Collector.Configuration) -> Void = { _ in }
+    ) throws {
         let database = try TestDatabase(backend)
         do {
             var configuration = Collector.Configuration(database: database.location)
-            configuration.publicRoots = try TrustStore.system() + TrustStore(try publicRoot.map { [try Lab.certificate($0)] } ?? [])
+            configuration.publicRoots = try TrustStore.system() + TrustStore(try publicRoots.map(Lab.certificate))
             configuration.expectedCAs = try expected.map(Lab.certificate)
             configuration.rateLimitPerMinute = 0
             configure(&configuration)
