@@ -59,7 +59,8 @@ package enum Dashboard {
         var html = #"<section><form method="get" action="/"><label>host<select name="host"><option value="">all hosts</option>"#
         for host in hosts { html += #"<option value="\#(e(host))"\#(host == filter.host ? " selected" : "")>\#(e(host))</option>"# }
         html += #"</select></label><label>app bundle<input name="app" value="\#(e(filter.app ?? ""))" placeholder="any"></label>"#
-        html += #"<label>since (RFC 3339)<input name="since" value="\#(filter.since.map { e(ASN1TimeFormat.rfc3339($0)) } ?? "")" placeholder="2026-01-01T00:00:00Z"></label>"#
+        html +=
+            #"<label>since (RFC 3339)<input name="since" value="\#(filter.since.map { e(ASN1TimeFormat.rfc3339($0)) } ?? "")" placeholder="2026-01-01T00:00:00Z"></label>"#
         html += #"<label>until<input name="until" value="\#(filter.until.map { e(ASN1TimeFormat.rfc3339($0)) } ?? "")"></label>"#
         if let token { html += #"<input type="hidden" name="token" value="\#(e(token))">"# }
         return html + "<button type=\"submit\">filter</button></form></section>\n"
@@ -72,7 +73,8 @@ package enum Dashboard {
         html += #"<div class="card"><b>\#(summary.hosts)</b><span>hosts</span></div>"#
         html += #"<div class="card"><b>\#(summary.devices > 0 ? String(summary.devices) : "–")</b><span>devices (app-vendor-id)</span></div>"#
         for count in summary.byClass {
-            html += #"<div class="card" data-class="\#(count.classification.rawValue)" data-count="\#(count.reports)"><b style="color:\#(SVGCharts.color(count.classification))">\#(count.reports)</b><span>\#(count.classification.title) · \#(count.chains) chains</span></div>"#
+            html +=
+                #"<div class="card" data-class="\#(count.classification.rawValue)" data-count="\#(count.reports)"><b style="color:\#(SVGCharts.color(count.classification))">\#(count.reports)</b><span>\#(count.classification.title) · \#(count.chains) chains</span></div>"#
         }
         html += "</div><h3>Reports by class</h3>" + SVGCharts.classBar(summary) + legend() + "</section>\n"
         return html

@@ -22,11 +22,13 @@ enum SVGCharts {
     static func classBar(_ summary: Summary) -> String {
         let width = 720.0
         let total = Double(max(1, summary.reports))
-        var svg = #"<svg id="classes" class="chart" viewBox="0 0 720 28" width="720" height="28" role="img" aria-label="reports by class" data-total="\#(summary.reports)">"#
+        var svg =
+            #"<svg id="classes" class="chart" viewBox="0 0 720 28" width="720" height="28" role="img" aria-label="reports by class" data-total="\#(summary.reports)">"#
         var x = 0.0
         for count in summary.byClass {
             let share = Double(count.reports) / total * width
-            svg += #"<rect x="\#(number(x))" y="0" width="\#(number(share))" height="28" fill="\#(color(count.classification))" data-class="\#(count.classification.rawValue)" data-count="\#(count.reports)"><title>\#(count.reports) reports: \#(count.classification.title)</title></rect>"#
+            svg +=
+                #"<rect x="\#(number(x))" y="0" width="\#(number(share))" height="28" fill="\#(color(count.classification))" data-class="\#(count.classification.rawValue)" data-count="\#(count.reports)"><title>\#(count.reports) reports: \#(count.classification.title)</title></rect>"#
             x += share
         }
         if summary.reports == 0 { svg += #"<rect x="0" y="0" width="720" height="28" fill="rgb(237,242,247)"/>"# }
@@ -48,7 +50,8 @@ enum SVGCharts {
         let slot = (width - left) / Double(count)
         let barWidth = min(48, max(1, slot * 0.8))
         let total = points.reduce(0) { $0 + $1.reports }
-        var svg = #"<svg id="\#(id)" class="chart" viewBox="0 0 720 150" width="720" height="150" role="img" aria-label="failures over time for \#(HTMLText.escape(host))" data-host="\#(HTMLText.escape(host))" data-total="\#(total)">"#
+        var svg =
+            #"<svg id="\#(id)" class="chart" viewBox="0 0 720 150" width="720" height="150" role="img" aria-label="failures over time for \#(HTMLText.escape(host))" data-host="\#(HTMLText.escape(host))" data-total="\#(total)">"#
         svg += #"<line x1="\#(number(left))" y1="\#(number(height - bottom))" x2="720" y2="\#(number(height - bottom))" stroke="rgb(160,174,192)"/>"#
         svg += #"<text x="\#(number(left - 4))" y="12" text-anchor="end" class="axis">\#(Int(peak))</text>"#
         svg += #"<text x="\#(number(left - 4))" y="\#(number(height - bottom))" text-anchor="end" class="axis">0</text>"#
@@ -61,7 +64,8 @@ enum SVGCharts {
                 guard let reports = classes[chainClass], reports > 0 else { continue }
                 let barHeight = Double(reports) / peak * (height - bottom - 8)
                 y -= barHeight
-                svg += #"<rect x="\#(number(left + index * slot + (slot - barWidth) / 2))" y="\#(number(y))" width="\#(number(barWidth))" height="\#(number(barHeight))" fill="\#(color(chainClass))" data-class="\#(chainClass.rawValue)" data-start="\#(start)" data-count="\#(reports)"><title>\#(reports) \#(chainClass.title) at \#(HTMLText.time(start))</title></rect>"#
+                svg +=
+                    #"<rect x="\#(number(left + index * slot + (slot - barWidth) / 2))" y="\#(number(y))" width="\#(number(barWidth))" height="\#(number(barHeight))" fill="\#(color(chainClass))" data-class="\#(chainClass.rawValue)" data-start="\#(start)" data-count="\#(reports)"><title>\#(reports) \#(chainClass.title) at \#(HTMLText.time(start))</title></rect>"#
             }
         }
         return svg + "</svg>"
@@ -74,7 +78,8 @@ enum SVGCharts {
         let width = 720.0
         let peak = Double(max(1, rows.map(\.count).max() ?? 1))
         let height = max(rowHeight, Double(rows.count) * rowHeight)
-        var svg = #"<svg id="\#(id)" class="chart" viewBox="0 0 720 \#(number(height))" width="720" height="\#(number(height))" role="img" aria-label="\#(id)">"#
+        var svg =
+            #"<svg id="\#(id)" class="chart" viewBox="0 0 720 \#(number(height))" width="720" height="\#(number(height))" role="img" aria-label="\#(id)">"#
         for (index, row) in rows.enumerated() {
             let y = Double(index) * rowHeight
             let length = max(2, Double(row.count) / peak * (width - labelWidth - 60))

@@ -157,10 +157,12 @@ package final class Collector: Sendable {
     /// reports are committed and acknowledged), close the connections, write what is queued,
     /// stop the writer. Idempotent.
     package func shutdown() {
-        guard let running = server.withLock({ server -> HTTPServer? in
-            defer { server = nil }
-            return server
-        }) else { return }
+        guard
+            let running = server.withLock({ server -> HTTPServer? in
+                defer { server = nil }
+                return server
+            })
+        else { return }
         running.quiesce()
         running.stop()
         writer.stop()

@@ -161,10 +161,12 @@ package final class HTTPServer: Sendable {
     /// Closes every connection, joins the connection threads and frees the daemon. A request
     /// whose handler is running finishes first.
     package func stop() {
-        guard let running = daemon.withLock({ daemon -> OpaquePointer? in
-            defer { daemon = nil }
-            return daemon
-        }) else { return }
+        guard
+            let running = daemon.withLock({ daemon -> OpaquePointer? in
+                defer { daemon = nil }
+                return daemon
+            })
+        else { return }
         MHD_stop_daemon(running)
         let socket = listenSocket.withLock { socket -> Int32 in
             defer { socket = -1 }
@@ -225,7 +227,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { context, connection, ur
         // Headers are in: make the exchange, and refuse an announced oversized body at once
         // (before `100 Continue`, so the client never sends it).
         var addressBuffer = [CChar](repeating: 0, count: 64)
-        let address = CCollectorShims_client_address(connection, &addressBuffer, addressBuffer.count) == 0 ? String(decoding: addressBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
+        let address =
+            CCollectorShims_client_address(connection, &addressBuffer, addressBuffer.count) == 0
+            ? String(decoding: addressBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
         let exchange = HTTPServer.Exchange(
             method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
             headers: connectionValues(connection, .HEADER_KIND, lowercased: true),

@@ -70,7 +70,7 @@ package enum Schema {
                 "CREATE INDEX reports_hostname ON reports (hostname)",
                 "CREATE INDEX reports_chain ON reports (chain_id)",
                 "CREATE INDEX reports_app ON reports (app_bundle_id)",
-            ]),
+            ])
     ]
 
     /// The newest version this code knows.

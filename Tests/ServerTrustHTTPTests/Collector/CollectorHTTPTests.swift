@@ -13,7 +13,9 @@ import TrustEvaluation
 struct CollectorHTTPTests {
     static func pki() throws -> LabPKI { try Lab.pki(host: "api.collector.test", keySlot: 86) }
 
-    @Test("malformed, oversized, mistyped, broken-certificate and markup-everywhere reports are refused; nothing of them is stored", arguments: CollectorBackend.enabled)
+    @Test(
+        "malformed, oversized, mistyped, broken-certificate and markup-everywhere reports are refused; nothing of them is stored",
+        arguments: CollectorBackend.enabled)
     func refusals(_ backend: CollectorBackend) async throws {
         let running = try RunningCollector(backend)
         defer { running.stop() }
@@ -30,12 +32,16 @@ struct CollectorHTTPTests {
         #expect(typed.statusCode == 415)
         var broken = pki.leaf.der
         broken[4] ^= 0xFF
-        let brokenBody = try ReportBodies.trustKit(chain: pki.serverChain, extra: ["validated-certificate-chain": [PEMDocument(label: "CERTIFICATE", derBytes: broken).pemString]])
+        let brokenBody = try ReportBodies.trustKit(
+            chain: pki.serverChain, extra: ["validated-certificate-chain": [PEMDocument(label: "CERTIFICATE", derBytes: broken).pemString]])
         let brokenResponse = try await CollectorClient.post(session, url, brokenBody)
         #expect(brokenResponse.statusCode == 400 && brokenResponse.text.contains("validated-certificate-chain"), "\(brokenResponse.text)")
         let markup = "<script>alert(1)</script>\r\n"
         var everything: [String: Any] = [:]
-        for name in ["hostname", "noted-hostname", "app-bundle-id", "app-version", "app-vendor-id", "app-platform", "app-platform-version", "trustkit-version", "date-time"] {
+        for name in [
+            "hostname", "noted-hostname", "app-bundle-id", "app-version", "app-vendor-id", "app-platform", "app-platform-version", "trustkit-version",
+            "date-time",
+        ] {
             everything[name] = markup
         }
         let hostile = try await CollectorClient.post(session, url, try ReportBodies.trustKit(chain: pki.serverChain, extra: everything))
@@ -68,7 +74,9 @@ struct CollectorHTTPTests {
         #expect(tooLarge.hasPrefix("HTTP/1.1 413"), "\(tooLarge.prefix(200))")
         let huge = Array(("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Filler: " + String(repeating: "b", count: 64 * 1024) + "\r\n\r\n").utf8)
         let headers = try RawHTTP.exchange(port: port, huge)
-        #expect(headers.isEmpty || headers.hasPrefix("HTTP/1.1 431") || headers.hasPrefix("HTTP/1.1 413") || headers.hasPrefix("HTTP/1.1 400"), "\(headers.prefix(200))")
+        #expect(
+            headers.isEmpty || headers.hasPrefix("HTTP/1.1 431") || headers.hasPrefix("HTTP/1.1 413") || headers.hasPrefix("HTTP/1.1 400"),
+            "\(headers.prefix(200))")
         #expect(!headers.contains("200 OK"))
         let smuggle = Array(
             "POST /report HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"

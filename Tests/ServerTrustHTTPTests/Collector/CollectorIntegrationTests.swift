@@ -45,7 +45,9 @@ struct CollectorIntegrationTests {
         // intercepted device, the installed Charles CA.
         let deliveries = Recorder<HTTPPinFailureReporter.Delivery>()
         let reporter = HTTPPinFailureReporter(anchors: .empty, timeout: 30) { deliveries.append($0) }
-        let oldPins = try [SPKIPin(certificate: try lab.certificate(lab.otherPKI.intermediate)), SPKIPin(algorithm: .sha256, digest: Array(repeating: 0x5A, count: 32))]
+        let oldPins = try [
+            SPKIPin(certificate: try lab.certificate(lab.otherPKI.intermediate)), SPKIPin(algorithm: .sha256, digest: Array(repeating: 0x5A, count: 32)),
+        ]
         let pinSet = try PinningConfiguration([
             PinnedHost(pattern: try HostPattern("**.nginx.test"), pins: oldPins, enforcePinning: false, reportURIs: [running.reportURL])
         ])
@@ -73,7 +75,9 @@ struct CollectorIntegrationTests {
             #expect(try response.statusCode == 200 && response.trustDecision?.verifiedChain?.last == Lab.certificate(charles))
         }
         #expect(await reporter.waitUntilIdle(timeout: 60))
-        #expect(deliveries.all.count == 5 && deliveries.all.allSatisfy { if case .success(201) = $0.result { true } else { false } }, "\(deliveries.all.map(\.result))")
+        #expect(
+            deliveries.all.count == 5 && deliveries.all.allSatisfy { if case .success(201) = $0.result { true } else { false } },
+            "\(deliveries.all.map(\.result))")
 
         let summary = try running.collector.store.summary(ReportFilter(), now: Lab.now)
         #expect(summary.reports == 5 && summary.hosts == 1, "\(summary)")
@@ -87,7 +91,10 @@ struct CollectorIntegrationTests {
         #expect(rotation.classification.leafPin == "sha256/" + (try lab.certificate(lab.pki.leaf)).spkiSHA256Base64)
         let interceptions = chains.filter { $0.classification.chainClass == .interception }
         #expect(interceptions.reduce(0) { $0 + $1.reports } == 2)
-        #expect(interceptions.allSatisfy { $0.classification.root.contains("Charles Proxy CA (collector test)") && $0.classification.reason.contains("no public trust store") })
+        #expect(
+            interceptions.allSatisfy {
+                $0.classification.root.contains("Charles Proxy CA (collector test)") && $0.classification.reason.contains("no public trust store")
+            })
         #expect(running.collector.statistics.acknowledged == 5)
 
         // The API says the same.

@@ -29,7 +29,8 @@ struct CollectorProcessTests {
             var found: String?
             while found == nil, Date() < deadline, process.isRunning {
                 let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-                if let line = text.split(separator: "\n").first, let range = line.range(of: #"http://127\.0\.0\.1:[0-9]+/report"#, options: .regularExpression) {
+                if let line = text.split(separator: "\n").first, let range = line.range(of: #"http://127\.0\.0\.1:[0-9]+/report"#, options: .regularExpression)
+                {
                     found = String(line[range])
                 }
                 usleep(20_000)
@@ -70,7 +71,12 @@ struct CollectorProcessTests {
 
     final class Counter: Sendable {
         private let value = Mutex(0)
-        func next() -> Int { value.withLock { value in defer { value += 1 }; return value } }
+        func next() -> Int {
+            value.withLock { value in
+                defer { value += 1 }
+                return value
+            }
+        }
     }
 
     @Test("SIGKILL mid-load: every report acknowledged before the kill is in the database", arguments: CollectorBackend.enabled)
@@ -115,7 +121,8 @@ struct CollectorProcessTests {
 
         // The terminal summary reads the same database.
         let summary = try await ServertrustCLI.run(["reports", "summary", "--db", database.url])
-        #expect(summary.status == 0 && summary.stdout.hasPrefix("\(stored.count) reports (\(stored.count) rows) of 1 distinct chains from 1 hosts"), "\(summary)")
+        #expect(
+            summary.status == 0 && summary.stdout.hasPrefix("\(stored.count) reports (\(stored.count) rows) of 1 distinct chains from 1 hosts"), "\(summary)")
         #expect(summary.stdout.contains("com.example.app 1.0") && summary.stdout.contains("why:"))
         let json = try await ServertrustCLI.run(["reports", "summary", "--db", database.url, "--json", "--host", "api.collector.test"])
         #expect(json.status == 0 && json.stdout.contains(#""reports":\#(stored.count)"#), "\(json)")

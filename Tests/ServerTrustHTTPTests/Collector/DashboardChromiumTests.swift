@@ -87,7 +87,10 @@ struct DashboardChromiumTests {
         // The charts carry the database's numbers.
         let classBar = try #require(Self.element(dom, id: "classes"))
         for count in summary.byClass {
-            #expect(Self.attributes(classBar, tag: "rect").contains { $0["data-class"] == count.classification.rawValue && $0["data-count"] == String(count.reports) }, "\(count)")
+            #expect(
+                Self.attributes(classBar, tag: "rect").contains {
+                    $0["data-class"] == count.classification.rawValue && $0["data-count"] == String(count.reports)
+                }, "\(count)")
         }
         #expect(classBar.contains(#"data-total="\#(summary.reports)""#))
         for (index, host) in summary.byHost.enumerated() {
@@ -99,13 +102,18 @@ struct DashboardChromiumTests {
         let top = try #require(Self.element(dom, id: "top-chains"))
         let bars = Self.attributes(top, tag: "g")
         for chain in chains {
-            #expect(bars.contains { $0["data-fingerprint"] == chain.fingerprint && $0["data-count"] == String(chain.reports) && $0["data-class"] == chain.classification.chainClass.rawValue })
+            #expect(
+                bars.contains {
+                    $0["data-fingerprint"] == chain.fingerprint && $0["data-count"] == String(chain.reports)
+                        && $0["data-class"] == chain.classification.chainClass.rawValue
+                })
         }
         #expect(Self.element(dom, id: "total-reports")?.contains(#"data-count="6""#) == true || dom.contains(#"id="total-reports" data-count="6""#))
 
         // The screenshot, kept for CI.
         try? FileManager.default.removeItem(atPath: Self.screenshot)
-        let shot = try await Self.chromium(["--screenshot=" + Self.screenshot, "--window-size=1280,2400", "--hide-scrollbars", url], profile: directory + "/profile-shot")
+        let shot = try await Self.chromium(
+            ["--screenshot=" + Self.screenshot, "--window-size=1280,2400", "--hide-scrollbars", url], profile: directory + "/profile-shot")
         #expect(shot.status == 0, "\(shot.stderrText.suffix(2000))")
         let png = FileManager.default.contents(atPath: Self.screenshot) ?? Data()
         #expect(png.count > 20_000 && png.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), "\(png.count) bytes")

@@ -18,7 +18,10 @@ struct ReportReaderTests {
         let pki = try Self.chain()
         let pinned = PinnedHost(
             pattern: try HostPattern("**.collector.test"),
-            pins: [try SPKIPin(algorithm: .sha256, digest: Array(repeating: 7, count: 32)), try SPKIPin(algorithm: .sha384, digest: Array(repeating: 9, count: 48))],
+            pins: [
+                try SPKIPin(algorithm: .sha256, digest: Array(repeating: 7, count: 32)),
+                try SPKIPin(algorithm: .sha384, digest: Array(repeating: 9, count: 48)),
+            ],
             enforcePinning: false, reportURIs: [])
         let sent = PinFailureReport(
             date: 1_767_225_600, hostname: "API.collector.test", port: 8443, pinnedHost: pinned, served: [try Lab.certificate(pki.leaf)],

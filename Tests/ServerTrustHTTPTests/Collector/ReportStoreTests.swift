@@ -57,7 +57,8 @@ struct ReportStoreTests {
         #expect(summary.reports(of: .rotation) == 5 && summary.reports(of: .interception) == 1)
         #expect(try store.vendorIDs() == ["d1": 5, "d2": 1])
         let chains = try store.chains(ReportFilter())
-        #expect(chains.map(\.reports) == [5, 1] && chains.first?.devices == 2 && chains.first?.firstSeen == start + 10 && chains.first?.lastSeen == start + 3600)
+        #expect(
+            chains.map(\.reports) == [5, 1] && chains.first?.devices == 2 && chains.first?.firstSeen == start + 10 && chains.first?.lastSeen == start + 3600)
         #expect(chains.first?.certificates == pki.serverChain.map(\.pem).joined())
     }
 
