@@ -53,7 +53,7 @@ package final class Collector: Sendable {
         package var trustForwardedFor = false
         /// A file to append one line per request to (`time source method path status`).
         package var accessLogPath: String?
-        /// The clock (reception times, validation, retention).
+        /// The clock (reception times, validation, retention, the rate limit).
         package var clock = TrustClock.system
 
         package init(database: DatabaseLocation) { self.database = database }
@@ -85,6 +85,9 @@ package final class Collector: Sendable {
     package init(_ configuration: Configuration) throws(CollectorError) {
         var configuration = configuration
         if configuration.host == "localhost" { configuration.host = "127.0.0.1" }
+        // Behind a proxy every connection comes from its address: a per-address connection
+        // limit would cap the whole service. The rate limit goes by X-Forwarded-For instead.
+        if configuration.trustForwardedFor { configuration.limits.connectionsPerAddress = 0 }
         isLoopback = Self.isLoopback(configuration.host)
         guard isLoopback || configuration.token != nil else {
             throw CollectorError(
@@ -207,7 +210,7 @@ package final class Collector: Sendable {
         }
         let source = source(of: request)
         let now = configuration.clock.now()
-        guard limiter.admit(source, now: Date().timeIntervalSince1970) else {
+        guard limiter.admit(source, now: Double(now)) else {
             count(\.rateLimited)
             var response = Self.json(429, #"{"error":"too many reports from this address"}"#)
             response.headers.append(("Retry-After", String(limiter.retryAfterSeconds)))

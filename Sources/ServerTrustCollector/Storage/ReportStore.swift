@@ -65,6 +65,10 @@ package final class ReportStore: Sendable {
         try writer.withLock { (writer: inout Writer) throws(StoreError) in
             let connection = writer.connection
             let known = writer.chainIDs
+            // A failed batch forgets the cached chain ids: one may name a chain another
+            // collector's retention deleted meanwhile, and the next batch must look it up again.
+            var failed = true
+            defer { if failed { writer.chainIDs = [:] } }
             let added = try connection.transaction { () throws(StoreError) -> [String: Int64] in
                 var added: [String: Int64] = [:]
                 for item in batch {
@@ -79,6 +83,7 @@ package final class ReportStore: Sendable {
                 }
                 return added
             }
+            failed = false
             writer.chainIDs.merge(added) { old, _ in old }
         }
     }
@@ -135,7 +140,11 @@ package final class ReportStore: Sendable {
             let deleted = try connection.transaction { () throws(StoreError) -> Int64 in
                 let count = try connection.execute("SELECT COUNT(*) FROM reports WHERE last_received < ?", [.integer(cutoff)]).first?.int(0) ?? 0
                 _ = try connection.execute("DELETE FROM reports WHERE last_received < ?", [.integer(cutoff)])
-                _ = try connection.execute("DELETE FROM chains WHERE NOT EXISTS (SELECT 1 FROM reports WHERE reports.chain_id = chains.id)")
+                // Only chains first seen before the cutoff: a chain another collector has just
+                // inserted, whose report is not committed yet, is left alone.
+                _ = try connection.execute(
+                    "DELETE FROM chains WHERE classified_at < ? AND NOT EXISTS (SELECT 1 FROM reports WHERE reports.chain_id = chains.id)",
+                    [.integer(cutoff)])
                 return count
             }
             writer.chainIDs = [:]

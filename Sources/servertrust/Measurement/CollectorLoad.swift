@@ -47,6 +47,9 @@ enum CollectorLoad {
         }
         CLI.writeProgress("posting \(total) reports over \(connections) keep-alive connections to \(url)\n")
         let outcome = try post(total: total, connections: connections, url: url, run: String(run), template: template)
+        // The collector's own CPU time (user + system) per acknowledged report: a figure the
+        // other processes on the machine do not move much, unlike reports per second.
+        let cpuSeconds = cpuTime(of: collector.pid)
         let stopped = collector.stop(grace: .seconds(60))
         let stored: Int64
         do {
@@ -66,7 +69,7 @@ enum CollectorLoad {
                 ("acknowledged", .int(outcome.acknowledged)), ("failed", .int(outcome.failed)), ("stored", .int(Int(stored))),
                 ("seconds", .double(outcome.seconds)), ("reportsPerSecond", .double(rate)), ("p50Milliseconds", .double(percentile(0.5) * 1000)),
                 ("p99Milliseconds", .double(percentile(0.99) * 1000)), ("maxMilliseconds", .double((sorted.last ?? 0) * 1000)),
-                ("collectorExit", .int(Int(stopped))),
+                ("collectorExit", .int(Int(stopped))), ("collectorCPUMicrosecondsPerReport", .double(cpuSeconds / Double(max(1, outcome.acknowledged)) * 1e6)),
             ])
             print(object.rendered)
         } else {
@@ -74,10 +77,22 @@ enum CollectorLoad {
                 String(
                     format: "%@: %d reports over %d keep-alive connections in %.2f s: %.0f reports/s; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms",
                     backend, total, connections, outcome.seconds, rate, percentile(0.5) * 1000, percentile(0.99) * 1000, (sorted.last ?? 0) * 1000))
-            print("acknowledged \(outcome.acknowledged), stored \(stored), failed \(outcome.failed); collector exit \(stopped)")
+            print(
+                String(
+                    format: "acknowledged %d, stored %lld, failed %d; collector exit %d, its CPU %.0f µs per report",
+                    outcome.acknowledged, stored, outcome.failed, stopped, cpuSeconds / Double(max(1, outcome.acknowledged)) * 1e6))
             if let failure = outcome.firstFailure { print("first failure: \(failure)") }
         }
         return Int64(outcome.acknowledged) == stored && outcome.failed == 0 && stopped == 0 ? ExitCode.success : ExitCode.rejected
+    }
+
+    /// User plus system CPU seconds `pid` has used (`/proc/PID/stat` fields 14 and 15).
+    static func cpuTime(of pid: Int32) -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = text.lastIndex(of: ")") else { return 0 }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        // After the command name: state is field 3, so utime (14) and stime (15) are at 11 and 12.
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// The first line's URL, once the collector printed it.

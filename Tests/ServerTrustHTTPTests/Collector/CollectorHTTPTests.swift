@@ -92,7 +92,11 @@ struct CollectorHTTPTests {
 
     @Test("the per-source rate limit answers 429 with Retry-After, and the store never sees the excess")
     func rateLimit() async throws {
-        let running = try RunningCollector(.sqlite) { $0.rateLimitPerMinute = 6 }
+        // A fixed clock: no token comes back during the test, however slow the machine.
+        let running = try RunningCollector(.sqlite) { configuration in
+            configuration.rateLimitPerMinute = 6
+            configuration.clock = .fixed(Lab.now)
+        }
         defer { running.stop() }
         let pki = try Self.pki()
         let session = try CollectorClient.session()
