@@ -48,7 +48,9 @@ package struct ReceivedReport: Sendable {
     /// `enforce-pinning`, if sent (`false`: report-only).
     package var enforcePinning: Bool?
     /// `validated-certificate-chain`, leaf first.
-    package var validatedChain: [Certificate]
+    package var validatedChain: [Certificate] {
+        didSet { chainFingerprint = Self.fingerprint(validatedChain) }
+    }
     /// `served-certificate-chain` (ServerTrust's addition), if sent.
     package var servedChain: [Certificate]?
     /// `known-pins`.
@@ -64,8 +66,30 @@ package struct ReceivedReport: Sendable {
     package var unknownFields: String
 
     /// SHA-256 in hex over the SHA-256 of each certificate of the validated chain, in order:
-    /// the identity of a distinct failing chain.
-    package var chainFingerprint: String { Self.fingerprint(validatedChain) }
+    /// the identity of a distinct failing chain (derived from ``validatedChain``, computed when
+    /// it is set).
+    package private(set) var chainFingerprint: String
+
+    package init(
+        reportedAt: Int64?, hostname: String, port: Int, notedHostname: String, includeSubdomains: Bool?, enforcePinning: Bool?,
+        validatedChain: [Certificate], servedChain: [Certificate]?, knownPins: [SPKIPin], validationResult: Int, knownPinsExpiration: Int64?,
+        app: App, unknownFields: String
+    ) {
+        self.reportedAt = reportedAt
+        self.hostname = hostname
+        self.port = port
+        self.notedHostname = notedHostname
+        self.includeSubdomains = includeSubdomains
+        self.enforcePinning = enforcePinning
+        self.validatedChain = validatedChain
+        self.servedChain = servedChain
+        self.knownPins = knownPins
+        self.validationResult = validationResult
+        self.knownPinsExpiration = knownPinsExpiration
+        self.app = app
+        self.unknownFields = unknownFields
+        self.chainFingerprint = Self.fingerprint(validatedChain)
+    }
 
     /// The fingerprint of a chain (see ``chainFingerprint``).
     package static func fingerprint(_ chain: [Certificate]) -> String {

@@ -246,6 +246,15 @@ package struct StrictJSON {
 
         mutating func string() throws(Failure) -> String {
             position += 1
+            // The common case, a string without escapes (a PEM block, a host): find its end,
+            // refuse control characters, and validate the UTF-8 once for the whole run.
+            var end = position
+            while end < bytes.count, bytes[end] != 0x22, bytes[end] != 0x5C, bytes[end] >= 0x20 { end += 1 }
+            if end < bytes.count, bytes[end] == 0x22 {
+                guard let text = String(validating: bytes[position..<end], as: UTF8.self) else { throw fail("invalid UTF-8") }
+                position = end + 1
+                return text
+            }
             var scalars = String.UnicodeScalarView()
             var pendingHigh: UInt32?
             while true {

@@ -80,7 +80,8 @@ package enum Schema {
     /// - Returns: The versions applied now (empty when it was up to date).
     @discardableResult
     package static func migrate(_ connection: any SQLConnection, now: Int64) throws(StoreError) -> [Int64] {
-        let ledger = "CREATE TABLE IF NOT EXISTS collector_schema_migrations (version BIGINT PRIMARY KEY, description TEXT NOT NULL, applied_at BIGINT NOT NULL)"
+        let ledger =
+            "CREATE TABLE IF NOT EXISTS collector_schema_migrations (version BIGINT PRIMARY KEY, description TEXT NOT NULL, applied_at BIGINT NOT NULL)"
         // Two PostgreSQL sessions creating the same table at once can both pass IF NOT EXISTS
         // and one fails on the catalog's unique index; the second try sees the table.
         do { _ = try connection.execute(ledger) } catch { _ = try connection.execute(ledger) }
