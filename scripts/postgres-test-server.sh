@@ -15,6 +15,8 @@ DIR="${SERVERTRUST_PG_DIR:-/tmp/servertrust-postgres}"
 DATABASE="${SERVERTRUST_PG_DATABASE:-servertrust_test}"
 BIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
 URL="postgresql://postgres@127.0.0.1:$PORT/$DATABASE"
+# The postgres user may not read the caller's directory (a clone under /root): work from /.
+cd /
 
 as_postgres() {
   if [ "$(id -un)" = postgres ]; then "$@"; elif [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
