@@ -37,6 +37,8 @@ enum CLI {
           evaluate CHAIN.pem --host H  judge a served chain offline (AFNetworking policy, pins, policy file; --help)
           get URL [options]            one HTTPS request through the policy flags of evaluate, curl-style options
           demo [--json]                the policy matrix, live: local servers, a man-in-the-middle, 12 policies × 6 situations
+          collect --db LOCATION        the pin-failure report collector: POST /report, a dashboard, a JSON API (SQLite or PostgreSQL)
+          reports summary|load         the collector's reports in the terminal; its load benchmark
           bench evaluate|https ...     benchmark plug-ins for ../shared/bench (servertrust bench --help)
           stress load|faults [--json]  load and fault checks against local servers: memory, descriptors, typed errors
           limbo-serve                  x509-limbo conformance server (limbo-jsonl/1 on stdin/stdout)
@@ -64,6 +66,8 @@ enum CLI {
             case "limbo-serve": return try LimboServeCommand.run(rest)
             case "pins": return try PinsCommand.run(rest)
             case "pinset": return try PinSetCommand.run(rest)
+            case "collect": return try CollectCommand.run(rest)
+            case "reports": return try ReportsCommand.run(rest)
             case "help", "--help", "-h":
                 print(usage)
                 return ExitCode.success

@@ -164,14 +164,22 @@ enum DemoCommand {
         let rotationStarted = Date()
         let steps = try runRotation(in: lab.directory)
         let rotationElapsed = Date().timeIntervalSince(rotationStarted)
+        let reportsStarted = Date()
+        let reports = try DemoReports.runBlocking(lab)
+        let reportsElapsed = Date().timeIntervalSince(reportsStarted)
         if options.flags.contains("--json") {
-            print(JSON.object([("matrix", .array(cells.map(json))), ("rotation", .array(steps.map(DemoRotation.json)))]).rendered)
+            print(
+                JSON.object([
+                    ("matrix", .array(cells.map(json))), ("rotation", .array(steps.map(DemoRotation.json))),
+                    ("reports", .array(reports.steps.map(DemoRotation.json))), ("dashboard", .string(reports.database)),
+                ]).rendered)
         } else {
             let color = !options.flags.contains("--no-color") && isatty(1) == 1
             printMatrix(cells, color: color, elapsed: elapsed)
             DemoRotation.print(steps, elapsed: rotationElapsed)
+            DemoReports.print(reports, elapsed: reportsElapsed)
         }
-        let passed = cells.allSatisfy { $0.expected == $0.actual } && steps.allSatisfy(\.matches)
+        let passed = cells.allSatisfy { $0.expected == $0.actual } && steps.allSatisfy(\.matches) && reports.steps.allSatisfy(\.matches)
         return passed ? ExitCode.success : ExitCode.rejected
     }
 
@@ -360,6 +368,9 @@ final class DemoLab: Sendable {
     let directory: String
     let pinned: [Certificate]
     let systemAnchors: TrustStore
+    /// The public-like root alone (what a collector counts as public) and the CA under it.
+    let publicRoot: Certificate
+    let issuingCA: Certificate
     private let servers: [DemoCommand.Situation: LabTLSServer]
     private let relay: LabMITMRelay
     /// The MITM again, sending the genuine pinned intermediate after each minted leaf.
@@ -418,6 +429,8 @@ final class DemoLab: Sendable {
             _ = try LabFiles.writeBundle([pki.root, interceptionRoot], to: directory + "/system-anchors.pem")
             pinned = try [pki.intermediate, pinnedSelfSigned].map { try Certificate(derEncoded: $0.der) }
             systemAnchors = try TrustStore(contentsOf: [directory + "/system-anchors.pem"])
+            publicRoot = try Certificate(derEncoded: pki.root.der)
+            issuingCA = try Certificate(derEncoded: pki.intermediate.der)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error

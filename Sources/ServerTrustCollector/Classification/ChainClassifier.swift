@@ -1,0 +1,122 @@
+package import CertificateParsing
+import Synchronization
+package import TrustEvaluation
+
+/// Classifies failing chains: path validation against the public roots (TrustEvaluation's
+/// ``Verifier``, the same RFC 5280 rules clients use) and a comparison with the CAs the
+/// operator expects.
+///
+/// The rules, in order:
+/// 1. The chain validates against the public roots (server-auth purpose, no host name: a
+///    chain is judged once, whatever host reported it). If some CA certificate of the
+///    validated path has the key of an expected CA, it is a **rotation**; with expected CAs
+///    configured and none on the path, an **unexpected CA**; with none configured, a
+///    rotation whose reason says the issuer was not compared.
+/// 2. It does not validate and no public root is reached (`untrustedRoot`): an
+///    **interception**. A top certificate that bears a public root's name with another key
+///    is called out: that is an impostor root, not a misconfiguration.
+/// 3. It does not validate for any other reason: **invalid**, with the verifier's reason.
+///
+/// A classification depends on the chain and the clock only, so it is computed once per
+/// distinct chain and cached (bounded).
+package final class ChainClassifier: Sendable {
+    /// The roots a chain must reach to count as public.
+    package let publicRoots: TrustStore
+    /// The CAs the operator's certificates come from.
+    package let expectedCAs: [Certificate]
+    private let verifier: Verifier<OpenSSLSignatureVerifier>
+    private let expectedKeys: Set<[UInt8]>
+    private let cache = Mutex<[String: ChainClassification]>([:])
+    private static let cacheLimit = 4096
+
+    /// - Parameters:
+    ///   - publicRoots: The public roots (`TrustStore.system()` in production).
+    ///   - expectedCAs: The CA certificates (intermediates or roots) the operator's
+    ///     certificates are issued under.
+    ///   - clock: The validation instant's source.
+    package init(publicRoots: TrustStore, expectedCAs: [Certificate] = [], clock: TrustClock = .system) {
+        self.publicRoots = publicRoots
+        self.expectedCAs = expectedCAs
+        self.expectedKeys = Set(expectedCAs.map { Array($0.subjectPublicKeyInfo.derBytes) })
+        self.verifier = Verifier(anchors: publicRoots, policy: .sslServer(host: nil), clock: clock)
+    }
+
+    /// The classification of `chain` (leaf first, as reported), from the cache when seen.
+    package func classify(_ chain: [Certificate], fingerprint: String) -> ChainClassification {
+        if let known = cache.withLock({ $0[fingerprint] }) { return known }
+        let verdict = classify(chain)
+        cache.withLock { table in
+            if table.count >= Self.cacheLimit { table.removeAll(keepingCapacity: true) }
+            table[fingerprint] = verdict
+        }
+        return verdict
+    }
+
+    /// The classification of `chain`, computed.
+    package func classify(_ chain: [Certificate]) -> ChainClassification {
+        let leaf = chain[0]
+        let issuer = leaf.issuer.rfc4514
+        let leafPin = "sha256/" + leaf.spkiSHA256Base64
+        let outcome = verifier.validate(leaf: leaf, intermediates: Array(chain.dropFirst()))
+        func verdict(_ chainClass: ChainClass, _ reason: String, root: String, validates: Bool) -> ChainClassification {
+            ChainClassification(
+                chainClass: chainClass, reason: reason, validatesAgainstPublicRoots: validates, root: root, issuer: issuer,
+                leafSubject: leaf.subject.rfc4514, leafPin: leafPin)
+        }
+        switch outcome.result {
+        case .success(let path):
+            let root = path.anchor.subject.rfc4514
+            let cas = path.certificates.dropFirst()
+            let via = "validates against the public roots, ending at the root “\(root)”; the leaf is issued by “\(issuer)”"
+            if let expected = cas.first(where: { expectedKeys.contains(Array($0.subjectPublicKeyInfo.derBytes)) }) {
+                return verdict(
+                    .rotation,
+                    "The chain \(via), and it passes through “\(expected.subject.rfc4514)”, a CA you expect. None of the known pins "
+                        + "matches, so the server most likely has a new key: once confirmed, add \(leafPin) (or the CA's key) to the pin set.",
+                    root: root, validates: true)
+            }
+            if expectedCAs.isEmpty {
+                return verdict(
+                    .rotation,
+                    "The chain \(via). None of the known pins matches, so this is most likely a new key from a public CA. No expected "
+                        + "CA is configured (collect --expected-ca), so whether this CA is yours was not checked.",
+                    root: root, validates: true)
+            }
+            return verdict(
+                .unexpectedCA,
+                "The chain \(via), but none of its CAs is one you expect: a change of CA nobody told the app about, or a certificate "
+                    + "mis-issued for your name (look the leaf up in Certificate Transparency logs).",
+                root: root, validates: true)
+        case .failure(let failure):
+            let top = chain[chain.count - 1]
+            let topName = top.subject.rfc4514
+            if failure.kind == .untrustedRoot || failure.kind == .badSignature,
+                let impersonated = publicRoots.certificates.first(where: { $0.subject.matches(top.subject) && $0 != top })
+            {
+                if top.isSelfIssued || failure.kind == .badSignature {
+                    return verdict(
+                        .interception,
+                        "The chain ends at a certificate named like the public root “\(impersonated.subject.rfc4514)” but with another "
+                            + "key: an impostor root made to look public, which only an interceptor has reason to use.",
+                        root: topName, validates: false)
+                }
+            }
+            if failure.kind == .untrustedRoot {
+                let ending =
+                    top.isSelfIssued
+                    ? "ends at the root “\(topName)”, which no public trust store holds"
+                    : "ends at “\(topName)”, issued by “\(top.issuer.rfc4514)”, which no public trust store holds"
+                return verdict(
+                    .interception,
+                    "The chain does not validate against the public roots: it \(ending). The device trusted it, so a root was "
+                        + "installed on it: a TLS-intercepting proxy (corporate, Charles, mitmproxy), antivirus or malware.",
+                    root: topName, validates: false)
+            }
+            return verdict(
+                .invalid,
+                "The chain does not validate against the public roots: \(failure.kind.rawValue) (\(failure.detail)). A misconfigured "
+                    + "or expired server certificate is likelier than an attack, but the device accepted it: check its trust settings.",
+                root: topName, validates: false)
+        }
+    }
+}
