@@ -38,13 +38,16 @@ package enum StapleTimingProbe {
     }
 
     /// Connects to `host:port` at `address`, pinned to `version`, asks for a staple and records
-    /// where it was visible.
+    /// where it was visible; runs `duringStatusCallback` inside the status callback, as a
+    /// revocation check reading the staple there would run (a CRL fetch, say).
     ///
     /// - Returns: The observation, or curl's error text.
-    package static func observe(host: String, port: Int, address: String, version: Version, timeout: Double = 10) -> Result<Observation, Failure> {
+    package static func observe(
+        host: String, port: Int, address: String, version: Version, timeout: Double = 10, duringStatusCallback: (@Sendable () -> Void)? = nil
+    ) -> Result<Observation, Failure> {
         guard Curl.initialized, let handle = curl_easy_init() else { return .failure(Failure(reason: "curl_easy_init failed")) }
         defer { curl_easy_cleanup(handle) }
-        let recorder = Recorder()
+        let recorder = Recorder(duringStatusCallback: duringStatusCallback)
         let opaque = Unmanaged.passUnretained(recorder).toOpaque()
         guard let resolve = CurlSList(["\(host):\(port):\(address)"]) else { return .failure(Failure(reason: "curl_slist_append failed")) }
         let versionOption = version == .tls12 ? CURL_SSLVERSION_TLSv1_2 | CURL_SSLVERSION_MAX_TLSv1_2 : CURL_SSLVERSION_TLSv1_3 | CURL_SSLVERSION_MAX_TLSv1_3
@@ -70,6 +73,8 @@ package enum StapleTimingProbe {
     /// The observations, written by the callbacks on the probing thread.
     final class Recorder: Sendable {
         let observation = Mutex(Observation())
+        let duringStatusCallback: (@Sendable () -> Void)?
+        init(duringStatusCallback: (@Sendable () -> Void)?) { self.duringStatusCallback = duringStatusCallback }
     }
 }
 
@@ -93,6 +98,7 @@ private let probeSSLContextCallback: curl_ssl_ctx_callback = { _, sslContext, us
         statusCallback: { ssl, arg in
             guard let ssl, let arg else { return 0 }
             let recorder = Unmanaged<StapleTimingProbe.Recorder>.fromOpaque(arg).takeUnretainedValue()
+            recorder.duringStatusCallback?()
             recorder.observation.withLock { observation in
                 observation.statusCallbackRan = true
                 observation.inStatusCallback = OCSPStapling.staple(of: ssl)

@@ -8,8 +8,11 @@ package import TrustEvaluation
 /// It is called from inside a TLS handshake's certificate-verify callback, on a transfer lane's
 /// thread, so it never touches that lane's multi handle or its connections: `curl_easy_perform`
 /// runs its own transfer (and connection) to completion or to the deadline, then the handle is
-/// cleaned up. The OpenSSL error queue of the thread is marked before and restored after, so
-/// errors of the CRL fetch's own TLS (an `https` CRL URL) never reach the handshake that waits.
+/// cleaned up. Errors of the fetch's own TLS (an `https` CRL URL) must not reach the handshake
+/// that waits on the same thread, whose `SSL_get_error` reads the thread's OpenSSL error queue:
+/// libcurl clears the queue before its handshake and drains it when reporting a failure, and the
+/// fetch also marks the queue before and pops to the mark after, so that holds whatever path
+/// libcurl takes (StapleTimingTests runs a failing `https` fetch inside a status callback).
 ///
 /// What the request never carries: cookies (no cookie engine), credentials (no user name or
 /// password, `.netrc` ignored, URLs with user information are refused before they get here by
@@ -115,7 +118,8 @@ package struct CRLFetcher: Sendable {
         pointer(CURLOPT_HEADERDATA, opaque)
         if let failure { return .failure(.unreachable("curl_easy_setopt(\(failure.rawValue)) failed")) }
 
-        // The handshake waiting in this thread reads OpenSSL's error queue when it ends.
+        // The handshake waiting in this thread reads OpenSSL's error queue (see the type's
+        // documentation).
         ERR_set_mark()
         let code = withExtendedLifetime((state, headers)) { curl_easy_perform(handle) }
         ERR_pop_to_mark()

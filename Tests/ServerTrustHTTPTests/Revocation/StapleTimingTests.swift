@@ -2,6 +2,7 @@ import CertificateParsing
 import Foundation
 import ServerTrustHTTP
 import ServerTrustLab
+import Synchronization
 import Testing
 import TrustEvaluation
 
@@ -21,7 +22,8 @@ struct StapleTimingTests {
 
     /// nginx with one server per staple (good, revoked, undelegated) and one without stapling.
     struct Setup: Sendable {
-        enum Site: Int, CaseIterable { case good, revoked, undelegated, none }
+        /// Stapling servers, one without stapling, and a plain-HTTP one (a TLS client there fails).
+        enum Site: Int, CaseIterable { case good, revoked, undelegated, none, plain }
         let pki: LabPKI
         let staples: [Site: [UInt8]]
         let nginx: NginxInstance
@@ -48,6 +50,9 @@ struct StapleTimingTests {
             let root = directory
             nginx = try NginxInstance.start(prefix: directory + "/nginx", portCount: Site.allCases.count) { ports in
                 zip(Site.allCases, ports).map { site, port in
+                    guard site != .plain else {
+                        return "        server { listen 127.0.0.1:\(port); access_log \(root)/nginx/logs/plain.log servertrust; return 200 \"plain\\n\"; }\n"
+                    }
                     let stapling = files[site].map { "ssl_stapling on; ssl_stapling_file \($0);" } ?? ""
                     return """
                                 server {
@@ -68,8 +73,10 @@ struct StapleTimingTests {
 
         func port(_ site: Site) -> Int { Int(nginx.ports[site.rawValue]) }
 
-        func observe(_ site: Site, _ version: StapleTimingProbe.Version) throws -> StapleTimingProbe.Observation {
-            try StapleTimingProbe.observe(host: StapleTimingTests.host, port: port(site), address: "127.0.0.1", version: version).get()
+        func observe(_ site: Site, _ version: StapleTimingProbe.Version, during: (@Sendable () -> Void)? = nil) throws -> StapleTimingProbe.Observation {
+            try StapleTimingProbe.observe(
+                host: StapleTimingTests.host, port: port(site), address: "127.0.0.1", version: version, duringStatusCallback: during
+            ).get()
         }
 
         func stop() {
@@ -135,5 +142,28 @@ struct StapleTimingTests {
                 continue
             }
         }
+    }
+
+    @Test("a CRL fetch inside the status callback, even one whose own TLS fails, leaves the handshake it runs in intact")
+    func fetchInsideTheHandshake() async throws {
+        let setup = try await Self.started()
+        defer { setup.stop() }
+        let fetcher = CRLFetcher(maximumSize: 1 << 20, maximumRedirects: 0)
+        let plain = "https://127.0.0.1:\(setup.port(.plain))/"
+        let outcomes = Mutex<[Result<CRLFetcher.Reply, CRLUnavailable>]>([])
+        for version in [StapleTimingProbe.Version.tls12, .tls13] {
+            // TLS spoken to a plain-HTTP server: that handshake fails and fills the thread's
+            // OpenSSL error queue, which the outer handshake reads when it next returns.
+            let seen = try await offPool {
+                try setup.observe(.good, version) {
+                    let outcome = fetcher.fetch(plain, until: .now + .seconds(5))
+                    outcomes.withLock { $0.append(outcome) }
+                }
+            }
+            #expect(seen.statusCallbackRan && seen.inStatusCallback == setup.staples[.good], "\(version)")
+        }
+        let fetched = outcomes.withLock { $0 }
+        #expect(fetched.count == 2)
+        #expect(fetched.allSatisfy { if case .failure(.unreachable) = $0 { return true } else { return false } }, "\(fetched)")
     }
 }
