@@ -11,21 +11,22 @@ public import TrustEvaluation
 /// on disk when given a folder, so that a decision under a warm cache makes no network request
 /// and a restarted process does not fetch again.
 ///
-/// **Freshness.** An entry is used without a request until the CRL's own window ends
-/// (``RevocationFreshness/end(thisUpdate:nextUpdate:maximumValidity:)`` plus the clock skew: its
-/// nextUpdate, RFC 5280 §5.1.2.5) and at most ``Limits/maximumAge`` after the server last
-/// confirmed it, whichever comes first; then it is revalidated with the `ETag` and
-/// `Last-Modified` the server sent (`If-None-Match`, `If-Modified-Since`), and a
-/// `304 Not Modified` counts as a confirmation. When the server keeps confirming a CRL whose
-/// window has already ended (a CA that stopped publishing), the entry is used for
-/// ``Limits/staleRecheckInterval`` after each confirmation, so a broken publisher is asked again
-/// every few minutes, not on every connection; the revocation check still finds that CRL stale.
+/// **Freshness.** An entry is used without a request until the CRL's own window ends (its
+/// nextUpdate, RFC 5280 §5.1.2.5, by
+/// ``/TrustEvaluation/RevocationFreshness/end(thisUpdate:nextUpdate:maximumValidity:)``, plus the
+/// clock skew) and at most ``Limits/maximumAge`` after the server last confirmed it, whichever
+/// comes first; then it is revalidated with the `ETag` and `Last-Modified` the server sent
+/// (`If-None-Match`, `If-Modified-Since`), and a `304 Not Modified` counts as a confirmation.
+/// When the server keeps confirming a CRL whose window has already ended (a CA that stopped
+/// publishing), the entry is used for ``Limits/staleRecheckInterval`` after each confirmation, so
+/// a broken publisher is asked again every few minutes, not on every connection; the revocation
+/// check still finds that CRL stale.
 ///
 /// **What is stored.** Only bytes that parse as a complete CRL are stored; whether the CRL is
-/// signed by the right key is the revocation check's business, after which it asks the provider
-/// to ``remove(_:)`` a CRL whose signature or signer is wrong. So garbage never enters, and a
-/// well-formed but forged CRL (an on-path attacker answering a plain-HTTP fetch) lives until the
-/// first decision that uses it, and in no case longer than ``Limits/maximumAge``.
+/// signed by the right key is the revocation check's business, after which the provider is asked
+/// to forget (``remove(_:ifHolding:)``) a CRL whose signature or signer is wrong. So garbage never
+/// enters, and a well-formed but forged CRL (an on-path attacker answering a plain-HTTP fetch)
+/// lives until the first decision that uses it, and in no case longer than ``Limits/maximumAge``.
 ///
 /// **On disk.** One file per URL, named by the SHA-256 of the URL in hex (never by text from
 /// the certificate or the server), holding a small header (the URL, the validators, the times)
