@@ -85,6 +85,14 @@ CURLSHcode CServerTrustShims_curl_share_setopt_pointer(CURLSH *s, CURLSHoption o
 CURLSHcode CServerTrustShims_curl_share_setopt_lockfunc(CURLSH *s, curl_lock_function f) { return curl_share_setopt(s, CURLSHOPT_LOCKFUNC, f); }
 CURLSHcode CServerTrustShims_curl_share_setopt_unlockfunc(CURLSH *s, curl_unlock_function f) { return curl_share_setopt(s, CURLSHOPT_UNLOCKFUNC, f); }
 long CServerTrustShims_SSL_add1_chain_cert(SSL *ssl, X509 *x509) { return SSL_add1_chain_cert(ssl, x509); }
+// ServerTrustHTTP (issue 25)
+long CServerTrustShims_SSL_CTX_set_tlsext_status_type(SSL_CTX *ctx, int type) { return SSL_CTX_set_tlsext_status_type(ctx, type); }
+long CServerTrustShims_SSL_CTX_set_tlsext_status_cb(SSL_CTX *ctx, int (*callback)(SSL *, void *), void *arg) {
+    return SSL_CTX_set_tlsext_status_cb(ctx, callback) && SSL_CTX_set_tlsext_status_arg(ctx, arg);
+}
+long CServerTrustShims_SSL_get_tlsext_status_ocsp_resp(SSL *ssl, const unsigned char **response) {
+    return SSL_get_tlsext_status_ocsp_resp(ssl, response);
+}
 
 // TrustEvaluation (issue 3): libcrypto's EC_KEY and ECDSA_verify, which OpenSSL 3.0 deprecates in
 // favour of EVP_PKEY but keeps for the whole 3.x series. The deprecation warning is silenced for

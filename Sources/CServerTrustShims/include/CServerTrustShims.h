@@ -71,6 +71,10 @@ CURLSHcode CServerTrustShims_curl_share_setopt_pointer(CURLSH *s, CURLSHoption o
 CURLSHcode CServerTrustShims_curl_share_setopt_lockfunc(CURLSH *s, curl_lock_function f);
 CURLSHcode CServerTrustShims_curl_share_setopt_unlockfunc(CURLSH *s, curl_unlock_function f);
 long CServerTrustShims_SSL_add1_chain_cert(SSL *ssl, X509 *x509);
+// ServerTrustHTTP (issue 25): stapled OCSP (status_request), macros over SSL_CTX_ctrl / SSL_ctrl.
+long CServerTrustShims_SSL_CTX_set_tlsext_status_type(SSL_CTX *ctx, int type);
+long CServerTrustShims_SSL_CTX_set_tlsext_status_cb(SSL_CTX *ctx, int (*callback)(SSL *, void *), void *arg);
+long CServerTrustShims_SSL_get_tlsext_status_ocsp_resp(SSL *ssl, const unsigned char **response);
 
 // TrustEvaluation (issue 3): libcrypto's EC_KEY API for ECDSA checks (end of shims.c). OpenSSL 3.0
 // deprecates it but keeps it for all of 3.x; it skips the provider dispatch that EVP_PKEY_verify

@@ -136,6 +136,24 @@ public enum OID {
     /// id-ad-caIssuers: where the issuer's certificate can be fetched.
     public static let caIssuers: ASN1ObjectIdentifier = "1.3.6.1.5.5.7.48.2"
 
+    // OCSP (RFC 6960 §4.2.1, §4.2.2.2.1, §4.4).
+    /// id-pkix-ocsp-basic, the only responseType clients must support (RFC 6960 §4.2.1).
+    public static let ocspBasic: ASN1ObjectIdentifier = "1.3.6.1.5.5.7.48.1.1"
+    /// id-pkix-ocsp-nonce, a response extension echoing the request's nonce (RFC 6960 §4.4.1).
+    public static let ocspNonce: ASN1ObjectIdentifier = "1.3.6.1.5.5.7.48.1.2"
+    /// id-pkix-ocsp-crl, the CRL Reference single extension (RFC 6960 §4.4.2).
+    public static let ocspCRLReference: ASN1ObjectIdentifier = "1.3.6.1.5.5.7.48.1.3"
+    /// id-pkix-ocsp-nocheck, in a delegated responder's certificate: clients need not check
+    /// its revocation status (RFC 6960 §4.2.2.2.1).
+    public static let ocspNoCheck: ASN1ObjectIdentifier = "1.3.6.1.5.5.7.48.1.5"
+    /// id-pkix-ocsp-archive-cutoff, a single extension (RFC 6960 §4.4.4).
+    public static let ocspArchiveCutoff: ASN1ObjectIdentifier = "1.3.6.1.5.5.7.48.1.6"
+    /// id-pkix-ocsp-extended-revoke, a response extension (RFC 6960 §4.4.8).
+    public static let ocspExtendedRevoke: ASN1ObjectIdentifier = "1.3.6.1.5.5.7.48.1.9"
+    /// The SCT list Certificate Transparency delivers in an OCSP single response's
+    /// singleExtensions (RFC 6962 §3.3).
+    public static let ocspSignedCertificateTimestampList: ASN1ObjectIdentifier = "1.3.6.1.4.1.11129.2.4.5"
+
     // Policy qualifiers.
     /// id-qt-cps: a pointer to the Certification Practice Statement (RFC 5280 §4.2.1.4).
     public static let cpsQualifier: ASN1ObjectIdentifier = "1.3.6.1.5.5.7.2.1"

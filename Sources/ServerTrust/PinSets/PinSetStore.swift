@@ -112,7 +112,7 @@ public struct PinSetStore: Sendable {
         object.append(("etag", etag.map(Self.quote) ?? "null"))
         object.append(("documents", "[" + documents.map { "\"" + Base64.encode($0) + "\"" }.joined(separator: ",\n  ") + "]"))
         let text = "{" + object.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ",\n ") + "}\n"
-        let temporary = "\(path).tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let temporary = DurableFile.temporaryName(for: path)
         try Self.writeSynced(Array(text.utf8), to: temporary)
         if access(path, F_OK) == 0, rename(path, previousPath) != 0 {
             let reason = String(cString: strerror(errno))
@@ -124,7 +124,7 @@ public struct PinSetStore: Sendable {
             unlink(temporary)
             throw PinSetError(.storeWriteFailed, "cannot rename the new store to \(path): \(reason)")
         }
-        Self.syncDirectory(of: path)
+        DurableFile.syncDirectory(of: path)
     }
 
     /// Writes `bytes` to `path` crash-safely: a temporary file beside it, `fsync`, rename(2),
@@ -135,85 +135,31 @@ public struct PinSetStore: Sendable {
     ///   - mode: Its permissions (0600 for a store; a published document may be 0644).
     /// - Throws: ``PinSetError`` (`storeWriteFailed`); `path` is then untouched.
     public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: UInt16 = 0o600) throws(PinSetError) {
-        let temporary = "\(path).tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-        try writeSynced(bytes, to: temporary, mode: mode_t(mode))
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw PinSetError(.storeWriteFailed, "cannot rename \(temporary) to \(path): \(reason)")
-        }
-        syncDirectory(of: path)
+        do { try DurableFile.replace(path, with: bytes, mode: mode_t(mode)) } catch { throw PinSetError(.storeWriteFailed, error.reason) }
     }
 
-    /// Writes `bytes` to a new file (mode 0600 unless given) and `fsync`s it.
-    static func writeSynced(_ bytes: [UInt8], to file: String, mode: mode_t = 0o600) throws(PinSetError) {
-        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard descriptor >= 0 else { throw PinSetError(.storeWriteFailed, "cannot create \(file): \(String(cString: strerror(errno)))") }
-        fchmod(descriptor, mode)  // the umask may narrow the mode, never widen it; state it exactly
-        var written = 0
-        while written < bytes.count {
-            let n = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                let reason = String(cString: strerror(errno))
-                close(descriptor)
-                unlink(file)
-                throw PinSetError(.storeWriteFailed, "cannot write \(file): \(reason)")
-            }
-            written += n
-        }
-        guard fsync(descriptor) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(descriptor)
-            unlink(file)
-            throw PinSetError(.storeWriteFailed, "cannot fsync \(file): \(reason)")
-        }
-        close(descriptor)
-    }
-
-    /// `fsync` on the directory, so the renames themselves are durable.
-    static func syncDirectory(of file: String) {
-        let directory = (file as NSString).deletingLastPathComponent
-        let descriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        fsync(descriptor)
-        close(descriptor)
+    /// Writes `bytes` to a new file (mode 0600) and `fsync`s it.
+    static func writeSynced(_ bytes: [UInt8], to file: String) throws(PinSetError) {
+        do { try DurableFile.writeNew(bytes, to: file) } catch { throw PinSetError(.storeWriteFailed, error.reason) }
     }
 
     /// Removes `PATH.tmp-*` files: a save that crashed before its rename.
     func removeLeftovers() {
         let directory = (path as NSString).deletingLastPathComponent
-        let prefix = (path as NSString).lastPathComponent + ".tmp-"
+        let prefix = (path as NSString).lastPathComponent
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory) else { return }
-        for name in names where name.hasPrefix(prefix) {
+        for name in names where DurableFile.isTemporary(name, for: prefix) {
             unlink((directory.isEmpty ? "" : directory + "/") + name)
         }
     }
 
     /// One store file: `nil` when it does not exist.
     static func read(_ file: String) -> Result<Generation, PinSetError>? {
-        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            return errno == ENOENT ? nil : .failure(PinSetError(.storeUnusable, "\(file): \(String(cString: strerror(errno)))"))
+        switch DurableFile.read(file, maximumSize: maximumSize) {
+        case nil: return nil
+        case .failure(let failure)?: return .failure(PinSetError(.storeUnusable, failure.reason))
+        case .success(let bytes)?: return parse(bytes, file: file)
         }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            return .failure(PinSetError(.storeUnusable, "\(file): not a regular file"))
-        }
-        guard info.st_size <= maximumSize else {
-            return .failure(PinSetError(.storeUnusable, "\(file): \(info.st_size) bytes, more than a store can hold (\(maximumSize))"))
-        }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        var filled = 0
-        while filled < bytes.count {
-            let n = bytes[filled...].withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            filled += n
-        }
-        guard filled == bytes.count else { return .failure(PinSetError(.storeUnusable, "\(file): short read")) }
-        return parse(bytes, file: file)
     }
 
     /// Parses a store file strictly: exactly the three members, each envelope canonical base64.

@@ -1,0 +1,235 @@
+import CertificateParsing
+import Foundation
+import ServerTrust
+import ServerTrustHTTP
+import ServerTrustLab
+import Synchronization
+import Testing
+import TrustEvaluation
+
+/// The CRL provider a decision's revocation check calls: a certificate's distribution points
+/// fetched from nginx and cached. A warm cache makes no request (nginx's access log proves it),
+/// an expired entry is revalidated (a 304 counts), 100 concurrent lookups of a cold URL make one
+/// request, a restart finds the folder's entries, and what is not a CRL for the certificate is
+/// reported and never cached.
+@Suite(
+    "CRL provider: distribution points, fetched and cached",
+    .enabled(if: IntegrationTools.nginxSuiteEnabled, "nginx is not installed (SERVERTRUST_REQUIRE_INTEGRATION=1 makes that a failure)"))
+struct FetchingCRLProviderTests {
+    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    static func deadline(_ seconds: Double = 20) -> ContinuousClock.Instant { .now + .milliseconds(Int64(seconds * 1000)) }
+
+    /// nginx, a CA, and leaves whose distribution points name the server.
+    struct Setup: Sendable {
+        let server: CRLServer
+        let pki: LabPKI
+
+        init() throws {
+            server = try CRLServer.start()
+            pki = try LabPKI.webChain(host: "provider.example", keySlot: 140)
+        }
+
+        /// A leaf whose single distribution point names `urls`.
+        func leaf(_ urls: [String]) throws -> Certificate {
+            let leaf = try pki.issueLeaf(
+                host: "provider.example", extraExtensions: [.distributionPoints([LabDistributionPoint(name: .fullName(urls.map { .uri($0) }))])])
+            return try Certificate(derEncoded: leaf.der)
+        }
+
+        /// Publishes the intermediate's CRL `number` as `files/crl/NAME`, valid for `validity`.
+        @discardableResult
+        func publish(_ name: String = "issuing.crl", number: Int = 1, validity: Int64 = 3600, signer: LabIssuer? = nil, age: Int = 0) throws
+            -> CertificateRevocationList
+        {
+            let spec = LabCRLSpec(thisUpdate: FetchingCRLProviderTests.now - 60, nextUpdate: FetchingCRLProviderTests.now + validity, number: number)
+            let der = try LabCRL.issue(spec, signer: signer ?? pki.intermediateIssuer)
+            try server.publish(der, as: name, age: age)
+            return try CertificateRevocationList(derEncoded: der)
+        }
+
+        func stop() { server.stop() }
+    }
+
+    static func started() async throws -> Setup { try await offPool { try Setup() } }
+
+    static func lookup(_ provider: FetchingCRLProvider, _ certificate: Certificate, at time: Int64 = now, seconds: Double = 20) async throws -> CRLLookup {
+        try await offPool { provider.crls(for: certificate, at: time, until: deadline(seconds)) }
+    }
+
+    @Test("cold: fetched with its provenance; warm: from the cache with no request; LDAP noted")
+    func warmCacheMakesNoRequest() async throws {
+        let setup = try await Self.started()
+        defer { setup.stop() }
+        let crl = try setup.publish(number: 7)
+        let url = setup.server.url("/crl/issuing.crl")
+        let leaf = try setup.leaf(["ldap://ldap.example/cn=Issuing%20CA?certificateRevocationList", url])
+        let provider = FetchingCRLProvider(cache: try CRLCache())
+        let cold = try await Self.lookup(provider, leaf)
+        #expect(cold.crls.map(\.crl) == [crl] && cold.failures.isEmpty)
+        let fetched = try #require(cold.crls.first)
+        #expect(fetched.origin == .network && fetched.url == url && fetched.number?.description == "07")
+        #expect(fetched.thisUpdate == crl.thisUpdate && fetched.age(at: Self.now) >= 60)
+        #expect("\(fetched)".contains("cRLNumber 07") && "\(fetched)".contains("fetched"))
+        #expect(cold.ignored == [.ldap("ldap://ldap.example/cn=Issuing%20CA?certificateRevocationList")])
+        for _ in 0..<3 {
+            let warm = try await Self.lookup(provider, leaf)
+            #expect(warm.crls.map(\.origin) == [.cache])
+        }
+        #expect(await eventually { setup.server.requests(for: "/crl/issuing.crl").count == 1 })
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(setup.server.requests(for: "/crl/issuing.crl").count == 1, "\(setup.server.requests)")
+    }
+
+    @Test("after nextUpdate the entry is revalidated: a 304 counts as fresh again; a new CRL replaces it")
+    func revalidation() async throws {
+        let setup = try await Self.started()
+        defer { setup.stop() }
+        try setup.publish(number: 1, validity: 3600, age: 600)
+        let leaf = try setup.leaf([setup.server.url("/crl/issuing.crl")])
+        let provider = FetchingCRLProvider(cache: try CRLCache())
+        #expect(try await Self.lookup(provider, leaf).crls.map(\.origin) == [.network])
+        let later = Self.now + 3600 + 301
+        let revalidated = try await Self.lookup(provider, leaf, at: later)
+        #expect(revalidated.crls.map(\.origin) == [.revalidated])
+        #expect(revalidated.crls.first?.validatedAt == later)
+        #expect(try await Self.lookup(provider, leaf, at: later + 10).crls.map(\.origin) == [.cache], "the 304 counts as fresh")
+        #expect(await eventually { setup.server.requests(for: "/crl/issuing.crl").map { $0.contains("\" 304 ") } == [false, true] })
+        // The CA publishes CRL 2: the next revalidation gets it.
+        try setup.publish(number: 2, validity: 7200)
+        let renewed = try await Self.lookup(provider, leaf, at: later + 600)
+        #expect(renewed.crls.map(\.origin) == [.network] && renewed.crls.first?.number?.description == "02")
+    }
+
+    @Test("100 concurrent lookups of a cold URL make one request, and all get its CRL")
+    func concurrentLookupsShareOneFetch() async throws {
+        let setup = try await Self.started()
+        defer { setup.stop() }
+        let crl = try setup.publish(number: 3)
+        // /slow/ sends 256 bytes a second: the fetch lasts long enough for every caller to join it.
+        let leaf = try setup.leaf([setup.server.url("/slow/issuing.crl")])
+        let provider = FetchingCRLProvider(cache: try CRLCache())
+        let results = Mutex<[CRLLookup]>([])
+        let time = Self.now
+        try await offPool {
+            let group = DispatchGroup()
+            let start = DispatchSemaphore(value: 0)
+            for _ in 0..<100 {
+                group.enter()
+                Thread.detachNewThread {
+                    start.wait()
+                    let lookup = provider.crls(for: leaf, at: time, until: Self.deadline(30))
+                    results.withLock { $0.append(lookup) }
+                    group.leave()
+                }
+            }
+            for _ in 0..<100 { start.signal() }
+            group.wait()
+        }
+        let lookups = results.withLock { $0 }
+        #expect(lookups.count == 100)
+        #expect(lookups.allSatisfy { $0.crls.map(\.crl) == [crl] }, "\(lookups.flatMap(\.failures))")
+        #expect(await eventually { setup.server.requests(for: "/slow/issuing.crl").count == 1 })
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(setup.server.requests(for: "/slow/issuing.crl").count == 1, "\(setup.server.requests)")
+    }
+
+    @Test("a restarted process finds the folder's entries and makes no request")
+    func diskCacheSurvivesRestart() async throws {
+        let setup = try await Self.started()
+        defer { setup.stop() }
+        let folder = setup.server.directory + "/cache"
+        try setup.publish()
+        let leaf = try setup.leaf([setup.server.url("/crl/issuing.crl")])
+        #expect(try await Self.lookup(FetchingCRLProvider(cache: try CRLCache(directory: folder)), leaf).crls.map(\.origin) == [.network])
+        let restarted = FetchingCRLProvider(cache: try CRLCache(directory: folder))
+        #expect(try await Self.lookup(restarted, leaf).crls.map(\.origin) == [.cache])
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(setup.server.requests(for: "/crl/issuing.crl").count == 1)
+    }
+
+    @Test("the server down: unreachable, unless a cached CRL's own window is still current")
+    func serverDown() async throws {
+        let setup = try await Self.started()
+        defer { setup.stop() }
+        try setup.publish(validity: 7 * 86_400)
+        let leaf = try setup.leaf([setup.server.url("/crl/issuing.crl")])
+        let provider = FetchingCRLProvider(cache: try CRLCache(limits: CRLCache.Limits(maximumAge: 60)))
+        #expect(try await Self.lookup(provider, leaf).crls.count == 1)
+        setup.server.nginx.stop()
+        // Past the cache's maximum age, within the CRL's nextUpdate: the revalidation fails, the CRL serves.
+        let stale = try await Self.lookup(provider, leaf, at: Self.now + 120)
+        #expect(stale.crls.map(\.origin) == [.cache])
+        // Past the CRL's window: nothing.
+        let gone = try await Self.lookup(provider, leaf, at: Self.now + 8 * 86_400)
+        #expect(gone.crls.isEmpty)
+        guard case .unreachable? = gone.failures.first?.reason else {
+            Issue.record("\(gone.failures)")
+            return
+        }
+        let closed = try LabClosedPort()
+        defer { closed.close() }
+        let cold = try await Self.lookup(FetchingCRLProvider(cache: try CRLCache()), try setup.leaf(["http://127.0.0.1:\(closed.port)/crl/issuing.crl"]))
+        #expect(cold.crls.isEmpty && cold.failures.count == 1)
+    }
+
+    @Test("a distribution point's second URL serves when the first fails; each failure is reported")
+    func fallbackWithinAPoint() async throws {
+        let setup = try await Self.started()
+        defer { setup.stop() }
+        try setup.publish()
+        let leaf = try setup.leaf([setup.server.url("/error"), setup.server.httpsURL("/crl/issuing.crl")])
+        let lookup = try await Self.lookup(FetchingCRLProvider(cache: try CRLCache()), leaf)
+        #expect(lookup.crls.map(\.url) == [setup.server.httpsURL("/crl/issuing.crl")])
+        #expect(lookup.failures == [CRLFetchFailure(url: setup.server.url("/error"), reason: .httpStatus(500))])
+    }
+
+    @Test("what is not a CRL for the certificate is reported and never cached")
+    func notCached() async throws {
+        let setup = try await Self.started()
+        defer { setup.stop() }
+        try setup.server.publish(Array("<html>maintenance</html>".utf8), as: "html.crl")
+        let otherCA = try LabPKI.webChain(host: "other.example", algorithm: .p384, keySlot: 142)
+        try setup.publish("other.crl", signer: otherCA.intermediateIssuer)
+        var deltaSpec = LabCRLSpec(thisUpdate: Self.now - 60, nextUpdate: Self.now + 3600, number: 5)
+        deltaSpec.deltaBase = 4
+        try setup.server.publish(try LabCRL.issue(deltaSpec, signer: setup.pki.intermediateIssuer), as: "delta.crl")
+        let provider = FetchingCRLProvider(cache: try CRLCache())
+        for (name, expected) in [("html.crl", "not a CRL"), ("other.crl", "not by"), ("delta.crl", "delta")] {
+            let leaf = try setup.leaf([setup.server.url("/crl/\(name)")])
+            for _ in 0..<2 {
+                let lookup = try await Self.lookup(provider, leaf)
+                #expect(lookup.crls.isEmpty, "\(name)")
+                #expect(lookup.failures.first.map { "\($0)".contains(expected) } == true, "\(name): \(lookup.failures)")
+            }
+            #expect(await eventually { setup.server.requests(for: "/crl/\(name)").count == 2 }, "\(name) was cached")
+        }
+    }
+
+    @Test("discard forgets a CRL the check refused: the next lookup fetches again")
+    func discard() async throws {
+        let setup = try await Self.started()
+        defer { setup.stop() }
+        // A CRL with the issuer's name, signed by another key: well-formed, so cached, until discarded.
+        let forger = LabIssuer(certificate: setup.pki.intermediate, key: try LabKey.shared(.p256, slot: 3 * 140 + 3))
+        try setup.publish(signer: forger)
+        let leaf = try setup.leaf([setup.server.url("/crl/issuing.crl")])
+        let provider = FetchingCRLProvider(cache: try CRLCache())
+        let first = try #require(try await Self.lookup(provider, leaf).crls.first)
+        #expect(try await Self.lookup(provider, leaf).crls.map(\.origin) == [.cache])
+        provider.discard(first)
+        #expect(try await Self.lookup(provider, leaf).crls.map(\.origin) == [.network])
+        #expect(await eventually { setup.server.requests(for: "/crl/issuing.crl").count == 2 })
+    }
+
+    @Test("a spent budget tries nothing")
+    func noTimeLeft() async throws {
+        let setup = try await Self.started()
+        defer { setup.stop() }
+        try setup.publish()
+        let leaf = try setup.leaf([setup.server.url("/crl/issuing.crl")])
+        let lookup = try await Self.lookup(FetchingCRLProvider(cache: try CRLCache()), leaf, seconds: -1)
+        #expect(lookup.failures.map(\.reason) == [.noTimeLeft])
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(setup.server.requests.isEmpty)
+    }
+}
