@@ -25,6 +25,8 @@ package final class ChainClassifier: Sendable {
     /// The CAs the operator's certificates come from.
     package let expectedCAs: [Certificate]
     private let verifier: Verifier<OpenSSLSignatureVerifier>
+    /// "Now" for each classification.
+    private let clock: TrustClock
     private let expectedKeys: Set<[UInt8]>
     private let cache = Mutex<[String: ChainClassification]>([:])
     private static let cacheLimit = 4096
@@ -38,7 +40,8 @@ package final class ChainClassifier: Sendable {
         self.publicRoots = publicRoots
         self.expectedCAs = expectedCAs
         self.expectedKeys = Set(expectedCAs.map { Array($0.subjectPublicKeyInfo.derBytes) })
-        self.verifier = Verifier(anchors: publicRoots, policy: .sslServer(host: nil), clock: clock)
+        self.verifier = Verifier(anchors: publicRoots, policy: .sslServer(host: nil))
+        self.clock = clock
     }
 
     /// The classification of `chain` (leaf first, as reported), from the cache when seen.
@@ -57,7 +60,7 @@ package final class ChainClassifier: Sendable {
         let leaf = chain[0]
         let issuer = leaf.issuer.rfc4514
         let leafPin = "sha256/" + leaf.spkiSHA256Base64
-        let outcome = verifier.validate(leaf: leaf, intermediates: Array(chain.dropFirst()))
+        let outcome = verifier.validate(leaf: leaf, intermediates: Array(chain.dropFirst()), at: clock.now())
         func verdict(_ chainClass: ChainClass, _ reason: String, root: String, validates: Bool) -> ChainClassification {
             ChainClassification(
                 chainClass: chainClass, reason: reason, validatesAgainstPublicRoots: validates, root: root, issuer: issuer,

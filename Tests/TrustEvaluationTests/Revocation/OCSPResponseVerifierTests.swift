@@ -313,21 +313,3 @@ struct OCSPResponseVerifierTests {
         #expect(counting.checks <= OCSPResponseVerifier<CountingVerifier>.maximumResponderCandidates, "\(counting.checks) checks")
     }
 }
-
-/// OpenSSL's verifier behind a counter, or a verifier that refuses every signature.
-final class CountingVerifier: SignatureVerifier, Sendable {
-    let refuses: Bool
-    private let count = Atomic<Int>(0)
-    init(refuses: Bool) { self.refuses = refuses }
-    var checks: Int { count.load(ordering: .relaxed) }
-
-    func makeKey(_ publicKeyInfo: SubjectPublicKeyInfo) throws(SignatureError) -> VerificationKey {
-        try OpenSSLSignatureVerifier().makeKey(publicKeyInfo)
-    }
-
-    func check(signature: ArraySlice<UInt8>, over data: ArraySlice<UInt8>, algorithm: SignatureAlgorithm, key: VerificationKey) -> SignatureCheckResult {
-        count.add(1, ordering: .relaxed)
-        if refuses { return .invalid(SignatureError(.badSignature, "refused by the test")) }
-        return OpenSSLSignatureVerifier().check(signature: signature, over: data, algorithm: algorithm, key: key)
-    }
-}

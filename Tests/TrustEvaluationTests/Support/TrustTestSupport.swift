@@ -1,6 +1,7 @@
 import CertificateParsing
 import Foundation
 import ServerTrustLab
+import Synchronization
 import Testing
 import TrustEvaluation
 
@@ -309,5 +310,32 @@ extension TrustPKI {
         var policy = profile == .webPKI ? serverPolicy() : ValidationPolicy.basicX509
         policy.profile = profile
         return policy
+    }
+}
+
+/// OpenSSL's verifier behind counters (signature checks and keys made), or a verifier that
+/// refuses every signature: for the suites that prove a check goes through the
+/// `SignatureVerifier` seam (CT, OCSP).
+final class CountingVerifier: SignatureVerifier, Sendable {
+    let refuses: Bool
+    private let checkCount = Atomic<Int>(0)
+    private let keyCount = Atomic<Int>(0)
+
+    init(refuses: Bool = false) { self.refuses = refuses }
+
+    /// Signature checks made so far.
+    var checks: Int { checkCount.load(ordering: .relaxed) }
+    /// Keys made so far.
+    var keys: Int { keyCount.load(ordering: .relaxed) }
+
+    func makeKey(_ publicKeyInfo: SubjectPublicKeyInfo) throws(SignatureError) -> VerificationKey {
+        keyCount.add(1, ordering: .relaxed)
+        return try OpenSSLSignatureVerifier().makeKey(publicKeyInfo)
+    }
+
+    func check(signature: ArraySlice<UInt8>, over data: ArraySlice<UInt8>, algorithm: SignatureAlgorithm, key: VerificationKey) -> SignatureCheckResult {
+        checkCount.add(1, ordering: .relaxed)
+        if refuses { return .invalid(SignatureError(.badSignature, "refused by the test")) }
+        return OpenSSLSignatureVerifier().check(signature: signature, over: data, algorithm: algorithm, key: key)
     }
 }
