@@ -117,12 +117,17 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
     /// RSASSA-PKCS1-V1_5-VERIFY (RFC 8017 §8.2.2) using the comparison method the RFC
     /// recommends: the expected EM is built in full from the message and compared with the
     /// recovered EM byte for byte, so no parsing of attacker-controlled padding or DigestInfo
-    /// happens (which is what Bleichenbacher-style forgeries exploit).
+    /// happens (which is what Bleichenbacher-style forgeries exploit). `messageDigest` is
+    /// `digest` over the message (step 2 of §9.2), computed by the caller, which keys the
+    /// signature memo on it too.
     func verifyPKCS1(
         signature: ArraySlice<UInt8>,
-        data: ArraySlice<UInt8>,
+        messageDigest: UnsafeBufferPointer<UInt8>,
         digest: DigestAlgorithm
     ) -> SignatureCheckResult {
+        guard messageDigest.count == digest.outputSize, let hash = messageDigest.baseAddress else {
+            return .invalid(SignatureError(.internalFailure, "\(digest.rawValue) digest of \(messageDigest.count) bytes"))
+        }
         let k = modulusByteCount
         // Step 1: the signature must be exactly k bytes. NOTE: OpenSSL also accepts shorter
         // signatures (it left-pads them); Go, BoringSSL and the RFC do not, and neither do we.
@@ -146,10 +151,10 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
 
         // Step 3 (EMSA-PKCS1-v1_5 encoding, §9.2): EM' = 0x00 ‖ 0x01 ‖ PS (0xFF…) ‖ 0x00 ‖ T,
         // with T = DigestInfo prefix ‖ H, and |PS| = k - tLen - 3 >= 8.
-        var digestOK = true
+        var built = true
         let expected = [UInt8](unsafeUninitializedCapacity: k) { buffer, count in
             guard let base = buffer.baseAddress else {
-                digestOK = false
+                built = false
                 return
             }
             let paddingEnd = k - tLength - 1
@@ -158,17 +163,10 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
             (base + 2).initialize(repeating: 0xFF, count: paddingEnd - 2)
             base[paddingEnd] = 0x00
             for (offset, byte) in prefix.enumerated() { base[paddingEnd + 1 + offset] = byte }
-            digestOK = data.withUnsafeBytes { Digest.hash(digest, $0, into: base + (k - digest.outputSize)) }
-            if !digestOK {
-                (base + (k - digest.outputSize)).initialize(repeating: 0, count: digest.outputSize)
-            }
+            (base + (k - digest.outputSize)).initialize(from: hash, count: digest.outputSize)
             count = k
         }
-        guard digestOK else {
-            return .invalid(
-                SignatureError(.unsupportedAlgorithm, OpenSSLError.drain("EVP_Digest(\(digest.rawValue))").description)
-            )
-        }
+        guard built else { return .invalid(SignatureError(.internalFailure, "no buffer for the encoded message")) }
 
         // Step 2 (RSAVP1, §5.2.2): m = s^e mod n, after checking 0 <= s < n; then I2OSP(m, k).
         guard let context = BN_CTX_new() else { return .invalid(.openSSL(OpenSSLError.drain("BN_CTX_new"))) }
@@ -216,10 +214,11 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
 
     /// RSASSA-PSS-VERIFY (RFC 8017 §8.1.2) through libcrypto with every parameter from the
     /// certificate enforced (RFC 4055 §3.1): the message digest, the MGF1 digest, and the exact
-    /// salt length (OpenSSL checks it exactly when given a non-negative value).
+    /// salt length (OpenSSL checks it exactly when given a non-negative value). `messageDigest`
+    /// is mHash (§9.1.2 step 2), computed by the caller with `parameters.digest`.
     func verifyPSS(
         signature: ArraySlice<UInt8>,
-        data: ArraySlice<UInt8>,
+        messageDigest: UnsafeBufferPointer<UInt8>,
         parameters: RSAPSSParameters
     ) -> SignatureCheckResult {
         guard signature.count == modulusByteCount else {
@@ -230,7 +229,7 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
                 )
             )
         }
-        guard let messageDigest = FetchedDigest.for(parameters.digest),
+        guard let signatureDigest = FetchedDigest.for(parameters.digest),
             let maskDigest = FetchedDigest.for(parameters.mgf1Digest)
         else {
             return .invalid(
@@ -252,49 +251,40 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
         case .failure(let error): return .invalid(error)
         }
         let hashLength = parameters.digest.outputSize
+        guard messageDigest.count == hashLength, let hash = messageDigest.baseAddress else {
+            return .invalid(SignatureError(.internalFailure, "\(parameters.digest.rawValue) digest of \(messageDigest.count) bytes"))
+        }
         // The setup calls below are inspected on failure, so start from an empty queue.
         OpenSSLError.clear()
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { hashBuffer -> SignatureCheckResult in
-            guard let hash = hashBuffer.baseAddress,
-                data.withUnsafeBytes({ Digest.hash(parameters.digest, $0, into: hash) })
-            else {
-                return .invalid(
-                    SignatureError(
-                        .unsupportedAlgorithm,
-                        OpenSSLError.drain("EVP_Digest(\(parameters.digest.rawValue))").description
-                    )
-                )
-            }
-            guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
-                return .invalid(.openSSL(OpenSSLError.drain("EVP_PKEY_CTX_new_from_pkey")))
-            }
-            defer { EVP_PKEY_CTX_free(context) }
-            guard EVP_PKEY_verify_init(context) == 1,
-                EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) == 1,
-                EVP_PKEY_CTX_set_signature_md(context, messageDigest.pointer) == 1,
-                EVP_PKEY_CTX_set_rsa_mgf1_md(context, maskDigest.pointer) == 1,
-                EVP_PKEY_CTX_set_rsa_pss_saltlen(context, salt) == 1
-            else {
-                return .invalid(
-                    SignatureError(
-                        .unsupportedAlgorithm,
-                        OpenSSLError.drain("RSASSA-PSS setup (\(parameters))").description
-                    )
-                )
-            }
-            let result = signature.withUnsafeBufferPointer { sig in
-                EVP_PKEY_verify(context, sig.baseAddress, sig.count, hash, hashLength)
-            }
-            guard result == 1 else {
-                // An expected outcome: drop OpenSSL's queued reasons so they never surface
-                // in a later, unrelated error.
-                OpenSSLError.clear()
-                return .invalid(
-                    SignatureError(.badSignature, "RSASSA-PSS signature does not verify with \(parameters)")
-                )
-            }
-            return .valid
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
+            return .invalid(.openSSL(OpenSSLError.drain("EVP_PKEY_CTX_new_from_pkey")))
         }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_verify_init(context) == 1,
+            EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) == 1,
+            EVP_PKEY_CTX_set_signature_md(context, signatureDigest.pointer) == 1,
+            EVP_PKEY_CTX_set_rsa_mgf1_md(context, maskDigest.pointer) == 1,
+            EVP_PKEY_CTX_set_rsa_pss_saltlen(context, salt) == 1
+        else {
+            return .invalid(
+                SignatureError(
+                    .unsupportedAlgorithm,
+                    OpenSSLError.drain("RSASSA-PSS setup (\(parameters))").description
+                )
+            )
+        }
+        let result = signature.withUnsafeBufferPointer { sig in
+            EVP_PKEY_verify(context, sig.baseAddress, sig.count, hash, hashLength)
+        }
+        guard result == 1 else {
+            // An expected outcome: drop OpenSSL's queued reasons so they never surface
+            // in a later, unrelated error.
+            OpenSSLError.clear()
+            return .invalid(
+                SignatureError(.badSignature, "RSASSA-PSS signature does not verify with \(parameters)")
+            )
+        }
+        return .valid
     }
 
     /// `OSSL_PKEY_PARAM_RSA_N` and `OSSL_PKEY_PARAM_RSA_E` ("n", "e") as pointers valid for

@@ -35,6 +35,10 @@ public final class VerificationKey: Sendable, CustomStringConvertible {
 
     let storage: Storage
 
+    /// The SubjectPublicKeyInfo DER the key was built from: the signer's identity in the
+    /// ``SignatureMemo``'s fingerprints.
+    let publicKeyInfoDER: ArraySlice<UInt8>
+
     /// The key algorithm: `RSA`, `EC`, `Ed25519` or `Ed448`.
     public let algorithmName: String
 
@@ -63,6 +67,7 @@ public final class VerificationKey: Sendable, CustomStringConvertible {
     /// - Throws: As ``init(_:)``.
     package init(_ publicKeyInfo: SubjectPublicKeyInfo, ecdsaBackend: ECDSABackend) throws(SignatureError) {
         let key = publicKeyInfo.key
+        publicKeyInfoDER = publicKeyInfo.derBytes
         algorithmName = key.algorithmName
         bitSize = key.bitSize
         switch key {
