@@ -12,6 +12,7 @@ enum BenchCommand {
     static let usage = """
         usage: servertrust bench evaluate --chain DIR [options]
                servertrust bench https --url URL --cainfo FILE [options]   (see servertrust bench https --help)
+               servertrust bench h2|download --url URL --cainfo FILE [options]   (see servertrust bench h2 --help)
 
         The benchmark plug-ins of ../shared/bench: each run prints one JSON line of results on stdout.
 
@@ -25,19 +26,27 @@ enum BenchCommand {
           --host H                  the host to verify for (default: meta.json "host")
           --time UNIX               the validation time (default: meta.json "validation_time")
           --trust FILE              the anchors (default DIR/trust-store.pem)
+          --signature-memo off|warm|miss
+                                    off (default): every signature verified afresh, the like-for-like
+                                    comparison with the peers; warm: through a memo of verified signatures
+                                    that the warm-up filled (what a repeated chain costs); miss: through a
+                                    one-entry memo that each check evicts, so every check misses (what the
+                                    memo adds to a new chain). The JSON line's impl says which:
+                                    servertrust, servertrust-memo-warm, servertrust-memo-miss
 
         exit codes: 0 success, 1 the chain does not verify (or a timed run failed), 2 bad input
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        guard let kind = arguments.first else { throw CLIError("which benchmark? evaluate or https (usage: servertrust bench --help)") }
+        guard let kind = arguments.first else { throw CLIError("which benchmark? evaluate, https, h2 or download (usage: servertrust bench --help)") }
         switch kind {
         case "evaluate": return try evaluate(Array(arguments.dropFirst()))
         case "https": return try BenchHTTPS.run(Array(arguments.dropFirst()))
+        case "h2", "download": return try BenchParallel.run(kind, Array(arguments.dropFirst()))
         case "--help", "-h", "help":
             print(usage)
             return ExitCode.success
-        default: throw CLIError("unknown benchmark '\(kind)' (available: evaluate, https; see servertrust bench --help)")
+        default: throw CLIError("unknown benchmark '\(kind)' (available: evaluate, https, h2, download; see servertrust bench --help)")
         }
     }
 
@@ -60,7 +69,7 @@ enum BenchCommand {
 
     static func evaluate(_ arguments: [String]) throws -> Int32 {
         let options = try Options(
-            arguments, flags: ["--help"], values: ["--chain", "--host", "--mode", "--iterations", "--warmup", "--time", "--trust"])
+            arguments, flags: ["--help"], values: ["--chain", "--host", "--mode", "--iterations", "--warmup", "--time", "--trust", "--signature-memo"])
         if options.flags.contains("--help") {
             print(usage)
             return ExitCode.success
@@ -91,6 +100,21 @@ enum BenchCommand {
         let trustPath = options.value("--trust") ?? chain + "/trust-store.pem"
         let trustBytes = try CLI.readFile(trustPath)
         let policy = ValidationPolicy.sslServer(host: host, at: time)
+        // Off: no signature memo, so every iteration verifies both signatures (the plug-in rule
+        // that nothing keyed on the chain carries over). Warm: a memo of its own, filled by the
+        // warm-up, so the timed iterations measure the hit path.
+        let memoMode = options.value("--signature-memo") ?? "off"
+        let memo: SignatureMemo?
+        switch memoMode {
+        case "off": memo = nil
+        case "warm": memo = SignatureMemo()
+        // One entry: the path's two checks evict each other, so each one misses, verifies and
+        // inserts (with an eviction, as in a full memo).
+        case "miss": memo = SignatureMemo(capacity: 1)
+        default: throw CLIError("--signature-memo: '\(memoMode)' is not off, warm or miss")
+        }
+        let impl = memo == nil ? "servertrust" : "servertrust-memo-\(memoMode)"
+        let signatures = OpenSSLSignatureVerifier(memo: memo)
 
         // Each mode is one closure timed the same way; every mode does full work per iteration.
         var sink = 0
@@ -146,7 +170,7 @@ enum BenchCommand {
             }
         case "evaluate", "evaluate-preparsed", "floor":
             let store = TrustStore(try Certificate.load(trustBytes))
-            let verifier = Verifier(anchors: store, policy: policy)
+            let verifier = Verifier(anchors: store, policy: policy, signatureVerifier: signatures)
             let parsedLeaf = try Certificate(derEncoded: leaf)
             let parsedIntermediates = try intermediates.map { try Certificate(derEncoded: $0) }
             // Fail loudly (the runner's preflight relies on it) if the chain does not verify.
@@ -179,7 +203,7 @@ enum BenchCommand {
                 // The implementation's own signature checks on parsed certificates with keys
                 // built once: the floor the other modes are compared with.
                 let path = try requireChain(check)
-                let ops = OpenSSLSignatureVerifier()
+                let ops = signatures
                 let keys = try path.dropFirst().map { try ops.makeKey($0.subjectPublicKeyInfo) }
                 let signed = Array(path.dropLast())
                 body = {
@@ -204,7 +228,7 @@ enum BenchCommand {
             let cpu = cpuNow() - cpuStart
             let n = Double(max(iterations, 1))
             var pairs: [(String, JSON)] = [
-                ("impl", .string("servertrust")), ("bench", .string(bench)), ("alg", .string(alg)), ("host", .string(host)),
+                ("impl", .string(impl)), ("bench", .string(bench)), ("alg", .string(alg)), ("host", .string(host)),
                 ("iterations", .int(iterations)), ("seconds", .double(seconds)),
             ]
             if perEvaluation {
