@@ -12,7 +12,7 @@
 # per suite and mode. Exit status: 0 when both suites agree, 1 on any difference, 2 on bad setup.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SHARED="$(cd .. && pwd)/shared"
+SHARED="${SHARED:-$(cd .. && pwd)/shared}"
 ST="${1:-.build/release/servertrust}"
 OUT="${MEMO_DIFF_OUT:-/tmp/servertrust-memo-differential}"
 [ -x "$ST" ] || { echo "memo-differential: '$ST' is not an executable (swift build -c release --product servertrust)" >&2; exit 2; }
