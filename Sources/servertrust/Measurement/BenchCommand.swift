@@ -1,5 +1,7 @@
 import CertificateParsing
+import Dispatch
 import ServerTrust
+import Synchronization
 import TrustEvaluation
 
 #if canImport(Glibc)
@@ -33,6 +35,9 @@ enum BenchCommand {
                                     one-entry memo that each check evicts, so every check misses (what the
                                     memo adds to a new chain). The JSON line's impl says which:
                                     servertrust, servertrust-memo-warm, servertrust-memo-miss
+          --threads N               evaluate only: N threads evaluate at once, N × --iterations in all,
+                                    through one verifier and memo (lock contention shows as CPU per
+                                    evaluation rising with N); default 1
 
         exit codes: 0 success, 1 the chain does not verify (or a timed run failed), 2 bad input
         """
@@ -69,7 +74,8 @@ enum BenchCommand {
 
     static func evaluate(_ arguments: [String]) throws -> Int32 {
         let options = try Options(
-            arguments, flags: ["--help"], values: ["--chain", "--host", "--mode", "--iterations", "--warmup", "--time", "--trust", "--signature-memo"])
+            arguments, flags: ["--help"],
+            values: ["--chain", "--host", "--mode", "--iterations", "--warmup", "--time", "--trust", "--signature-memo", "--threads"])
         if options.flags.contains("--help") {
             print(usage)
             return ExitCode.success
@@ -114,6 +120,8 @@ enum BenchCommand {
         default: throw CLIError("--signature-memo: '\(memoMode)' is not off, warm or miss")
         }
         let impl = memo == nil ? "servertrust" : "servertrust-memo-\(memoMode)"
+        let threads = try options.int("--threads", default: 1)
+        guard threads >= 1, threads == 1 || mode == "evaluate" else { throw CLIError("--threads must be at least 1, and more only with --mode evaluate") }
         let signatures = OpenSSLSignatureVerifier(memo: memo)
 
         // Each mode is one closure timed the same way; every mode does full work per iteration.
@@ -177,6 +185,36 @@ enum BenchCommand {
             let check = verifier.validate(leaf: parsedLeaf, intermediates: parsedIntermediates)
             if let failure = check.failure { throw CLIError("evaluation failed: \(failure)", code: 1) }
             switch mode {
+            case "evaluate" where threads > 1:
+                bench = "evaluate"
+                perEvaluation = true
+                let failures = Mutex(0)
+                let intermediateBytes = intermediates
+                let run: @Sendable (Int) -> Void = { count in
+                    var failed = 0
+                    for _ in 0..<count {
+                        guard let l = try? Certificate(derEncoded: leaf), let i = try? intermediateBytes.map({ try Certificate(derEncoded: $0) }),
+                            verifier.validate(leaf: l, intermediates: i).isTrusted
+                        else {
+                            failed += 1
+                            continue
+                        }
+                    }
+                    failures.withLock { $0 += failed }
+                }
+                // One body call is one round of every thread doing `iterations` evaluations: the
+                // timing loop below runs it once (warm-up runs it single-threaded).
+                var round = 0
+                body = {
+                    round += 1
+                    if round <= warmup {
+                        run(1)
+                    } else {
+                        DispatchQueue.concurrentPerform(iterations: threads) { _ in run(iterations) }
+                    }
+                    guard failures.withLock({ $0 }) == 0 else { throw CLIError("evaluation failed", code: 1) }
+                    sink &+= 1
+                }
             case "evaluate":
                 bench = "evaluate"
                 perEvaluation = true
@@ -223,14 +261,15 @@ enum BenchCommand {
             for _ in 0..<warmup { try body() }
             let start = now()
             let cpuStart = cpuNow()
-            for _ in 0..<iterations { try body() }
+            for _ in 0..<(threads > 1 ? 1 : iterations) { try body() }
             let seconds = now() - start
             let cpu = cpuNow() - cpuStart
-            let n = Double(max(iterations, 1))
+            let n = Double(max(iterations * threads, 1))
             var pairs: [(String, JSON)] = [
                 ("impl", .string(impl)), ("bench", .string(bench)), ("alg", .string(alg)), ("host", .string(host)),
-                ("iterations", .int(iterations)), ("seconds", .double(seconds)),
+                ("iterations", .int(iterations * threads)), ("seconds", .double(seconds)),
             ]
+            if threads > 1 { pairs.append(("threads", .int(threads))) }
             if perEvaluation {
                 pairs += [
                     ("evals_per_sec", .double(n / seconds)), ("us_per_eval", .double(seconds / n * 1e6)),
