@@ -13,7 +13,7 @@ internal import Synchronization
 ///
 /// ## What it remembers, and what it never does
 ///
-/// Only successes of the cryptographic check, keyed by a SHA-256 ``Fingerprint`` of everything
+/// Only successes of the cryptographic check, keyed by a SHA-256 fingerprint of everything
 /// the check's outcome depends on. Never a failure (a bad signature is verified, and refused,
 /// every time), never a time check, a name check, a pin or any other part of a decision: those
 /// are made again on every evaluation, so a resumed connection after a pin change or after its
@@ -64,7 +64,7 @@ public final class SignatureMemo: Sendable {
     public static let shared = SignatureMemo()
 
     /// The default ``capacity``: 4096 signatures, about 1,400 distinct chains with their CRLs,
-    /// in about 0.5 MiB (see ``maximumBytes``).
+    /// in about 0.4 MiB (see ``maximumBytes``).
     public static let defaultCapacity = 4096
 
     /// The most entries the memo holds (at most the capacity it was made with: a whole number
