@@ -12,10 +12,13 @@ import TrustEvaluation
 /// scripts/https-h2-bulk.sh, beside `curl --parallel --http2` and Go's net/http. Trust as in
 /// `bench https`: the chain against `--cainfo`, the host, and the SPKI pin.
 enum BenchParallel {
-    static let usage = """
-        usage: servertrust bench h2 --url URL --cainfo FILE [options]
-               servertrust bench download --url URL --cainfo FILE [options]
+    /// The usage text, `kind`'s synopsis first.
+    static func usage(_ kind: String) -> String {
+        let synopses = ["h2", "download"].sorted { a, _ in a == kind }.map { "servertrust bench \($0) --url URL --cainfo FILE [options]" }
+        return "usage: " + synopses.joined(separator: "\n       ") + "\n\n" + details
+    }
 
+    static let details = """
         bench h2: one untimed GET opens an HTTP/2 connection, then --requests GETs are sent --concurrency at a
         time, multiplexed over that connection; prints requests, errors, connections (new connections opened
         by the timed GETs: 0 when all were multiplexed), protocol, seconds, req_per_sec, us_per_req and
@@ -41,7 +44,7 @@ enum BenchParallel {
             arguments, flags: ["--help", "--http1"],
             values: ["--url", "--connect-ip", "--cainfo", "--pin", "--requests", "--concurrency", "--alg"])
         if options.flags.contains("--help") {
-            print(usage)
+            print(usage(kind))
             return ExitCode.success
         }
         guard options.positionals.isEmpty else { throw CLIError("unexpected argument '\(options.positionals[0])' (usage: servertrust bench \(kind) --help)") }
