@@ -28,7 +28,8 @@
 #
 # The thread run covers the suites that start threads or tasks: ServerTrustLab's loopback
 # TLS server and MITM relay, every ServerTrustHTTPTests suite (libcurl, session queues,
-# challenge handlers), and the concurrent signature-key test. Extend THREAD_FILTER when a new
+# challenge handlers), the concurrent signature-key test and the signature memo's concurrent
+# checks. Extend THREAD_FILTER when a new
 # concurrent suite lands.
 #
 # ThreadSanitizer suppressions ($SAN_BUILD/tsan.supp): on Linux, Swift 6.3.1's
@@ -48,7 +49,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 SAN_BUILD="${SAN_BUILD:-/tmp/san-build}"
-THREAD_FILTER="${THREAD_FILTER:-ServerTrustLabTests\.(LocalTLSServerTests|MITMRelayTests)|ServerTrustHTTPTests\.|SignatureVerificationTests/concurrent}"
+THREAD_FILTER="${THREAD_FILTER:-ServerTrustLabTests\.(LocalTLSServerTests|MITMRelayTests)|ServerTrustHTTPTests\.|SignatureVerificationTests/concurrent|SignatureMemoTests/concurrent}"
 mkdir -p "$SAN_BUILD"
 
 # The Swift backtracer would add minutes per crash and hide the sanitizer's own report.

@@ -8,7 +8,8 @@ import Testing
 @Suite("servertrust --help and bad input, every subcommand")
 struct HelpAndBadInputTests {
     static let helpCases: [[String]] = [
-        ["inspect"], ["pins"], ["pinset"], ["evaluate"], ["get"], ["demo"], ["bench"], ["bench", "evaluate"], ["bench", "https"], ["limbo-serve"],
+        ["inspect"], ["pins"], ["pinset"], ["evaluate"], ["get"], ["demo"], ["bench"], ["bench", "evaluate"], ["bench", "https"], ["bench", "h2"],
+        ["bench", "download"], ["limbo-serve"],
         ["stress"], ["stress", "load"],
     ]
 
@@ -79,6 +80,10 @@ struct HelpAndBadInputTests {
         ("bench", ["bench", "https"]),
         ("bench", ["bench", "https", "--url", "https://example.test/", "--cainfo", "/nonexistent.pem"]),
         ("bench", ["bench", "https", "--url", "https://example.test/", "--cainfo", "x", "--mode", "sometimes"]),
+        ("bench", ["bench", "https", "--url", "https://example.test/", "--cainfo", "x", "--signature-memo", "sometimes"]),
+        ("bench", ["bench", "h2"]),
+        ("bench", ["bench", "h2", "--url", "https://example.test/", "--cainfo", "/nonexistent.pem"]),
+        ("bench", ["bench", "download", "--url", "https://example.test/", "--cainfo", "/nonexistent.pem", "--bogus"]),
         ("stress", ["stress"]),
         ("stress", ["stress", "nonsense"]),
         ("stress", ["stress", "load", "--bogus"]),
@@ -90,6 +95,7 @@ struct HelpAndBadInputTests {
         ("stress", ["stress", "faults", "extra"]),
         ("limbo-serve", ["limbo-serve", "--bogus"]),
         ("limbo-serve", ["limbo-serve", "extra"]),
+        ("limbo-serve", ["limbo-serve", "--signature-memo", "sometimes"]),
         ("frobnicate", ["frobnicate"]),
     ]
 

@@ -3,49 +3,41 @@ internal import CServerTrustShims
 import CertificateParsing
 internal import Synchronization
 
-/// An RSA public key held as libcrypto `BIGNUM`s with its Montgomery context precomputed.
+/// An RSA public key: validated when it is made, imported into libcrypto `BIGNUM`s with its
+/// Montgomery context precomputed on its first check.
 ///
 /// RSASSA-PKCS1-v1_5 (nearly every RSA certificate) is verified here directly: the RSA public
 /// operation with `BN_mod_exp_mont`, then a byte-for-byte comparison with the expected
-/// encoded message. Measured on the project machine (OpenSSL 3.0.19, release build), building
-/// this key costs about 6 µs and a 2048-bit check about 18 µs, against about 4 µs + 30 µs for an
-/// `EVP_PKEY_fromdata` key on its first check (OpenSSL computes the same Montgomery context
-/// lazily inside the first verify) and 20 µs on later checks. RSASSA-PSS, which is rare in the
-/// Web PKI, goes through an `EVP_PKEY` built from the same numbers on first use.
-final class RSAPublicKeyMaterial: @unchecked Sendable {
-    // @unchecked Sendable: n, e and the Montgomery context are written only in `make` and read
-    // afterwards; BN_mod_exp_mont takes them as inputs only (OpenSSL itself shares a cached
-    // BN_MONT_CTX between threads the same way, rsa_ossl.c). The lazily built EVP_PKEY is
-    // guarded by a Mutex.
-
-    /// The owned modulus `BIGNUM *`.
-    private let modulus: OpaquePointer
-    /// The owned public exponent `BIGNUM *`.
-    private let exponent: OpaquePointer
-    /// The owned `BN_MONT_CTX *` for the modulus.
-    private let montgomery: OpaquePointer
+/// encoded message. Measured on the project machine (OpenSSL 3.0.19, release build), importing
+/// this key costs about 6 µs (`BN_MONT_CTX_set`, about 84,000 instructions for 2048 bits) and a
+/// 2048-bit check about 18 µs, against about 4 µs + 30 µs for an `EVP_PKEY_fromdata` key on its
+/// first check (OpenSSL computes the same Montgomery context lazily inside the first verify) and
+/// 20 µs on later checks. The import waits for the first check because with the
+/// ``SignatureMemo`` most keys are never used for one: an issuer met again is answered from the
+/// memo, and the import would be a quarter of such an evaluation. RSASSA-PSS, which is rare in
+/// the Web PKI, goes through an `EVP_PKEY` built from the same numbers on first use.
+final class RSAPublicKeyMaterial: Sendable {
+    /// The modulus, big-endian without leading zeros.
+    private let modulusBytes: [UInt8]
+    /// The public exponent, big-endian without leading zeros.
+    private let exponentBytes: [UInt8]
     /// k, the modulus length in bytes (RFC 8017 §8.2.2).
     let modulusByteCount: Int
     /// The modulus length in bits.
     let modulusBitCount: Int
+    /// The libcrypto numbers, imported on first use.
+    private let imported = Mutex<RSANumbers?>(nil)
     /// The EVP_PKEY for RSASSA-PSS, built on first use.
     private let pssKey = Mutex<OwnedEVPKey?>(nil)
 
-    private init(modulus: OpaquePointer, exponent: OpaquePointer, montgomery: OpaquePointer, bits: Int) {
-        self.modulus = modulus
-        self.exponent = exponent
-        self.montgomery = montgomery
-        self.modulusBitCount = bits
-        self.modulusByteCount = (bits + 7) / 8
+    private init(modulus: ArraySlice<UInt8>, exponent: ArraySlice<UInt8>, bits: Int) {
+        modulusBytes = Array(modulus)
+        exponentBytes = Array(exponent)
+        modulusBitCount = bits
+        modulusByteCount = (bits + 7) / 8
     }
 
-    deinit {
-        BN_MONT_CTX_free(montgomery)
-        BN_free(exponent)
-        BN_free(modulus)
-    }
-
-    /// Validates and imports an RSA public key given as unsigned big-endian integers.
+    /// Validates an RSA public key given as unsigned big-endian integers.
     ///
     /// - Throws: ``SignatureError/Code/keySizeOutOfRange`` outside
     ///   `minimumModulusBits...maximumModulusBits`; ``SignatureError/Code/invalidKey`` for an
@@ -82,28 +74,18 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
         guard let lastExponentByte = e.last, lastExponentByte & 1 == 1, exponentBits >= 2 else {
             throw SignatureError(.invalidKey, "RSA public exponent must be odd and at least 3")
         }
+        return RSAPublicKeyMaterial(modulus: n, exponent: e, bits: bits)
+    }
 
-        OpenSSLError.clear()
-        guard let modulus = n.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), nil) }) else {
-            throw .openSSL(OpenSSLError.drain("BN_bin2bn(modulus)"))
+    /// The libcrypto numbers, imported by the first caller (later ones wait for it and share
+    /// them); a failure (only an allocation failure can fail here) is the check's result.
+    private func numbers() -> Result<RSANumbers, SignatureError> {
+        imported.withLock { cached -> Result<RSANumbers, SignatureError> in
+            if let cached { return .success(cached) }
+            let made = RSANumbers.make(modulus: modulusBytes, exponent: exponentBytes)
+            if case .success(let numbers) = made { cached = numbers }
+            return made
         }
-        guard let exponent = e.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), nil) }) else {
-            BN_free(modulus)
-            throw .openSSL(OpenSSLError.drain("BN_bin2bn(exponent)"))
-        }
-        guard let montgomery = BN_MONT_CTX_new() else {
-            BN_free(exponent)
-            BN_free(modulus)
-            throw .openSSL(OpenSSLError.drain("BN_MONT_CTX_new"))
-        }
-        // From here on `material` owns all three; its deinit frees them if setup fails.
-        let material = RSAPublicKeyMaterial(modulus: modulus, exponent: exponent, montgomery: montgomery, bits: bits)
-        guard let context = BN_CTX_new() else { throw .openSSL(OpenSSLError.drain("BN_CTX_new")) }
-        defer { BN_CTX_free(context) }
-        guard BN_MONT_CTX_set(montgomery, modulus, context) == 1 else {
-            throw .openSSL(OpenSSLError.drain("BN_MONT_CTX_set"))
-        }
-        return material
     }
 
     /// The number of significant bits of an unsigned big-endian integer without leading zeros.
@@ -117,12 +99,17 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
     /// RSASSA-PKCS1-V1_5-VERIFY (RFC 8017 §8.2.2) using the comparison method the RFC
     /// recommends: the expected EM is built in full from the message and compared with the
     /// recovered EM byte for byte, so no parsing of attacker-controlled padding or DigestInfo
-    /// happens (which is what Bleichenbacher-style forgeries exploit).
+    /// happens (which is what Bleichenbacher-style forgeries exploit). `messageDigest` is
+    /// `digest` over the message (step 2 of §9.2), computed by the caller, which keys the
+    /// signature memo on it too.
     func verifyPKCS1(
         signature: ArraySlice<UInt8>,
-        data: ArraySlice<UInt8>,
+        messageDigest: UnsafeBufferPointer<UInt8>,
         digest: DigestAlgorithm
     ) -> SignatureCheckResult {
+        guard messageDigest.count == digest.outputSize, let hash = messageDigest.baseAddress else {
+            return .invalid(SignatureError(.internalFailure, "\(digest.rawValue) digest of \(messageDigest.count) bytes"))
+        }
         let k = modulusByteCount
         // Step 1: the signature must be exactly k bytes. NOTE: OpenSSL also accepts shorter
         // signatures (it left-pads them); Go, BoringSSL and the RFC do not, and neither do we.
@@ -146,10 +133,10 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
 
         // Step 3 (EMSA-PKCS1-v1_5 encoding, §9.2): EM' = 0x00 ‖ 0x01 ‖ PS (0xFF…) ‖ 0x00 ‖ T,
         // with T = DigestInfo prefix ‖ H, and |PS| = k - tLen - 3 >= 8.
-        var digestOK = true
+        var built = true
         let expected = [UInt8](unsafeUninitializedCapacity: k) { buffer, count in
             guard let base = buffer.baseAddress else {
-                digestOK = false
+                built = false
                 return
             }
             let paddingEnd = k - tLength - 1
@@ -158,19 +145,17 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
             (base + 2).initialize(repeating: 0xFF, count: paddingEnd - 2)
             base[paddingEnd] = 0x00
             for (offset, byte) in prefix.enumerated() { base[paddingEnd + 1 + offset] = byte }
-            digestOK = data.withUnsafeBytes { Digest.hash(digest, $0, into: base + (k - digest.outputSize)) }
-            if !digestOK {
-                (base + (k - digest.outputSize)).initialize(repeating: 0, count: digest.outputSize)
-            }
+            (base + (k - digest.outputSize)).initialize(from: hash, count: digest.outputSize)
             count = k
         }
-        guard digestOK else {
-            return .invalid(
-                SignatureError(.unsupportedAlgorithm, OpenSSLError.drain("EVP_Digest(\(digest.rawValue))").description)
-            )
-        }
+        guard built else { return .invalid(SignatureError(.internalFailure, "no buffer for the encoded message")) }
 
         // Step 2 (RSAVP1, §5.2.2): m = s^e mod n, after checking 0 <= s < n; then I2OSP(m, k).
+        let numbers: RSANumbers
+        switch self.numbers() {
+        case .success(let imported): numbers = imported
+        case .failure(let error): return .invalid(error)
+        }
         guard let context = BN_CTX_new() else { return .invalid(.openSSL(OpenSSLError.drain("BN_CTX_new"))) }
         defer { BN_CTX_free(context) }
         BN_CTX_start(context)
@@ -180,12 +165,12 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
         }
         let imported = signature.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32($0.count), s) }
         guard imported != nil else { return .invalid(.openSSL(OpenSSLError.drain("BN_bin2bn(signature)"))) }
-        guard BN_cmp(s, modulus) < 0 else {
+        guard BN_cmp(s, numbers.modulus) < 0 else {
             return .invalid(
                 SignatureError(.badSignature, "RSA signature representative out of range (RFC 8017 §5.2.2)")
             )
         }
-        guard BN_mod_exp_mont(m, s, exponent, modulus, context, montgomery) == 1 else {
+        guard BN_mod_exp_mont(m, s, numbers.exponent, numbers.modulus, context, numbers.montgomery) == 1 else {
             return .invalid(.openSSL(OpenSSLError.drain("BN_mod_exp_mont")))
         }
         var recoveredOK = false
@@ -216,10 +201,11 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
 
     /// RSASSA-PSS-VERIFY (RFC 8017 §8.1.2) through libcrypto with every parameter from the
     /// certificate enforced (RFC 4055 §3.1): the message digest, the MGF1 digest, and the exact
-    /// salt length (OpenSSL checks it exactly when given a non-negative value).
+    /// salt length (OpenSSL checks it exactly when given a non-negative value). `messageDigest`
+    /// is mHash (§9.1.2 step 2), computed by the caller with `parameters.digest`.
     func verifyPSS(
         signature: ArraySlice<UInt8>,
-        data: ArraySlice<UInt8>,
+        messageDigest: UnsafeBufferPointer<UInt8>,
         parameters: RSAPSSParameters
     ) -> SignatureCheckResult {
         guard signature.count == modulusByteCount else {
@@ -230,7 +216,7 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
                 )
             )
         }
-        guard let messageDigest = FetchedDigest.for(parameters.digest),
+        guard let signatureDigest = FetchedDigest.for(parameters.digest),
             let maskDigest = FetchedDigest.for(parameters.mgf1Digest)
         else {
             return .invalid(
@@ -252,49 +238,40 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
         case .failure(let error): return .invalid(error)
         }
         let hashLength = parameters.digest.outputSize
+        guard messageDigest.count == hashLength, let hash = messageDigest.baseAddress else {
+            return .invalid(SignatureError(.internalFailure, "\(parameters.digest.rawValue) digest of \(messageDigest.count) bytes"))
+        }
         // The setup calls below are inspected on failure, so start from an empty queue.
         OpenSSLError.clear()
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { hashBuffer -> SignatureCheckResult in
-            guard let hash = hashBuffer.baseAddress,
-                data.withUnsafeBytes({ Digest.hash(parameters.digest, $0, into: hash) })
-            else {
-                return .invalid(
-                    SignatureError(
-                        .unsupportedAlgorithm,
-                        OpenSSLError.drain("EVP_Digest(\(parameters.digest.rawValue))").description
-                    )
-                )
-            }
-            guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
-                return .invalid(.openSSL(OpenSSLError.drain("EVP_PKEY_CTX_new_from_pkey")))
-            }
-            defer { EVP_PKEY_CTX_free(context) }
-            guard EVP_PKEY_verify_init(context) == 1,
-                EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) == 1,
-                EVP_PKEY_CTX_set_signature_md(context, messageDigest.pointer) == 1,
-                EVP_PKEY_CTX_set_rsa_mgf1_md(context, maskDigest.pointer) == 1,
-                EVP_PKEY_CTX_set_rsa_pss_saltlen(context, salt) == 1
-            else {
-                return .invalid(
-                    SignatureError(
-                        .unsupportedAlgorithm,
-                        OpenSSLError.drain("RSASSA-PSS setup (\(parameters))").description
-                    )
-                )
-            }
-            let result = signature.withUnsafeBufferPointer { sig in
-                EVP_PKEY_verify(context, sig.baseAddress, sig.count, hash, hashLength)
-            }
-            guard result == 1 else {
-                // An expected outcome: drop OpenSSL's queued reasons so they never surface
-                // in a later, unrelated error.
-                OpenSSLError.clear()
-                return .invalid(
-                    SignatureError(.badSignature, "RSASSA-PSS signature does not verify with \(parameters)")
-                )
-            }
-            return .valid
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
+            return .invalid(.openSSL(OpenSSLError.drain("EVP_PKEY_CTX_new_from_pkey")))
         }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_verify_init(context) == 1,
+            EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) == 1,
+            EVP_PKEY_CTX_set_signature_md(context, signatureDigest.pointer) == 1,
+            EVP_PKEY_CTX_set_rsa_mgf1_md(context, maskDigest.pointer) == 1,
+            EVP_PKEY_CTX_set_rsa_pss_saltlen(context, salt) == 1
+        else {
+            return .invalid(
+                SignatureError(
+                    .unsupportedAlgorithm,
+                    OpenSSLError.drain("RSASSA-PSS setup (\(parameters))").description
+                )
+            )
+        }
+        let result = signature.withUnsafeBufferPointer { sig in
+            EVP_PKEY_verify(context, sig.baseAddress, sig.count, hash, hashLength)
+        }
+        guard result == 1 else {
+            // An expected outcome: drop OpenSSL's queued reasons so they never surface
+            // in a later, unrelated error.
+            OpenSSLError.clear()
+            return .invalid(
+                SignatureError(.badSignature, "RSASSA-PSS signature does not verify with \(parameters)")
+            )
+        }
+        return .valid
     }
 
     /// `OSSL_PKEY_PARAM_RSA_N` and `OSSL_PKEY_PARAM_RSA_E` ("n", "e") as pointers valid for
@@ -308,7 +285,12 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
 
     /// The `EVP_PKEY` for this key, built from n and e with `EVP_PKEY_fromdata` on first use.
     private func evpKey() -> Result<OwnedEVPKey, SignatureError> {
-        pssKey.withLock { cached -> Result<OwnedEVPKey, SignatureError> in
+        let numbers: RSANumbers
+        switch self.numbers() {
+        case .success(let imported): numbers = imported
+        case .failure(let error): return .failure(error)
+        }
+        return pssKey.withLock { cached -> Result<OwnedEVPKey, SignatureError> in
             if let cached { return .success(cached) }
             OpenSSLError.clear()
             guard let builder = OSSL_PARAM_BLD_new() else {
@@ -317,8 +299,8 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
             defer { OSSL_PARAM_BLD_free(builder) }
             // OSSL_PARAM_BLD and the OSSL_PARAM array it builds keep the key-name pointers
             // rather than copying them, so the names must outlive both: static strings.
-            guard OSSL_PARAM_BLD_push_BN(builder, Self.parameterN, modulus) == 1,
-                OSSL_PARAM_BLD_push_BN(builder, Self.parameterE, exponent) == 1,
+            guard OSSL_PARAM_BLD_push_BN(builder, Self.parameterN, numbers.modulus) == 1,
+                OSSL_PARAM_BLD_push_BN(builder, Self.parameterE, numbers.exponent) == 1,
                 let parameters = OSSL_PARAM_BLD_to_param(builder)
             else {
                 return .failure(.openSSL(OpenSSLError.drain("OSSL_PARAM_BLD")))
@@ -339,6 +321,58 @@ final class RSAPublicKeyMaterial: @unchecked Sendable {
             cached = owned
             return .success(owned)
         }
+    }
+}
+
+/// The single Swift owner of an RSA key's libcrypto numbers: n, e and n's Montgomery context.
+final class RSANumbers: @unchecked Sendable {
+    // @unchecked Sendable: written only in `make` and read afterwards; BN_mod_exp_mont takes them
+    // as inputs only (OpenSSL itself shares a cached BN_MONT_CTX between threads the same way,
+    // rsa_ossl.c).
+
+    /// The owned modulus `BIGNUM *`.
+    let modulus: OpaquePointer
+    /// The owned public exponent `BIGNUM *`.
+    let exponent: OpaquePointer
+    /// The owned `BN_MONT_CTX *` for the modulus.
+    let montgomery: OpaquePointer
+
+    private init(modulus: OpaquePointer, exponent: OpaquePointer, montgomery: OpaquePointer) {
+        self.modulus = modulus
+        self.exponent = exponent
+        self.montgomery = montgomery
+    }
+
+    deinit {
+        BN_MONT_CTX_free(montgomery)
+        BN_free(exponent)
+        BN_free(modulus)
+    }
+
+    /// Imports n and e (validated by ``RSAPublicKeyMaterial/make``) and computes the Montgomery
+    /// context.
+    static func make(modulus n: [UInt8], exponent e: [UInt8]) -> Result<RSANumbers, SignatureError> {
+        OpenSSLError.clear()
+        guard let modulus = n.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), nil) }) else {
+            return .failure(.openSSL(OpenSSLError.drain("BN_bin2bn(modulus)")))
+        }
+        guard let exponent = e.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), nil) }) else {
+            BN_free(modulus)
+            return .failure(.openSSL(OpenSSLError.drain("BN_bin2bn(exponent)")))
+        }
+        guard let montgomery = BN_MONT_CTX_new() else {
+            BN_free(exponent)
+            BN_free(modulus)
+            return .failure(.openSSL(OpenSSLError.drain("BN_MONT_CTX_new")))
+        }
+        // From here on `numbers` owns all three; its deinit frees them if setup fails.
+        let numbers = RSANumbers(modulus: modulus, exponent: exponent, montgomery: montgomery)
+        guard let context = BN_CTX_new() else { return .failure(.openSSL(OpenSSLError.drain("BN_CTX_new"))) }
+        defer { BN_CTX_free(context) }
+        guard BN_MONT_CTX_set(montgomery, modulus, context) == 1 else {
+            return .failure(.openSSL(OpenSSLError.drain("BN_MONT_CTX_set")))
+        }
+        return .success(numbers)
     }
 }
 

@@ -9,8 +9,9 @@ public import CertificateParsing
 /// decoders and costs about 90–110 µs per key, several times a whole signature check. What
 /// each type costs instead, measured on the project machine (release build, OpenSSL 3.0.19):
 ///
-/// - RSA: n and e as `BIGNUM`s with a precomputed Montgomery context, about 6 µs
-///   (see `RSAPublicKeyMaterial`).
+/// - RSA: n and e validated here, imported as `BIGNUM`s with a precomputed Montgomery
+///   context (about 6 µs) on the key's first check, so a key whose checks the
+///   ``SignatureMemo`` answers never pays it (see `RSAPublicKeyMaterial`).
 /// - EC: an `EC_KEY` on a copy of a per-curve template group plus `EC_KEY_oct2key`, about
 ///   1.9 µs for P-256, checked with `ECDSA_verify`. That API is deprecated in OpenSSL 3 but kept
 ///   for all of 3.x, and it is the very code `EVP_PKEY_verify` ends in, without the provider
@@ -34,6 +35,10 @@ public final class VerificationKey: Sendable, CustomStringConvertible {
     }
 
     let storage: Storage
+
+    /// The SubjectPublicKeyInfo DER the key was built from: the signer's identity in the
+    /// ``SignatureMemo``'s fingerprints.
+    let publicKeyInfoDER: ArraySlice<UInt8>
 
     /// The key algorithm: `RSA`, `EC`, `Ed25519` or `Ed448`.
     public let algorithmName: String
@@ -63,6 +68,7 @@ public final class VerificationKey: Sendable, CustomStringConvertible {
     /// - Throws: As ``init(_:)``.
     package init(_ publicKeyInfo: SubjectPublicKeyInfo, ecdsaBackend: ECDSABackend) throws(SignatureError) {
         let key = publicKeyInfo.key
+        publicKeyInfoDER = publicKeyInfo.derBytes
         algorithmName = key.algorithmName
         bitSize = key.bitSize
         switch key {

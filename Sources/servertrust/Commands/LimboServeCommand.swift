@@ -6,7 +6,7 @@ import TrustEvaluation
 /// request per stdin line, one response line per request, in order, flushed).
 enum LimboServeCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
-        let options = try Options(arguments, flags: ["--help"], values: [])
+        let options = try Options(arguments, flags: ["--help"], values: ["--signature-memo"])
         if options.flags.contains("--help") {
             print(
                 """
@@ -20,21 +20,37 @@ enum LimboServeCommand {
                 line on stdout: {"id": …, "result": "SUCCESS"|"FAILURE"|"SKIP", "reason": …}. A line that is
                 not a request is answered with FAILURE ("unreadable request"), not an exit.
 
+                options:
+                  --signature-memo shared|off|twice
+                                    shared (default): signatures go through the process-wide memo of verified
+                                    signatures, as in the library; off: every signature verified afresh;
+                                    twice: each request is evaluated twice through the shared memo and the
+                                    second, warm answer is given (the differential test of
+                                    scripts/memo-differential.sh compares it with off). The memo's counters
+                                    are written to stderr at the end.
+
                 exit codes: 0 at the end of stdin, 2 bad usage
                 """)
             return ExitCode.success
         }
         guard options.positionals.isEmpty else { throw CLIError("unexpected argument '\(options.positionals[0])' (requests come on stdin)") }
+        let memoMode = options.value("--signature-memo") ?? "shared"
+        guard ["shared", "off", "twice"].contains(memoMode) else {
+            throw CLIError("--signature-memo: '\(memoMode)' is not shared, off or twice")
+        }
+        let signatures = OpenSSLSignatureVerifier(memo: memoMode == "off" ? nil : .shared)
         while let line = readLine(strippingNewline: true) {
             if line.isEmpty { continue }
+            if memoMode == "twice" { _ = answer(line, signatures) }
             // Written straight to fd 1: each response must reach the runner before it sends the
             // next request (lock-step), so nothing may sit in a stdio buffer.
-            CLI.writeStdout(answer(line).rendered + "\n")
+            CLI.writeStdout(answer(line, signatures).rendered + "\n")
         }
+        if memoMode != "off" { CLI.writeStderr("servertrust: limbo-serve: signature memo: \(SignatureMemo.shared.statistics)") }
         return ExitCode.success
     }
 
-    static func answer(_ line: String) -> JSON {
+    static func answer(_ line: String, _ signatures: OpenSSLSignatureVerifier) -> JSON {
         guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
             let id = object["id"] as? String
         else {
@@ -44,7 +60,7 @@ enum LimboServeCommand {
             .object([("id", .string(id)), ("result", .string(result)), ("reason", .string(reason))])
         }
         do {
-            let (result, reason) = try evaluate(object)
+            let (result, reason) = try evaluate(object, signatures)
             return reply(result, reason)
         } catch let error as LimboError {
             return reply(error.result, error.reason)
@@ -65,7 +81,7 @@ enum LimboServeCommand {
         }
     }
 
-    static func evaluate(_ request: [String: Any]) throws -> (String, String) {
+    static func evaluate(_ request: [String: Any], _ signatures: OpenSSLSignatureVerifier) throws -> (String, String) {
         let leaf = try certificate(request["peer_certificate"], "peer certificate")
         let trusted = try (request["trusted_certs"] as? [Any] ?? []).map { try certificate($0, "trusted certificate") }
         let intermediates = try (request["untrusted_intermediates"] as? [Any] ?? []).map {
@@ -132,7 +148,7 @@ enum LimboServeCommand {
             }
             checks = [CRLCheck(crls)]
         }
-        let verifier = Verifier(anchors: TrustStore(trusted), policy: policy)
+        let verifier = Verifier(anchors: TrustStore(trusted), policy: policy, signatureVerifier: signatures)
         let outcome = verifier.validate(leaf: leaf, intermediates: intermediates, at: time.secondsSince1970, checks: checks)
         switch outcome.result {
         case .success(let chain):

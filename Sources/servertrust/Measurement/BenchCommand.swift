@@ -1,5 +1,7 @@
 import CertificateParsing
+import Dispatch
 import ServerTrust
+import Synchronization
 import TrustEvaluation
 
 #if canImport(Glibc)
@@ -12,6 +14,7 @@ enum BenchCommand {
     static let usage = """
         usage: servertrust bench evaluate --chain DIR [options]
                servertrust bench https --url URL --cainfo FILE [options]   (see servertrust bench https --help)
+               servertrust bench h2|download --url URL --cainfo FILE [options]   (see servertrust bench h2 --help)
 
         The benchmark plug-ins of ../shared/bench: each run prints one JSON line of results on stdout.
 
@@ -25,19 +28,30 @@ enum BenchCommand {
           --host H                  the host to verify for (default: meta.json "host")
           --time UNIX               the validation time (default: meta.json "validation_time")
           --trust FILE              the anchors (default DIR/trust-store.pem)
+          --signature-memo off|warm|miss
+                                    off (default): every signature verified afresh, the like-for-like
+                                    comparison with the peers; warm: through a memo of verified signatures
+                                    that the warm-up filled (what a repeated chain costs); miss: through a
+                                    one-entry memo that each check evicts, so every check misses (what the
+                                    memo adds to a new chain). The JSON line's impl says which:
+                                    servertrust, servertrust-memo-warm, servertrust-memo-miss
+          --threads N               evaluate only: N threads evaluate at once, N × --iterations in all,
+                                    through one verifier and memo (lock contention shows as CPU per
+                                    evaluation rising with N); default 1
 
         exit codes: 0 success, 1 the chain does not verify (or a timed run failed), 2 bad input
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        guard let kind = arguments.first else { throw CLIError("which benchmark? evaluate or https (usage: servertrust bench --help)") }
+        guard let kind = arguments.first else { throw CLIError("which benchmark? evaluate, https, h2 or download (usage: servertrust bench --help)") }
         switch kind {
         case "evaluate": return try evaluate(Array(arguments.dropFirst()))
         case "https": return try BenchHTTPS.run(Array(arguments.dropFirst()))
+        case "h2", "download": return try BenchParallel.run(kind, Array(arguments.dropFirst()))
         case "--help", "-h", "help":
             print(usage)
             return ExitCode.success
-        default: throw CLIError("unknown benchmark '\(kind)' (available: evaluate, https; see servertrust bench --help)")
+        default: throw CLIError("unknown benchmark '\(kind)' (available: evaluate, https, h2, download; see servertrust bench --help)")
         }
     }
 
@@ -60,7 +74,8 @@ enum BenchCommand {
 
     static func evaluate(_ arguments: [String]) throws -> Int32 {
         let options = try Options(
-            arguments, flags: ["--help"], values: ["--chain", "--host", "--mode", "--iterations", "--warmup", "--time", "--trust"])
+            arguments, flags: ["--help"],
+            values: ["--chain", "--host", "--mode", "--iterations", "--warmup", "--time", "--trust", "--signature-memo", "--threads"])
         if options.flags.contains("--help") {
             print(usage)
             return ExitCode.success
@@ -91,6 +106,23 @@ enum BenchCommand {
         let trustPath = options.value("--trust") ?? chain + "/trust-store.pem"
         let trustBytes = try CLI.readFile(trustPath)
         let policy = ValidationPolicy.sslServer(host: host)
+        // Off: no signature memo, so every iteration verifies both signatures (the plug-in rule
+        // that nothing keyed on the chain carries over). Warm: a memo of its own, filled by the
+        // warm-up, so the timed iterations measure the hit path.
+        let memoMode = options.value("--signature-memo") ?? "off"
+        let memo: SignatureMemo?
+        switch memoMode {
+        case "off": memo = nil
+        case "warm": memo = SignatureMemo()
+        // One entry: the path's two checks evict each other, so each one misses, verifies and
+        // inserts (with an eviction, as in a full memo).
+        case "miss": memo = SignatureMemo(capacity: 1)
+        default: throw CLIError("--signature-memo: '\(memoMode)' is not off, warm or miss")
+        }
+        let impl = memo == nil ? "servertrust" : "servertrust-memo-\(memoMode)"
+        let threads = try options.int("--threads", default: 1)
+        guard threads >= 1, threads == 1 || mode == "evaluate" else { throw CLIError("--threads must be at least 1, and more only with --mode evaluate") }
+        let signatures = OpenSSLSignatureVerifier(memo: memo)
 
         // Each mode is one closure timed the same way; every mode does full work per iteration.
         var sink = 0
@@ -147,13 +179,43 @@ enum BenchCommand {
             }
         case "evaluate", "evaluate-preparsed", "floor":
             let store = TrustStore(try Certificate.load(trustBytes))
-            let verifier = Verifier(anchors: store, policy: policy)
+            let verifier = Verifier(anchors: store, policy: policy, signatureVerifier: signatures)
             let parsedLeaf = try Certificate(derEncoded: leaf)
             let parsedIntermediates = try intermediates.map { try Certificate(derEncoded: $0) }
             // Fail loudly (the runner's preflight relies on it) if the chain does not verify.
             let check = verifier.validate(leaf: parsedLeaf, intermediates: parsedIntermediates, at: time)
             if let failure = check.failure { throw CLIError("evaluation failed: \(failure)", code: 1) }
             switch mode {
+            case "evaluate" where threads > 1:
+                bench = "evaluate"
+                perEvaluation = true
+                let failures = Mutex(0)
+                let intermediateBytes = intermediates
+                let run: @Sendable (Int) -> Void = { count in
+                    var failed = 0
+                    for _ in 0..<count {
+                        guard let l = try? Certificate(derEncoded: leaf), let i = try? intermediateBytes.map({ try Certificate(derEncoded: $0) }),
+                            verifier.validate(leaf: l, intermediates: i, at: time).isTrusted
+                        else {
+                            failed += 1
+                            continue
+                        }
+                    }
+                    failures.withLock { $0 += failed }
+                }
+                // One body call is one round of every thread doing `iterations` evaluations: the
+                // timing loop below runs it once (warm-up runs it single-threaded).
+                var round = 0
+                body = {
+                    round += 1
+                    if round <= warmup {
+                        run(1)
+                    } else {
+                        DispatchQueue.concurrentPerform(iterations: threads) { _ in run(iterations) }
+                    }
+                    guard failures.withLock({ $0 }) == 0 else { throw CLIError("evaluation failed", code: 1) }
+                    sink &+= 1
+                }
             case "evaluate":
                 bench = "evaluate"
                 perEvaluation = true
@@ -180,7 +242,7 @@ enum BenchCommand {
                 // The implementation's own signature checks on parsed certificates with keys
                 // built once: the floor the other modes are compared with.
                 let path = try requireChain(check)
-                let ops = OpenSSLSignatureVerifier()
+                let ops = signatures
                 let keys = try path.dropFirst().map { try ops.makeKey($0.subjectPublicKeyInfo) }
                 let signed = Array(path.dropLast())
                 body = {
@@ -200,14 +262,15 @@ enum BenchCommand {
             for _ in 0..<warmup { try body() }
             let start = now()
             let cpuStart = cpuNow()
-            for _ in 0..<iterations { try body() }
+            for _ in 0..<(threads > 1 ? 1 : iterations) { try body() }
             let seconds = now() - start
             let cpu = cpuNow() - cpuStart
-            let n = Double(max(iterations, 1))
+            let n = Double(max(iterations * threads, 1))
             var pairs: [(String, JSON)] = [
-                ("impl", .string("servertrust")), ("bench", .string(bench)), ("alg", .string(alg)), ("host", .string(host)),
-                ("iterations", .int(iterations)), ("seconds", .double(seconds)),
+                ("impl", .string(impl)), ("bench", .string(bench)), ("alg", .string(alg)), ("host", .string(host)),
+                ("iterations", .int(iterations * threads)), ("seconds", .double(seconds)),
             ]
+            if threads > 1 { pairs.append(("threads", .int(threads))) }
             if perEvaluation {
                 pairs += [
                     ("evals_per_sec", .double(n / seconds)), ("us_per_eval", .double(seconds / n * 1e6)),

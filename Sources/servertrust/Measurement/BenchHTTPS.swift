@@ -27,6 +27,9 @@ enum BenchHTTPS {
           --requests N              timed requests (default 500)
           --max-seconds S           stop after S seconds (default 50)
           --expect-bytes N          the body size every response must have (default 1024)
+          --signature-memo on|off   on (default, as in the library): signature checks go through the
+                                    process-wide memo of verified signatures; off: every signature is
+                                    verified afresh (SignatureMemo.shared.isEnabled = false)
           --alg A, --impl NAME      labels copied into the JSON line
 
         exit codes: 0 every request succeeded, 1 some request failed (the JSON line says how many),
@@ -38,6 +41,7 @@ enum BenchHTTPS {
             arguments, flags: ["--help"],
             values: [
                 "--url", "--connect-ip", "--cainfo", "--pin", "--mode", "--requests", "--max-seconds", "--alg", "--impl", "--expect-bytes",
+                "--signature-memo",
             ])
         if options.flags.contains("--help") {
             print(usage)
@@ -58,43 +62,15 @@ enum BenchHTTPS {
         let impl = options.value("--impl") ?? "servertrust"
         let expectedBytes = try options.int("--expect-bytes", default: 1024)
         let connectIP = options.value("--connect-ip") ?? "127.0.0.1"
-        guard let components = URLComponents(string: url), let host = components.host else { throw CLIError("--url: '\(url)' is not a URL") }
-        let port = components.port ?? 443
-
-        let anchors: TrustStore
-        do {
-            anchors = try TrustStore(contentsOf: [cainfo])
-        } catch {
-            throw CLIError("--cainfo: \(error)")
+        switch options.value("--signature-memo") ?? "on" {
+        case "on": SignatureMemo.shared.isEnabled = true
+        case "off": SignatureMemo.shared.isEnabled = false
+        case let other: throw CLIError("--signature-memo: '\(other)' is not on or off")
         }
-        // libcurl's --pinnedpubkey beside us: the same pin, on the validated path (curl checks
-        // the leaf; the pin the bench passes is the leaf's).
-        var evaluator: any ServerTrustEvaluating = DefaultTrustEvaluator()
-        if let text = options.value("--pin") {
-            let pin: SPKIPin
-            do { pin = try SPKIPin(text) } catch { throw CLIError("--pin '\(text)': \(error.message)") }
-            let pattern: HostPattern
-            do { pattern = try HostPattern(host) } catch { throw CLIError("'\(host)': \(error.message)") }
-            do {
-                evaluator = SPKIPinsTrustEvaluator(
-                    configuration: try PinningConfiguration([PinnedHost(pattern: pattern, pins: [pin], requiresBackupPin: false)]))
-            } catch {
-                throw CLIError("--pin: \(error)")
-            }
-        }
-        var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(evaluator, anchors: anchors))
-        configuration.resolve = ["\(host):\(port):\(connectIP)"]
-        configuration.minimumTLSVersion = .tls1_3
-        configuration.allowsHTTP2 = false
-        configuration.acceptsCompressedResponses = false
-        configuration.tlsSessionResumption = mode != "newconn"
-        configuration.maximumRedirects = 0
-        configuration.defaultHeaders = HTTPHeaders()
-        let session: HTTPSession
-        do {
-            session = try HTTPSession(configuration: configuration)
-        } catch {
-            throw CLIError("\(error)")
+        let session = try makeSession(url: url, cainfo: cainfo, connectIP: connectIP, pin: options.value("--pin")) { configuration in
+            configuration.minimumTLSVersion = .tls1_3
+            configuration.allowsHTTP2 = false
+            configuration.tlsSessionResumption = mode != "newconn"
         }
         defer { session.invalidate() }
         var template = HTTPRequest(.get, url)
@@ -136,6 +112,47 @@ enum BenchHTTPS {
         ])
         CLI.writeStdout(json.rendered + "\n")
         return ok ? ExitCode.success : 1
+    }
+
+    /// A session that connects to `connectIP` for the URL's host, trusts `cainfo`, and enforces
+    /// `pin` on the validated path when given (libcurl's `--pinnedpubkey` beside us: curl checks
+    /// the leaf; the pin the bench passes is the leaf's); no compression, redirects or default
+    /// headers. `configure` sets the rest.
+    static func makeSession(
+        url: String, cainfo: String, connectIP: String, pin pinText: String?, configure: (inout HTTPSessionConfiguration) -> Void
+    ) throws -> HTTPSession {
+        guard let components = URLComponents(string: url), let host = components.host else { throw CLIError("--url: '\(url)' is not a URL") }
+        let port = components.port ?? 443
+        let anchors: TrustStore
+        do {
+            anchors = try TrustStore(contentsOf: [cainfo])
+        } catch {
+            throw CLIError("--cainfo: \(error)")
+        }
+        var evaluator: any ServerTrustEvaluating = DefaultTrustEvaluator()
+        if let text = pinText {
+            let pin: SPKIPin
+            do { pin = try SPKIPin(text) } catch { throw CLIError("--pin '\(text)': \(error.message)") }
+            let pattern: HostPattern
+            do { pattern = try HostPattern(host) } catch { throw CLIError("'\(host)': \(error.message)") }
+            do {
+                evaluator = SPKIPinsTrustEvaluator(
+                    configuration: try PinningConfiguration([PinnedHost(pattern: pattern, pins: [pin], requiresBackupPin: false)]))
+            } catch {
+                throw CLIError("--pin: \(error)")
+            }
+        }
+        var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(evaluator, anchors: anchors))
+        configuration.resolve = ["\(host):\(port):\(connectIP)"]
+        configuration.acceptsCompressedResponses = false
+        configuration.maximumRedirects = 0
+        configuration.defaultHeaders = HTTPHeaders()
+        configure(&configuration)
+        do {
+            return try HTTPSession(configuration: configuration)
+        } catch {
+            throw CLIError("\(error)")
+        }
     }
 
     struct Report: Sendable {

@@ -10,7 +10,8 @@ import TrustEvaluation
 /// signed with the `openssl` CLI's raw RSA operation.
 @Suite("Signature verification")
 struct SignatureVerificationTests {
-    let verifier = OpenSSLSignatureVerifier()
+    /// No signature memo: every check here must reach libcrypto (the memo has its own suite).
+    let verifier = OpenSSLSignatureVerifier(memo: nil)
 
     /// A key algorithm and a scheme it can sign with.
     struct Case: Sendable, CustomTestStringConvertible {
