@@ -135,9 +135,7 @@ final class EasyHandle {
             timeout = transfer.spec.timeout
             credential = transfer.spec.httpCredential.map { Credential(user: $0.user, password: $0.password, schemes: $0.schemes) }
             proxyCredential = transfer.spec.proxyCredential.map { ProxyCredential(user: $0.user, password: $0.password) }
-            scope = ConnectionScope(
-                hasRequestHandler: transfer.spec.requestChallengeHandler != nil,
-                usesFreshConnection: transfer.spec.usesFreshConnection)
+            scope = transfer.scope
             self.loadsResolveList = loadsResolveList
         }
     }
@@ -208,9 +206,7 @@ final class EasyHandle {
         check(CURLOPT_SSL_CTX_FUNCTION, CServerTrustShims_curl_easy_setopt_ssl_ctx_function(handle, easySSLContextCallback))
         setPointer(CURLOPT_SSL_CTX_DATA, opaqueSelf)
         setLong(CURLOPT_SSLVERSION, Self.curlVersion(configuration.minimumTLSVersion(for: spec.target.host)))
-        let scope =
-            options?.scope
-            ?? ConnectionScope(hasRequestHandler: spec.requestChallengeHandler != nil, usesFreshConnection: spec.usesFreshConnection)
+        let scope = transfer.scope
         setLong(CURLOPT_SSL_SESSIONID_CACHE, configuration.tlsSessionResumption && scope.usesSessionCache ? 1 : 0)
         setLong(CURLOPT_HTTP_VERSION, core.usesHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1))
         if let age = configuration.maximumConnectionAge { setLong(CURLOPT_MAXLIFETIME_CONN, max(1, Int(age))) }

@@ -56,6 +56,9 @@ struct RawResponse: Sendable {
 /// calls back once per header line).
 final class Transfer: @unchecked Sendable {
     let spec: TransferSpec
+    /// Which connections the transfer may use (derived from the spec once: an isolated
+    /// transfer's number identifies it to its connection).
+    let scope: ConnectionScope
     let cancelRequested = Atomic<Bool>(false)
     /// Release/acquire hand-over of the lane-thread state to the requesting task: set by
     /// ``finish(failing:)`` before the task is resumed, read by ``takeResponse()`` first. The
@@ -126,6 +129,7 @@ final class Transfer: @unchecked Sendable {
 
     init(spec: TransferSpec) {
         self.spec = spec
+        scope = ConnectionScope(hasRequestHandler: spec.requestChallengeHandler != nil, usesFreshConnection: spec.usesFreshConnection)
         if let body = spec.body, !body.isEmpty {
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: body.count, alignment: 1)
             buffer.copyBytes(from: body)
