@@ -286,9 +286,11 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         if case .stream(let channel) = transfer.spec.sink {
             channel.attach(resume: { [weak self] in self?.unpause(transfer) }, cancel: { [weak self] in self?.cancel(transfer) })
         }
-        if let failure = easy.configure(for: transfer) {
+        do throws(HTTPError) {
+            transfer.bodyReader = try easy.configure(transfer.options)
+        } catch {
             release(easy)
-            finish(transfer, failing: failure)
+            finish(transfer, failing: error)
             return
         }
         let code = curl_multi_add_handle(multi, easy.handle)
@@ -529,7 +531,7 @@ final class TransferEngine: Sendable {
     /// ``Transfer/failure`` says how, its ``Transfer/response`` holds what was received.
     /// `nonisolated(nonsending)`: runs on the caller's executor (see ``RequestExecution/run()``).
     nonisolated(nonsending) func perform(_ spec: consuming TransferSpec) async -> Transfer {
-        let transfer = Transfer(spec: spec)
+        let transfer = Transfer(spec: spec, loadsResolveList: core.resolveList != nil && !core.resolveLoaded.load(ordering: .relaxed))
         if Task.isCancelled {
             transfer.finish(failing: .cancelled)
             return transfer
