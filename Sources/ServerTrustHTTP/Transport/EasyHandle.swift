@@ -238,7 +238,7 @@ final class EasyHandle {
                 setPointer(CURLOPT_SEEKDATA, opaqueSelf)
             case .bytes(let bytes):
                 bodyLength = Int64(bytes.buffer.count)
-                check(CURLOPT_POSTFIELDSIZE_LARGE, CServerTrustShims_curl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.buffer.count)))
+                check(CURLOPT_POSTFIELDSIZE_LARGE, CServerTrustShims_curl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bodyLength)))
                 setPointer(CURLOPT_POSTFIELDS, bytes.buffer.baseAddress)
             case .empty:
                 if method == .post || method == .put || method == .patch {
