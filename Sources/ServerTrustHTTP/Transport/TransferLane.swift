@@ -330,40 +330,23 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     }
 
     /// Maps curl's result to ours (`nil`: success): a recorded trust rejection or challenge
-    /// failure wins over curl's generic code (60, 35).
-    ///
-    /// libcurl 7.88 reports `CURLE_OK` for an HTTP/1.1 response whose connection closes inside
-    /// the header section (status line and some fields, no blank line; curl's CLI exits 0 too).
-    /// Such a response is truncated, not complete: it fails as curl fails a body cut short,
-    /// with `CURLE_PARTIAL_FILE` (18), and a message saying what happened.
+    /// failure wins over curl's generic code (60, 35); the rest is a ``TransportError`` by kind.
     private static func failure(
         _ code: CURLcode, errorText: String, transfer: Transfer,
         headerSectionUnfinished: Bool = false
     ) -> HTTPError? {
-        if code == CURLE_OK && headerSectionUnfinished {
-            return .transport(
-                TransportError(
-                    code: Int(CURLE_PARTIAL_FILE.rawValue), summary: Curl.describe(CURLE_PARTIAL_FILE),
-                    message: "connection closed inside the response header section (no blank line after the fields)"))
-        }
+        if code == CURLE_OK && headerSectionUnfinished { return .transport(.closedInHeaderSection) }
         if code == CURLE_OK { return nil }
         if let failure = transfer.challengeFailure { return failure }
         if let decision = transfer.proxyTrustDecision, !decision.isTrusted { return .proxyTrustRejected(decision) }
         if let decision = transfer.trustDecision, !decision.isTrusted { return .serverTrustRejected(decision) }
         if let failure = transfer.callbackFailure { return failure }
-        let summary = Curl.describe(code)
-        // 27 inside an unfinished header section is no memory shortage: a header field longer
-        // than CURL_MAX_HTTP_HEADER (the curl CLI prints "Out of memory" too). Say what it is.
-        if code == CURLE_OUT_OF_MEMORY && headerSectionUnfinished {
-            let limit = TransportError.maximumResponseHeaderField
-            var error = TransportError(
-                code: Int(code.rawValue), summary: summary,
-                message: "response header field larger than \(limit) bytes (libcurl's CURL_MAX_HTTP_HEADER)")
-            error.responseHeaderLimit = limit
-            return .transport(error)
-        }
-        let error = TransportError(code: Int(code.rawValue), summary: summary, message: errorText.isEmpty ? summary : errorText)
-        return code == CURLE_OPERATION_TIMEDOUT ? .timedOut(error) : .transport(error)
+        // A URL our parser took and curl's did not.
+        if code == CURLE_URL_MALFORMAT { return .invalidURL(transfer.spec.target.url) }
+        let error = TransportError(
+            curl: code.rawValue, errorText: errorText, headerSectionUnfinished: headerSectionUnfinished,
+            tunnelRefused: transfer.response.connectCode >= 300)
+        return error.kind == .timedOut ? .timedOut(error) : .transport(error)
     }
 
     private func abort(_ transfer: Transfer, with error: HTTPError) {
