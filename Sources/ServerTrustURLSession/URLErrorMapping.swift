@@ -14,13 +14,16 @@ extension ServerTrustURLProtocol {
     /// |---|---|
     /// | `serverTrustRejected`, `proxyTrustRejected` | `serverCertificateUntrusted` (with the decision) |
     /// | `timedOut` | `timedOut` |
-    /// | `transport`: curl 6, 5 (resolve host, proxy) | `cannotFindHost` |
-    /// | `transport`: curl 7 (connect), `proxyRefused` | `cannotConnectToHost` |
-    /// | `transport`: curl 35 (TLS handshake) | `secureConnectionFailed`, or a client-certificate code (below) |
-    /// | `transport`: curl 52 (empty reply), 8 | `badServerResponse` |
-    /// | `transport`: curl 55, 56, 18, 16, 92 (send, receive, cut body, HTTP/2) | `networkConnectionLost`, or a client-certificate code |
-    /// | `transport`: curl 61 (content encoding) | `cannotDecodeContentData` |
-    /// | `transport`: anything else | `unknown` |
+    /// | `transport` of kind `hostNotFound` | `cannotFindHost` |
+    /// | `transport` of kind `cannotConnect` or `proxyFailed`, `proxyRefused` | `cannotConnectToHost` |
+    /// | `transport` of kind `tlsHandshakeFailed` | `secureConnectionFailed` |
+    /// | `transport` of kind `clientCertificateRequired` | `clientCertificateRequired` |
+    /// | `transport` of kind `clientCertificateRejected` | `clientCertificateRejected` |
+    /// | `transport` of kind `connectionLost` (send, receive, a cut body, no response) | `networkConnectionLost` |
+    /// | `transport` of kind `invalidResponse` | `badServerResponse` |
+    /// | `transport` of kind `responseHeadersTooLarge` | `dataLengthExceedsMaximum` |
+    /// | `transport` of kind `contentDecodingFailed` | `cannotDecodeContentData` |
+    /// | `transport` of kind `other` | `unknown` |
     /// | `invalidURL`, `invalidRequest` | `badURL` (the reason in the description) |
     /// | `cancelled`, `sessionInvalidated` | `cancelled` |
     /// | `tooManyRedirects` | `httpTooManyRedirects` |
@@ -31,9 +34,7 @@ extension ServerTrustURLProtocol {
     /// | `fileError` | `cannotOpenFile` |
     /// | `unacceptableStatusCode`, `unacceptableContentType`, `responseSerializationFailed` | `badServerResponse`, `cannotParseResponse` |
     ///
-    /// A TLS alert from the server about the client's certificate (`certificate required`;
-    /// `bad certificate`, `unknown ca` and the like) gives `clientCertificateRequired` or
-    /// `clientCertificateRejected`. A trust refusal carries its `TrustDecision` under
+    /// A trust refusal carries its `TrustDecision` under
     /// `NSURLErrorFailingURLPeerTrustErrorKey` (``Foundation/URLError/serverTrustDecision``).
     /// Every error holds `NSURLErrorFailingURLErrorKey` (`url`), `NSLocalizedDescriptionKey`
     /// (the error's one-line description) and the error itself under ``httpErrorKey``.
@@ -52,7 +53,7 @@ extension ServerTrustURLProtocol {
         case .timedOut:
             code = .timedOut
         case .transport(let transport):
-            code = URLErrorMapping.code(for: transport)
+            code = URLErrorMapping.code(for: transport.kind)
         case .proxyRefused:
             code = .cannotConnectToHost
         case .invalidURL, .invalidRequest:
@@ -110,39 +111,20 @@ enum URLErrorMapping {
         return URLError(code, userInfo: userInfo)
     }
 
-    /// The code for a libcurl failure (the codes of `curl.h`; compare Foundation's own
-    /// `_EasyHandle.urlErrorCode(for:)`).
-    static func code(for error: TransportError) -> URLError.Code {
-        switch error.code {
-        case 35, 55, 56:
-            if let clientCertificate = clientCertificateCode(error.message) { return clientCertificate }
-            return error.code == 35 ? .secureConnectionFailed : .networkConnectionLost
-        case 5, 6: return .cannotFindHost
-        case 7: return .cannotConnectToHost
-        case 28: return .timedOut
-        case 1: return .unsupportedURL
-        case 3: return .badURL
-        case 8, 52: return .badServerResponse
-        case 16, 18, 92: return .networkConnectionLost
-        case 47: return .httpTooManyRedirects
-        case 61: return .cannotDecodeContentData
-        case 63: return .dataLengthExceedsMaximum
-        case 60, 83, 90, 91: return .serverCertificateUntrusted
-        case 58, 59, 66: return .secureConnectionFailed
-        default: return .unknown
+    /// The code for a transport failure (as Apple's URLSession reports the same failures).
+    static func code(for kind: TransportError.Kind) -> URLError.Code {
+        switch kind {
+        case .hostNotFound: return .cannotFindHost
+        case .cannotConnect, .proxyFailed: return .cannotConnectToHost
+        case .timedOut: return .timedOut
+        case .tlsHandshakeFailed: return .secureConnectionFailed
+        case .clientCertificateRequired: return .clientCertificateRequired
+        case .clientCertificateRejected: return .clientCertificateRejected
+        case .connectionLost: return .networkConnectionLost
+        case .invalidResponse: return .badServerResponse
+        case .responseHeadersTooLarge: return .dataLengthExceedsMaximum
+        case .contentDecodingFailed: return .cannotDecodeContentData
+        case .other: return .unknown
         }
-    }
-
-    /// A TLS alert from the server about the client's certificate, as OpenSSL words it in
-    /// curl's message (`… alert certificate required`, `… alert bad certificate`).
-    private static func clientCertificateCode(_ message: String) -> URLError.Code? {
-        let text = message.lowercased()
-        guard text.contains("alert") else { return nil }
-        if text.contains("certificate required") { return .clientCertificateRequired }
-        let rejections = [
-            "bad certificate", "unknown ca", "certificate unknown", "certificate revoked", "certificate expired",
-            "unsupported certificate", "access denied",
-        ]
-        return rejections.contains(where: text.contains) ? .clientCertificateRejected : nil
     }
 }

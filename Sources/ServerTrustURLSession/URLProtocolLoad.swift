@@ -147,7 +147,7 @@ final class URLProtocolLoad: @unchecked Sendable {
         } catch let failure as URLError {
             fail(failure)
         } catch {
-            let httpError = error as? HTTPError ?? .transport(TransportError(code: -1, summary: "unexpected error", message: "\(error)"))
+            let httpError = error as? HTTPError ?? .transport(TransportError(.other, message: "unexpected error: \(error)"))
             if case .cancelled = httpError, lock.withLock({ idleTimedOut }) {
                 fail(
                     URLErrorMapping.error(

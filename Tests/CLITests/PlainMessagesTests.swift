@@ -266,7 +266,7 @@ struct PlainMessagesTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(
             object["error"] as? String
-                == "transport failure: curl 27 (Out of memory): response header field larger than 102400 bytes (libcurl's CURL_MAX_HTTP_HEADER)",
+                == "transport failure: response headers too large: response header field larger than 102400 bytes (libcurl's CURL_MAX_HTTP_HEADER) (curl 27)",
             "\(json.stdout)")
         // Just under the limit both read it.
         let fits = try await both(100_000)

@@ -95,11 +95,21 @@ public struct RetryPolicy: RequestRetrier {
     static func isTransient(_ error: HTTPError) -> Bool {
         switch error {
         case .timedOut: return true
-        case .transport(let transport):
-            // curl 6 resolve, 7 connect, 52 empty reply, 55/56 send/receive, 18 partial, 35 TLS
-            // connect (a reset during the handshake; a refused certificate is a rejection).
-            return [6, 7, 18, 35, 52, 55, 56].contains(transport.code)
+        case .transport(let transport): return isTransient(transport.kind)
         default: return false
+        }
+    }
+
+    /// The network's failures (a name not resolved, a connection refused, reset or cut short,
+    /// a handshake that broke off) may go away; an answer that would come again (a client
+    /// certificate refused, a response the transport cannot take) may not. A refused server
+    /// certificate is a trust rejection, never a transport error.
+    static func isTransient(_ kind: TransportError.Kind) -> Bool {
+        switch kind {
+        case .hostNotFound, .cannotConnect, .timedOut, .tlsHandshakeFailed, .connectionLost: return true
+        case .clientCertificateRequired, .clientCertificateRejected, .proxyFailed, .invalidResponse, .responseHeadersTooLarge,
+            .contentDecodingFailed, .other:
+            return false
         }
     }
 }

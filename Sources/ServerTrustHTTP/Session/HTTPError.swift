@@ -1,34 +1,94 @@
 public import ServerTrust
 
-/// A libcurl failure: the `CURLcode`, curl's text for it, and the detail curl wrote into the
-/// transfer's error buffer.
+/// A failure of the connection or of the exchange on it, by kind: what ``RetryPolicy``, the
+/// `URLError` mapping of `ServerTrustURLSession` and an app's own handling decide on.
+///
+/// The transport's own account (the underlying library's message, and its error code for a
+/// report) is diagnostic text, in ``message`` and ``description``: its wording may change
+/// with the transport, so decide on ``kind``.
 public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The `CURLcode` value (for example 7 couldn't connect, 28 timed out, 35 TLS handshake
-    /// failed, 56 receive error).
-    public let code: Int
-    /// `curl_easy_strerror(code)`.
-    public let summary: String
-    /// The `CURLOPT_ERRORBUFFER` text, or the summary when curl wrote none.
-    public let message: String
+    /// What went wrong, in the categories `URLError` and a retry decision need.
+    public enum Kind: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+        /// The host (or the proxy's host) name could not be resolved.
+        case hostNotFound
+        /// No connection could be made: refused, unreachable.
+        case cannotConnect
+        /// The request's time limit, or the connect time limit, passed
+        /// (``HTTPError/timedOut(_:)`` carries it).
+        case timedOut
+        /// The TLS handshake failed: the server closed or reset the connection during it, or
+        /// sent an alert (no shared version or cipher suite, a handshake failure). A refused
+        /// server certificate is not this but ``HTTPError/serverTrustRejected(_:)``.
+        case tlsHandshakeFailed
+        /// The server requires a client certificate and none was presented (TLS alert
+        /// `certificate_required`).
+        case clientCertificateRequired
+        /// The server refused the client certificate presented (TLS alerts such as
+        /// `bad_certificate`, `unknown_ca`, `certificate_expired`, `access_denied`).
+        case clientCertificateRejected
+        /// The proxy failed: it refused the tunnel (see ``HTTPError/proxyRefused(statusCode:_:)``)
+        /// or broke its own protocol.
+        case proxyFailed
+        /// The connection broke or was closed before the response was complete: a send or
+        /// receive error, a reset, a body or header section cut short, no response at all.
+        case connectionLost
+        /// The server's answer is not valid HTTP (an unreadable status line, broken HTTP/2
+        /// framing).
+        case invalidResponse
+        /// The response's header section is larger than the transport accepts (a field over
+        /// 100 KiB, or over 300 KiB of fields in all). A body over the session's limit is
+        /// ``HTTPError/responseBodyTooLarge(limit:)``.
+        case responseHeadersTooLarge
+        /// The response body's `Content-Encoding` could not be decoded.
+        case contentDecodingFailed
+        /// Anything else (out of memory, an internal error); the message says what.
+        case other
 
-    /// Creates a transport error.
-    ///
-    /// - Parameters:
-    ///   - code: The `CURLcode`.
-    ///   - summary: curl's text for the code.
-    ///   - message: The detail.
-    public init(code: Int, summary: String, message: String) {
-        self.code = code
-        self.summary = summary
-        self.message = message
+        /// The kind in words (`cannot connect`).
+        public var description: String {
+            switch self {
+            case .hostNotFound: return "host not found"
+            case .cannotConnect: return "cannot connect"
+            case .timedOut: return "timed out"
+            case .tlsHandshakeFailed: return "TLS handshake failed"
+            case .clientCertificateRequired: return "client certificate required"
+            case .clientCertificateRejected: return "client certificate rejected"
+            case .proxyFailed: return "proxy failed"
+            case .connectionLost: return "connection lost"
+            case .invalidResponse: return "invalid response"
+            case .responseHeadersTooLarge: return "response headers too large"
+            case .contentDecodingFailed: return "content decoding failed"
+            case .other: return "unclassified"
+            }
+        }
     }
 
-    /// `CURLE_OPERATION_TIMEDOUT`.
-    public var isTimeout: Bool { code == 28 }
+    /// What went wrong.
+    public let kind: Kind
+    /// The transport's account of the failure, for people and logs (not for matching).
+    public let message: String
+    /// The underlying library's code, as text for a report (`curl 7`); empty when there is
+    /// none.
+    package let diagnostic: String
 
-    /// Set when libcurl refused a response header field for its size: the limit in bytes
-    /// (``maximumResponseHeaderField``). The command line says so in words; the code stays
-    /// curl's.
+    /// Creates a transport error (for tests of retry and error handling; the session makes
+    /// its own).
+    ///
+    /// - Parameters:
+    ///   - kind: What went wrong.
+    ///   - message: The account of it.
+    public init(_ kind: Kind, message: String) {
+        self.init(kind, message: message, diagnostic: "")
+    }
+
+    package init(_ kind: Kind, message: String, diagnostic: String) {
+        self.kind = kind
+        self.message = message
+        self.diagnostic = diagnostic
+    }
+
+    /// Set when the transport refused a response header field for its size: the limit in
+    /// bytes (``maximumResponseHeaderField``). The command line says so in words.
     package internal(set) var responseHeaderLimit: Int?
 
     /// libcurl's `CURL_MAX_HTTP_HEADER` (lib/urldata.h, 100 KiB): the longest response header
@@ -36,8 +96,11 @@ public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible
     /// "Out of memory", because its header buffer refuses to grow past it.
     package static let maximumResponseHeaderField = 100 * 1024
 
-    /// `curl 28 (Timeout was reached): Operation timed out after 200 milliseconds …`, one line.
-    public var description: String { "curl \(code) (\(summary)): \(message)" }
+    /// The message with the diagnostic code (`Failed to connect to … (curl 7)`), one line.
+    var detail: String { diagnostic.isEmpty ? message : "\(message) (\(diagnostic))" }
+
+    /// `cannot connect: Failed to connect to www.example.test port 1 … (curl 7)`, one line.
+    public var description: String { "\(kind): \(detail)" }
 }
 
 /// Every way an ``HTTPSession`` request can fail, in the spirit of `URLError` and Alamofire's
@@ -58,14 +121,16 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
     /// ``ProxyConfiguration/serverTrust``; nothing was sent to the proxy, not even `CONNECT`.
     /// The decision names the proxy's host and port.
     case proxyTrustRejected(TrustDecision)
-    /// The request timed out (`CURLE_OPERATION_TIMEDOUT`).
+    /// The request timed out: its ``HTTPRequest/timeout`` (or the session's), or the connect
+    /// time limit, passed. The error's kind is ``TransportError/Kind/timedOut``.
     case timedOut(TransportError)
-    /// Any other libcurl failure: connect, TLS handshake, proxy, receive.
+    /// Any other transport failure (connect, DNS, TLS handshake, proxy, a lost connection),
+    /// by ``TransportError/kind``.
     case transport(TransportError)
     /// The proxy answered CONNECT with a non-2xx status (a 407 only once the proxy challenge
     /// produced no credential): the tunnel never opened, so nothing reached the origin and no
-    /// server trust was evaluated. `statusCode` is the proxy's answer; the transport error is
-    /// curl's (56).
+    /// server trust was evaluated. `statusCode` is the proxy's answer; the transport error's
+    /// kind is ``TransportError/Kind/proxyFailed``.
     case proxyRefused(statusCode: Int, TransportError)
     /// The task was cancelled (Swift task cancellation).
     case cancelled
@@ -109,7 +174,7 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
         case .invalidRequest(let reason): return "invalid request: \(reason)"
         case .serverTrustRejected(let decision): return "server trust rejected: \(decision)"
         case .proxyTrustRejected(let decision): return "proxy trust rejected: \(decision)"
-        case .timedOut(let error): return "timed out: \(error)"
+        case .timedOut(let error): return "timed out: \(error.detail)"
         case .transport(let error): return "transport failure: \(error)"
         case .proxyRefused(let status, let error): return "proxy refused the CONNECT tunnel with HTTP \(status): \(error)"
         case .cancelled: return "cancelled"

@@ -338,6 +338,16 @@ public struct HTTPRequest: Sendable {
     /// Download progress.
     public var downloadProgress: ProgressHandler?
     /// The task-level challenge handler for this request (overrides the session's).
+    ///
+    /// Its answers about the server's connection are this request's alone. The request runs
+    /// on connections of its own, which no other request of the session uses, by keep-alive,
+    /// TLS resumption or HTTP/2 multiplexing: each of its connections is opened for it (with a
+    /// full handshake, so the handler is asked) and closed after it. What the handler trusts
+    /// therefore never serves a request decided by the session, and a client certificate it
+    /// answers with is presented on this request's connections only: it is not remembered by
+    /// the session's ``CredentialStore``, whatever its ``Credential/Persistence``. (The
+    /// session's own identities, ``HTTPSessionConfiguration/clientIdentities`` and those its
+    /// session-level handlers remembered, are still presented without asking.)
     public var challengeHandler: TaskChallengeHandler?
     /// An interceptor for this request alone, adapting before the session's and asked to
     /// retry before it (Alamofire's per-request interceptor).

@@ -30,7 +30,10 @@ public import ServerTrust
 /// a ``ChallengeOutcome/later`` answer), new requests go to another transfer thread with its
 /// own connection pool (up to ``HTTPSessionConfiguration/maximumTransferThreads``), so one
 /// slow handler does not hold up the others; transfers already running on the blocked
-/// thread wait for it. Progress callbacks also run on the transfer thread.
+/// thread wait for it. Requests with their own ``HTTPRequest/challengeHandler`` run on
+/// transfer threads apart from the others, each on a connection of its own, so the trust and
+/// the client certificate their handlers decide on never serve another request. Progress
+/// callbacks also run on the transfer thread.
 public final class HTTPSession: Sendable {
     /// The configuration the session was made from.
     public let configuration: HTTPSessionConfiguration

@@ -107,7 +107,10 @@ public struct HTTPSessionConfiguration: Sendable {
     public var maximumConnectionAge: Double?
     /// How many transfer threads (each with its own connection pool) the session may use.
     /// One serves all requests normally; another is started when every existing one is
-    /// inside a connection-level challenge handler.
+    /// inside a connection-level challenge handler. Requests with their own
+    /// ``HTTPRequest/challengeHandler`` run on threads of their own, up to as many again,
+    /// started with the first such request, so that no connection their handlers decided is
+    /// in a pool the session's other requests use.
     public var maximumTransferThreads: Int
     /// Connections per host and transfer thread; further requests wait for a free
     /// keep-alive connection (0: no limit).

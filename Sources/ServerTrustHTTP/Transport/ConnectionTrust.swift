@@ -2,6 +2,7 @@ internal import CCurl
 internal import COpenSSL
 internal import CServerTrustShims
 internal import ServerTrust
+internal import Synchronization
 
 /// A trust decision belongs to its connection.
 ///
@@ -15,20 +16,76 @@ internal import ServerTrust
 /// current pins: a leaf that expired since the session was made, or a pin set that changed, is
 /// refused on the next new connection, resumption on or off.
 ///
-/// Which connections a request may use at all is ``ConnectionScope``.
+/// The record also says who decided (``Decider``): the session's decider, or one request's own
+/// challenge handler. Which connections a request may use at all is ``ConnectionScope`` (its
+/// own pool for a request with a handler); ``admission(of:for:generation:)`` is the check
+/// behind it, made before every request is sent on a connection.
 enum ConnectionTrust {
+    /// Who accepted a connection.
+    enum Decider: Equatable {
+        /// The session: its decider of this generation (``SessionCore/replaceTrust(_:)``
+        /// counts them) and its session-level challenge handlers.
+        case session(generation: Int)
+        /// One request's own challenge handler (``ConnectionScope/isolated(request:)``): it
+        /// may have trusted what the session's decider refuses, and presented a client
+        /// certificate of that request's.
+        case request(UInt64)
+    }
+
     /// The decision of one connection, with the box a reusing request reports (made once, so a
     /// keep-alive request costs a pointer read).
     final class Record: Sendable {
         let decided: DecisionBox
         let reused: DecisionBox
-        /// The session's decider generation the decision was made under.
-        let generation: Int
+        let decider: Decider
 
-        init(_ decision: TrustDecision, generation: Int) {
+        init(_ decision: TrustDecision, by decider: Decider) {
             decided = DecisionBox(decision)
             reused = DecisionBox(decision.reused)
-            self.generation = generation
+            self.decider = decider
+        }
+    }
+
+    /// What a request about to be sent on a connection may do with it.
+    enum Admission: Equatable {
+        /// Send: the connection was accepted by the decision that would be made for the
+        /// request now.
+        case admit
+        /// Decide the connection now, on the chain its TLS session kept: it resumed a session
+        /// (no handshake decided it), or its session decider has been replaced since.
+        case decideAgain
+        /// Never send on it (the reason, for the refusing decision): another party's decision
+        /// is no decision for this request, and deciding again cannot undo a client
+        /// certificate presented on it.
+        case refuse(String)
+    }
+
+    /// Whether a request of `scope` may be sent on a connection carrying `record` (`nil`: a
+    /// connection no handshake decided), `generation` being the session decider's now.
+    ///
+    /// Requests under the session's decider ride connections their session accepted, of any
+    /// earlier generation once decided again; a request with its own handler rides only the
+    /// connection its own handshake opened. This is the defence behind the pools
+    /// (``TransferEngine``): were a connection ever shared across them, by reuse, resumption
+    /// or HTTP/2 multiplexing, the request is refused before a byte of it is sent.
+    static func admission(of record: Record?, for scope: ConnectionScope, generation: Int) -> Admission {
+        switch (scope, record?.decider) {
+        case (.isolated(let own), .request(let decider)?) where decider == own:
+            return .admit
+        case (.isolated, .request?):
+            return .refuse("the connection was accepted by another request's challenge handler")
+        case (.isolated, .session?):
+            return .refuse("the connection was accepted by the session's decider, not by this request's challenge handler")
+        case (.isolated, nil):
+            // It neither resumes nor caches TLS sessions: its connection is decided in its own
+            // full handshake, or it is not its own.
+            return .refuse("the connection was not decided in this request's own handshake")
+        case (.session, .session(let decided)?), (.fresh, .session(let decided)?):
+            return decided == generation ? .admit : .decideAgain
+        case (.session, .request?), (.fresh, .request?):
+            return .refuse("the connection was accepted by another request's challenge handler, never by this session's decider")
+        case (.session, nil), (.fresh, nil):
+            return .decideAgain
         }
     }
 
@@ -71,32 +128,52 @@ enum ConnectionTrust {
 ///   judges the request's server, so any connection of the session accepted by it may serve
 ///   it, and its TLS sessions may be resumed (a resumed connection is decided again).
 /// - ``fresh``: `usesFreshConnection`: a new connection, and with it a new decision; the TLS
-///   session may still be resumed, since the resumed connection is decided too.
-/// - ``isolated``: the request brings its own challenge handler, whose answer for the server
-///   may differ from the session's. Its connection is never taken from the pool, never put
-///   back, and its TLS session is neither resumed nor cached (`CURLOPT_SSL_SESSIONID_CACHE`
-///   0), so its handler is asked in a full handshake, and nothing it trusted serves another
-///   request.
+///   session may still be resumed, since the resumed connection is decided too. Once
+///   decided, it is a connection of the session like any other (HTTP/2 may multiplex the
+///   session's requests onto it while it is open).
+/// - ``isolated(request:)``: the request brings its own challenge handler, whose answers for
+///   the server (trust, a client certificate) may differ from the session's. Its transfers run
+///   on lanes of their own (``TransferEngine``), whose connection pools hold no request
+///   without one; its connection is never taken from the pool, never put back
+///   (`CURLOPT_FRESH_CONNECT`, `CURLOPT_FORBID_REUSE`: no other transfer of its pool joins it,
+///   by reuse or multiplexing), and its TLS session is neither resumed nor cached
+///   (`CURLOPT_SSL_SESSIONID_CACHE` 0), so its handler is asked in a full handshake, and
+///   nothing it trusted or presented serves another request. The number tells the request's
+///   transfers apart, for ``ConnectionTrust/admission(of:for:generation:)``.
 enum ConnectionScope: Equatable {
     case session
     case fresh
-    case isolated
+    case isolated(request: UInt64)
+
+    /// The next ``isolated(request:)`` number (never reused: 2^64 transfers do not happen).
+    private static let nextRequest = Atomic<UInt64>(1)
 
     /// - Parameters:
     ///   - hasRequestHandler: The request has a server-trust handler of its own.
     ///   - usesFreshConnection: The request asks for a new connection.
     init(hasRequestHandler: Bool, usesFreshConnection: Bool) {
         if hasRequestHandler {
-            self = .isolated
+            self = .isolated(request: Self.nextRequest.add(1, ordering: .relaxed).oldValue)
         } else {
             self = usesFreshConnection ? .fresh : .session
         }
     }
 
+    /// Whether the request runs apart from the session's requests (its own lanes).
+    var isIsolated: Bool {
+        if case .isolated = self { return true }
+        return false
+    }
     /// `CURLOPT_FRESH_CONNECT` and `CURLOPT_FORBID_REUSE`.
     var opensOwnConnection: Bool { self != .session }
     /// Whether the session's TLS session cache is used.
-    var usesSessionCache: Bool { self != .isolated }
+    var usesSessionCache: Bool { !isIsolated }
+
+    /// Who decides the connection this request opens.
+    func decider(generation: Int) -> ConnectionTrust.Decider {
+        if case .isolated(let request) = self { return .request(request) }
+        return .session(generation: generation)
+    }
 }
 
 /// libcurl's pre-request callback: the connection is up (new, resumed or reused) and nothing

@@ -31,6 +31,97 @@ enum Curl {
     static let writePause = 0x1000_0001
 }
 
+extension TransportError {
+    /// A libcurl failure by kind: the one place its codes (curl.h, libcurl 7.88) are read.
+    /// The code stays in the diagnostic text (`curl 7`), the error buffer's text (or curl's
+    /// text for the code) is the message.
+    ///
+    /// - Parameters:
+    ///   - code: The transfer's result.
+    ///   - errorText: What curl wrote into the error buffer.
+    ///   - headerSectionUnfinished: The response's header section was still open.
+    ///   - tunnelRefused: An `https://` or `http://` proxy answered CONNECT with a non-2xx
+    ///     status (curl reports 56 for it).
+    init(curl code: CURLcode.RawValue, errorText: String, headerSectionUnfinished: Bool, tunnelRefused: Bool) {
+        let summary = Curl.describe(CURLcode(rawValue: code))
+        let message = errorText.isEmpty ? summary : errorText
+        let diagnostic = "curl \(code)"
+        if tunnelRefused {
+            self.init(.proxyFailed, message: message, diagnostic: diagnostic)
+            return
+        }
+        switch code {
+        case CURLE_COULDNT_RESOLVE_HOST.rawValue, CURLE_COULDNT_RESOLVE_PROXY.rawValue:
+            self.init(.hostNotFound, message: message, diagnostic: diagnostic)
+        case CURLE_COULDNT_CONNECT.rawValue, CURLE_INTERFACE_FAILED.rawValue:
+            self.init(.cannotConnect, message: message, diagnostic: diagnostic)
+        case CURLE_OPERATION_TIMEDOUT.rawValue:
+            self.init(.timedOut, message: message, diagnostic: diagnostic)
+        case CURLE_SSL_CLIENTCERT.rawValue:
+            self.init(.clientCertificateRequired, message: message, diagnostic: diagnostic)
+        case CURLE_SSL_CONNECT_ERROR.rawValue, CURLE_SEND_ERROR.rawValue, CURLE_RECV_ERROR.rawValue:
+            // TLS 1.3 clients finish the handshake before the server has judged their
+            // certificate, so its alert arrives as a send or receive error.
+            if let kind = Self.clientCertificateAlert(errorText) {
+                self.init(kind, message: message, diagnostic: diagnostic)
+            } else if code == CURLE_SSL_CONNECT_ERROR.rawValue {
+                self.init(.tlsHandshakeFailed, message: message, diagnostic: diagnostic)
+            } else if code == CURLE_RECV_ERROR.rawValue && headerSectionUnfinished && errorText.hasPrefix("Too large response headers") {
+                // libcurl's limit on a whole header section (300 KiB in 7.88), reported as a
+                // receive error.
+                self.init(.responseHeadersTooLarge, message: message, diagnostic: diagnostic)
+            } else {
+                self.init(.connectionLost, message: message, diagnostic: diagnostic)
+            }
+        case CURLE_SSL_CERTPROBLEM.rawValue, CURLE_SSL_CIPHER.rawValue, CURLE_PEER_FAILED_VERIFICATION.rawValue, CURLE_USE_SSL_FAILED.rawValue,
+            CURLE_SSL_ENGINE_NOTFOUND.rawValue, CURLE_SSL_ENGINE_SETFAILED.rawValue, CURLE_SSL_ENGINE_INITFAILED.rawValue, CURLE_SSL_CACERT_BADFILE.rawValue,
+            CURLE_SSL_SHUTDOWN_FAILED.rawValue, CURLE_SSL_CRL_BADFILE.rawValue, CURLE_SSL_ISSUER_ERROR.rawValue, CURLE_SSL_PINNEDPUBKEYNOTMATCH.rawValue,
+            CURLE_SSL_INVALIDCERTSTATUS.rawValue:
+            self.init(.tlsHandshakeFailed, message: message, diagnostic: diagnostic)
+        case CURLE_PROXY.rawValue:
+            self.init(.proxyFailed, message: message, diagnostic: diagnostic)
+        case CURLE_PARTIAL_FILE.rawValue, CURLE_GOT_NOTHING.rawValue, CURLE_HTTP2.rawValue, CURLE_HTTP2_STREAM.rawValue:
+            self.init(.connectionLost, message: message, diagnostic: diagnostic)
+        case CURLE_WEIRD_SERVER_REPLY.rawValue, CURLE_UNSUPPORTED_PROTOCOL.rawValue:
+            // 1 is also libcurl's answer to an HTTP/0.9 response.
+            self.init(.invalidResponse, message: message, diagnostic: diagnostic)
+        case CURLE_OUT_OF_MEMORY.rawValue where headerSectionUnfinished:
+            // No memory shortage: a header field longer than CURL_MAX_HTTP_HEADER (the curl
+            // CLI prints "Out of memory" too). Say what it is.
+            let limit = Self.maximumResponseHeaderField
+            self.init(
+                .responseHeadersTooLarge, message: "response header field larger than \(limit) bytes (libcurl's CURL_MAX_HTTP_HEADER)",
+                diagnostic: diagnostic)
+            responseHeaderLimit = limit
+        case CURLE_BAD_CONTENT_ENCODING.rawValue:
+            self.init(.contentDecodingFailed, message: message, diagnostic: diagnostic)
+        default:
+            self.init(.other, message: message, diagnostic: diagnostic)
+        }
+    }
+
+    /// libcurl 7.88 reports `CURLE_OK` for an HTTP/1.1 response whose connection closes inside
+    /// the header section (status line and some fields, no blank line; curl's CLI exits 0
+    /// too). Such a response is truncated, not complete: it fails as a body cut short does
+    /// (there is no curl code to report).
+    static let closedInHeaderSection = TransportError(
+        .connectionLost, message: "connection closed inside the response header section (no blank line after the fields)",
+        diagnostic: "")
+
+    /// A TLS alert from the server about the client's certificate, as OpenSSL words it in
+    /// curl's message (`… alert certificate required`, `… alert bad certificate`).
+    private static func clientCertificateAlert(_ message: String) -> Kind? {
+        let text = message.lowercased()
+        guard text.contains("alert") else { return nil }
+        if text.contains("certificate required") { return .clientCertificateRequired }
+        let rejections = [
+            "bad certificate", "unknown ca", "certificate unknown", "certificate revoked", "certificate expired",
+            "unsupported certificate", "access denied",
+        ]
+        return rejections.contains(where: text.contains) ? .clientCertificateRejected : nil
+    }
+}
+
 /// Owns one `curl_slist`. Immutable after `init`, and curl only reads a list while a transfer
 /// uses it, so one list may serve transfers on several threads at once.
 final class CurlSList: @unchecked Sendable {

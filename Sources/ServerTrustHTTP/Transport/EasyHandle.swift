@@ -34,8 +34,8 @@ final class EasyHandle {
     /// Whether the current response's header block is still open: no blank line has ended
     /// it yet. Read by the lane before ``collectInfo(into:)`` closes it.
     var isHeaderBlockOpen: Bool { blockOpen }
-    /// The options the handle is set to, when the next transfer may find them still right.
-    @exclusivity(unchecked) private var configuredFor: TransferOptions?
+    /// The settings the handle is set to, when the next transfer may find them still right.
+    @exclusivity(unchecked) private var configuredFor: TransferOptions.Settings?
 
     /// TLS handshakes begun on the connection being opened, reset by curl's socket-option
     /// callback for every new socket. Only counted behind an `https://` proxy.
@@ -90,67 +90,18 @@ final class EasyHandle {
 
     // MARK: - Configuration
 
-    /// The values a transfer's curl options are set from that can stay on the handle for the
-    /// next transfer, derived from the transfer in this one place (the connection scope
-    /// included): when the next transfer derives equal options, the handle is left as it is.
-    /// `nil` for a transfer with per-transfer state (a body, a file, progress handlers).
-    struct TransferOptions: Equatable {
-        let url: String
-        let method: String
-        let headers: HeaderFields
-        let timeout: Double
-        let credential: Credential?
-        let proxyCredential: ProxyCredential?
-        let scope: ConnectionScope
-        let loadsResolveList: Bool
-
-        struct Credential: Equatable {
-            let user: String
-            let password: String
-            let schemes: Int
-        }
-
-        struct ProxyCredential: Equatable {
-            let user: String
-            let password: String
-        }
-
-        /// Header fields compared in place, name and value, in order (no strings built).
-        struct HeaderFields: Equatable {
-            let fields: [(name: String, value: String)]
-            static func == (lhs: HeaderFields, rhs: HeaderFields) -> Bool {
-                lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
-            }
-        }
-
-        /// Reads the transfer's spec in place: binding it to a local would copy the whole
-        /// request description (and retain each of its references) on every request.
-        init?(_ transfer: Transfer, loadsResolveList: Bool) {
-            guard case .memory = transfer.spec.sink, transfer.postBuffer == nil, transfer.spec.streamedBody == nil,
-                transfer.spec.uploadProgress == nil, transfer.spec.downloadProgress == nil
-            else { return nil }
-            url = transfer.spec.target.url
-            method = transfer.spec.method.rawValue
-            headers = HeaderFields(fields: transfer.spec.headers.fields)
-            timeout = transfer.spec.timeout
-            credential = transfer.spec.httpCredential.map { Credential(user: $0.user, password: $0.password, schemes: $0.schemes) }
-            proxyCredential = transfer.spec.proxyCredential.map { ProxyCredential(user: $0.user, password: $0.password) }
-            scope = ConnectionScope(
-                hasRequestHandler: transfer.spec.requestChallengeHandler != nil,
-                usesFreshConnection: transfer.spec.usesFreshConnection)
-            self.loadsResolveList = loadsResolveList
-        }
-    }
-
-    /// Sets every option for `transfer`; returns the first failure.
-    func configure(for transfer: Transfer) -> HTTPError? {
+    /// Sets every option from `options` (``TransferOptions``: the transfer's only input here)
+    /// and the session's configuration, unless the handle is still set to equal
+    /// ``TransferOptions/reusableSettings``. Returns the streamed body's reader, opened now,
+    /// if the request has one.
+    func configure(_ options: TransferOptions) throws(HTTPError) -> StreamedBodyReader? {
         errorBuffer[0] = 0
-        let options = TransferOptions(transfer, loadsResolveList: core.resolveList != nil && !core.resolveLoaded.load(ordering: .relaxed))
+        let settings = options.settings
         // A keep-alive loop of identical requests finds every option already right: no
         // curl_easy_reset and some forty curl_easy_setopt calls.
-        if let options, options == configuredFor { return nil }
+        let reusable = options.reusableSettings
+        if let reusable, reusable == configuredFor { return nil }
         configuredFor = nil
-        let spec = transfer.spec
         let configuration = core.configuration
         curl_easy_reset(handle)
         var failure: (CURLoption, CURLcode)?
@@ -171,11 +122,11 @@ final class EasyHandle {
         }
 
         // curl_easy_reset above dropped the previous CURLU, so it may go now.
-        parsedURL = CurlURL(spec.target.url)
+        parsedURL = CurlURL(settings.target.url)
         if let parsedURL {
             setPointer(CURLOPT_CURLU, UnsafeMutableRawPointer(parsedURL.pointer))
         } else {
-            setString(CURLOPT_URL, spec.target.url)
+            setString(CURLOPT_URL, settings.target.url)
         }
         setLong(CURLOPT_NOSIGNAL, 1)
         setPointer(CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
@@ -192,7 +143,7 @@ final class EasyHandle {
         // where a resumed connection is decided (ConnectionTrust).
         check(CURLOPT_PREREQFUNCTION, CServerTrustShims_curl_easy_setopt_prereq_function(handle, easyPrerequestCallback))
         setPointer(CURLOPT_PREREQDATA, opaqueSelf)
-        if spec.uploadProgress != nil || spec.downloadProgress != nil {
+        if options.reportsProgress {
             check(CURLOPT_XFERINFOFUNCTION, CServerTrustShims_curl_easy_setopt_xferinfo_function(handle, easyProgressCallback))
             setPointer(CURLOPT_XFERINFODATA, opaqueSelf)
             setLong(CURLOPT_NOPROGRESS, 0)
@@ -207,11 +158,8 @@ final class EasyHandle {
         setString(CURLOPT_CAPATH, nil)
         check(CURLOPT_SSL_CTX_FUNCTION, CServerTrustShims_curl_easy_setopt_ssl_ctx_function(handle, easySSLContextCallback))
         setPointer(CURLOPT_SSL_CTX_DATA, opaqueSelf)
-        setLong(CURLOPT_SSLVERSION, Self.curlVersion(configuration.minimumTLSVersion(for: spec.target.host)))
-        let scope =
-            options?.scope
-            ?? ConnectionScope(hasRequestHandler: spec.requestChallengeHandler != nil, usesFreshConnection: spec.usesFreshConnection)
-        setLong(CURLOPT_SSL_SESSIONID_CACHE, configuration.tlsSessionResumption && scope.usesSessionCache ? 1 : 0)
+        setLong(CURLOPT_SSLVERSION, Self.curlVersion(configuration.minimumTLSVersion(for: settings.target.host)))
+        setLong(CURLOPT_SSL_SESSIONID_CACHE, configuration.tlsSessionResumption && settings.scope.usesSessionCache ? 1 : 0)
         setLong(CURLOPT_HTTP_VERSION, core.usesHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1))
         if let age = configuration.maximumConnectionAge { setLong(CURLOPT_MAXLIFETIME_CONN, max(1, Int(age))) }
 
@@ -222,7 +170,7 @@ final class EasyHandle {
         if configuration.storesCookies { setString(CURLOPT_COOKIEFILE, "") }
         // RESOLVE entries become permanent entries of the session's shared DNS cache once a
         // transfer has loaded them; curl would otherwise parse the list again per transfer.
-        if let list = core.resolveList, !core.resolveLoaded.load(ordering: .relaxed) {
+        if let list = core.resolveList, settings.loadsResolveList {
             check(CURLOPT_RESOLVE, CServerTrustShims_curl_easy_setopt_slist(handle, CURLOPT_RESOLVE, list.pointer))
         }
         if let proxy = configuration.proxy {
@@ -239,8 +187,8 @@ final class EasyHandle {
                 setPointer(CURLOPT_SOCKOPTDATA, opaqueSelf)
             }
             let credential: (user: String, password: String)?
-            if let explicit = spec.proxyCredential {
-                credential = explicit
+            if let explicit = settings.proxyCredential {
+                credential = (explicit.user, explicit.password)
             } else if case .password(let user, let password)? = proxy.credential?.kind {
                 credential = (user, password)
             } else {
@@ -257,79 +205,80 @@ final class EasyHandle {
             // the environment for every transfer.
             setString(CURLOPT_NOPROXY, "")
         }
-        setLong(CURLOPT_TIMEOUT_MS, max(1, Int(spec.timeout * 1000)))
+        setLong(CURLOPT_TIMEOUT_MS, max(1, Int(settings.timeout * 1000)))
         setLong(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(configuration.connectTimeout * 1000)))
-        if scope.opensOwnConnection {
+        if settings.scope.opensOwnConnection {
             setLong(CURLOPT_FRESH_CONNECT, 1)
             setLong(CURLOPT_FORBID_REUSE, 1)
         }
 
         // Method and body.
-        let method = spec.method
-        let hasBody = transfer.postBuffer != nil || spec.streamedBody != nil
+        let method = settings.method
+        var reader: StreamedBodyReader?
+        var bodyLength: Int64 = 0
         if method == .head {
             setLong(CURLOPT_NOBODY, 1)
-        } else if method == .get && !hasBody {
+        } else if method == .get && !options.hasBody {
             setLong(CURLOPT_HTTPGET, 1)
         } else {
-            if let streamed = spec.streamedBody {
+            switch options.body {
+            case .streamed(let streamed):
                 // Read as it is sent: curl asks for the bytes through the read callback, and
                 // seeks back if it must send the body again within this hop (a reused
                 // connection found dead after the request went out). Our own retries
                 // (redirects, 401) are new hops and open the files again.
-                let reader: StreamedBodyReader
-                do {
-                    reader = try StreamedBodyReader(streamed)
-                } catch {
-                    return error
-                }
-                transfer.bodyReader = reader
+                let opened = try StreamedBodyReader(streamed)
+                reader = opened
+                bodyLength = opened.size
                 setLong(CURLOPT_POST, 1)
-                check(CURLOPT_POSTFIELDSIZE_LARGE, CServerTrustShims_curl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(reader.size)))
+                check(CURLOPT_POSTFIELDSIZE_LARGE, CServerTrustShims_curl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(opened.size)))
                 check(CURLOPT_READFUNCTION, CServerTrustShims_curl_easy_setopt_read_function(handle, easyReadCallback))
                 setPointer(CURLOPT_READDATA, opaqueSelf)
                 check(CURLOPT_SEEKFUNCTION, CServerTrustShims_curl_easy_setopt_seek_function(handle, easySeekCallback))
                 setPointer(CURLOPT_SEEKDATA, opaqueSelf)
-            } else if let buffer = transfer.postBuffer {
-                check(CURLOPT_POSTFIELDSIZE_LARGE, CServerTrustShims_curl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(buffer.count)))
-                setPointer(CURLOPT_POSTFIELDS, buffer.baseAddress)
-            } else if method == .post || method == .put || method == .patch {
-                setLong(CURLOPT_POSTFIELDSIZE, 0)
-                setString(CURLOPT_COPYPOSTFIELDS, "")
+            case .bytes(let bytes):
+                bodyLength = Int64(bytes.buffer.count)
+                check(CURLOPT_POSTFIELDSIZE_LARGE, CServerTrustShims_curl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bodyLength)))
+                setPointer(CURLOPT_POSTFIELDS, bytes.buffer.baseAddress)
+            case .empty:
+                if method == .post || method == .put || method == .patch {
+                    setLong(CURLOPT_POSTFIELDSIZE, 0)
+                    setString(CURLOPT_COPYPOSTFIELDS, "")
+                }
             }
             if method != .post { setString(CURLOPT_CUSTOMREQUEST, method.rawValue) }
         }
 
-        let bodyLength = spec.streamedBody != nil ? (transfer.bodyReader?.size ?? 0) : Int64(transfer.postBuffer?.count ?? 0)
-        if let refused = RequestValidation.checkFraming(spec.headers, bodyLength: method == .head ? 0 : bodyLength) { return refused }
-        var lines = spec.headers.fields.map { "\($0.name): \($0.value)" }
-        if hasBody {
+        let headers = HTTPHeaders(settings.headers.fields)
+        if let refused = RequestValidation.checkFraming(headers, bodyLength: method == .head ? 0 : bodyLength) { throw refused }
+        var lines = settings.headers.fields.map { "\($0.name): \($0.value)" }
+        if options.hasBody {
             // No `Expect: 100-continue` round trip; curl would otherwise add it for large
             // bodies (never without one, so a bodiless request needs no entry, and with no
             // list at all curl skips its per-transfer scans of it).
-            if spec.headers["Expect"] == nil { lines.append("Expect:") }
+            if headers["Expect"] == nil { lines.append("Expect:") }
             // Without a Content-Type curl would label every body as a form.
-            if spec.headers["Content-Type"] == nil { lines.append("Content-Type:") }
+            if headers["Content-Type"] == nil { lines.append("Content-Type:") }
         }
         if lines.isEmpty {
             headerList = nil
         } else {
-            guard let list = CurlSList(lines) else { return .invalidRequest("curl_slist_append failed") }
+            guard let list = CurlSList(lines) else { throw .invalidRequest("curl_slist_append failed") }
             headerList = list
             check(CURLOPT_HTTPHEADER, CServerTrustShims_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list.pointer))
         }
 
-        if let credential = spec.httpCredential {
+        if let credential = settings.credential {
             setString(CURLOPT_USERNAME, credential.user)
             setString(CURLOPT_PASSWORD, credential.password)
             setLong(CURLOPT_HTTPAUTH, credential.schemes)
         }
 
         if let (option, code) = failure {
-            return .invalidRequest("curl_easy_setopt(\(option.rawValue)) failed: \(Curl.describe(code))")
+            throw .invalidRequest("curl_easy_setopt(\(option.rawValue)) failed: \(Curl.describe(code))")
         }
-        configuredFor = options
-        return nil
+        configuredFor = reusable
+        return reader
     }
 
     static func curlVersion(_ version: TLSVersion) -> Int {

@@ -135,19 +135,25 @@ extension EasyHandle {
         let (decider, generation) = core.trust
         let decision = decideServerTrust(served, for: transfer, by: decider)
         transfer.trustDecision = decision
-        // The decision belongs to this connection from now on (ConnectionTrust).
-        if decision.isTrusted, let ssl { ConnectionTrust.attach(ConnectionTrust.Record(decision, generation: generation), to: ssl) }
+        // The decision belongs to this connection from now on, and says who made it
+        // (ConnectionTrust).
+        if decision.isTrusted, let ssl {
+            ConnectionTrust.attach(ConnectionTrust.Record(decision, by: transfer.scope.decider(generation: generation)), to: ssl)
+        }
         return decision.isTrusted
     }
 
     /// The connection is up and nothing has been sent for this transfer (libcurl's
     /// pre-request callback): reads the TLS facts, and makes sure the origin connection was
-    /// decided under the session's current decider. A connection decided in its handshake
-    /// (now, or for an earlier request it served) carries its decision. One that carries none
-    /// resumed a TLS session, so no handshake decided it; one decided under a decider since
-    /// replaced (``HTTPSession/replaceServerTrust(_:)``) no longer holds its decision. Either is
-    /// decided now, on the chain its TLS session keeps, at the current time, and refused (the
-    /// request is never sent) unless that decision accepts it.
+    /// accepted by the decision this transfer would get now
+    /// (``ConnectionTrust/admission(of:for:generation:)``). A connection decided in its
+    /// handshake (now, or for an earlier request it served) carries its decision and who made
+    /// it. One that carries none resumed a TLS session, so no handshake decided it; one decided
+    /// under a decider since replaced (``HTTPSession/replaceServerTrust(_:)``) no longer holds
+    /// its decision. Either is decided now, on the chain its TLS session keeps, at the current
+    /// time, and refused (the request is never sent) unless that decision accepts it. One
+    /// accepted by another party (a request's own handler, for a request under the session's
+    /// decider, or anyone but itself, for a request with its own handler) is refused outright.
     func connectionReady() -> Bool {
         guard let transfer else { return false }
         let target = transfer.spec.target
@@ -159,9 +165,18 @@ extension EasyHandle {
             return false
         }
         TLSHooks.describe(ssl: ssl, into: &transfer.response)
-        if let record = ConnectionTrust.record(of: ssl), record.generation == core.trustGeneration.load(ordering: .acquiring) {
+        let record = ConnectionTrust.record(of: ssl)
+        switch ConnectionTrust.admission(of: record, for: transfer.scope, generation: core.trustGeneration.load(ordering: .acquiring)) {
+        case .admit:
             transfer.connectionRecord = record
             return true
+        case .refuse(let reason):
+            let served = record?.decided.decision.served ?? ServedChain(certificates: [], host: target.host, port: target.port)
+            transfer.trustDecision = .rejected(
+                served, by: "transport", .customEvaluationFailed, "\(reason): refused before the request was sent on it")
+            return false
+        case .decideAgain:
+            break
         }
         let served: ServedChain
         switch Self.servedChain(TLSHooks.derChain(SSL_get_peer_cert_chain(ssl)), ssl: ssl, host: target.host, port: target.port) {
@@ -177,9 +192,9 @@ extension EasyHandle {
         let decision = decideServerTrust(served, for: transfer, by: decider)
         transfer.trustDecision = decision
         guard decision.isTrusted else { return false }
-        let record = ConnectionTrust.Record(decision, generation: generation)
-        ConnectionTrust.attach(record, to: ssl)
-        transfer.connectionRecord = record
+        let decided = ConnectionTrust.Record(decision, by: transfer.scope.decider(generation: generation))
+        ConnectionTrust.attach(decided, to: ssl)
+        transfer.connectionRecord = decided
         return true
     }
 
@@ -308,6 +323,13 @@ extension EasyHandle {
 
     /// The client-certificate callback's work: present a preset or remembered identity, or
     /// ask the handlers. Returning `true` without installing anything sends no certificate.
+    ///
+    /// Only the session's own answers are remembered for the session (and so presented
+    /// without asking to its later connections): a preset identity, or a session-level
+    /// handler's credential with a persistence. A request's own handler answers for that
+    /// request's connection alone (``ConnectionScope/isolated(request:)``); its identity is
+    /// never remembered, whatever its persistence, so it never becomes another request's
+    /// client certificate.
     func answerCertificateRequest(_ ssl: OpaquePointer) -> Bool {
         guard let transfer else { return false }
         let target = transfer.spec.target
@@ -322,9 +344,11 @@ extension EasyHandle {
             protectionSpace: space, previousFailureCount: 0, proposedCredential: nil,
             servedChain: nil, failureResponse: nil, defaultDecider: nil)
         let disposition: ChallengeDisposition
+        var answeredForSession = true
         if let handler = configuration.sessionChallengeHandler {
             disposition = lane.runningHandler { handler(challenge) }
         } else if let handler = transfer.spec.requestChallengeHandler ?? configuration.taskChallengeHandler {
+            answeredForSession = transfer.spec.requestChallengeHandler == nil
             switch lane.runningHandler({ runTaskHandler(handler, challenge, for: transfer) }) {
             case .success(let answer): disposition = answer
             case .failure(let error):
@@ -337,7 +361,7 @@ extension EasyHandle {
         switch disposition {
         case .useCredential(let credential?):
             guard case .identity(let identity) = credential.kind else { return true }
-            if credential.persistence != .none { try? core.credentials.set(credential, for: space) }
+            if answeredForSession && credential.persistence != .none { try? core.credentials.set(credential, for: space) }
             return Self.use(identity, on: ssl)
         case .useCredential(nil), .performDefaultHandling, .rejectProtectionSpace:
             return true

@@ -56,6 +56,12 @@ struct RawResponse: Sendable {
 /// calls back once per header line).
 final class Transfer: @unchecked Sendable {
     let spec: TransferSpec
+    /// How its curl handle is set up, derived from ``spec`` once (and the body curl reads,
+    /// kept until the hop ends).
+    let options: TransferOptions
+    /// Which connections the transfer may use (an isolated transfer's number identifies it to
+    /// its connection).
+    var scope: ConnectionScope { options.settings.scope }
     let cancelRequested = Atomic<Bool>(false)
     /// Release/acquire hand-over of the lane-thread state to the requesting task: set by
     /// ``finish(failing:)`` before the task is resumed, read by ``takeResponse()`` first. The
@@ -120,23 +126,16 @@ final class Transfer: @unchecked Sendable {
         awaitedReply.withLock { $0 }?.cancel()
     }
 
-    /// The request body, copied once into memory curl may read until the hop ends
-    /// (`CURLOPT_POSTFIELDS` is not copied by curl, and lets curl rewind for authentication).
-    let postBuffer: UnsafeMutableRawBufferPointer?
-
-    init(spec: TransferSpec) {
+    /// - Parameters:
+    ///   - spec: The hop.
+    ///   - loadsResolveList: The session's `resolve` list is still to be loaded
+    ///     (``TransferOptions/Settings/loadsResolveList``).
+    init(spec: TransferSpec, loadsResolveList: Bool) {
+        options = TransferOptions(spec, loadsResolveList: loadsResolveList)
         self.spec = spec
-        if let body = spec.body, !body.isEmpty {
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: body.count, alignment: 1)
-            buffer.copyBytes(from: body)
-            postBuffer = buffer
-        } else {
-            postBuffer = nil
-        }
     }
 
     deinit {
-        postBuffer?.deallocate()
         closeFiles()
     }
 

@@ -30,7 +30,8 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         var thread: pthread_t?
     }
 
-    let index: Int
+    /// The thread's name (`servertrust-0`; `servertrust-i0` for lanes of isolated transfers).
+    let name: String
     let core: SessionCore
     private let multi: UnsafeMutableRawPointer
     private let inbox = Mutex(Inbox())
@@ -53,9 +54,9 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     /// 1.2 renegotiation would call back into it), so handles live as long as the pool.
     @exclusivity(unchecked) private var idle: [EasyHandle] = []
 
-    init(index: Int, core: SessionCore, maximumConnectionsPerHost: Int) throws(HTTPError) {
+    init(name: String, core: SessionCore, maximumConnectionsPerHost: Int) throws(HTTPError) {
         guard let multi = curl_multi_init() else { throw HTTPError.invalidRequest("curl_multi_init failed") }
-        self.index = index
+        self.name = name
         self.core = core
         self.multi = multi
         if maximumConnectionsPerHost > 0 {
@@ -186,7 +187,7 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
 
     private func run() {
         threadIdentity.store(UInt(pthread_self()), ordering: .relaxed)
-        _ = CServerTrustShims_set_thread_name("servertrust-\(index)")
+        _ = CServerTrustShims_set_thread_name(name)
         let executor = asUnownedTaskExecutor()
         // Swapped with the inbox's arrays each round, so both keep their capacity.
         var jobs: [UnownedJob] = []
@@ -285,9 +286,11 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         if case .stream(let channel) = transfer.spec.sink {
             channel.attach(resume: { [weak self] in self?.unpause(transfer) }, cancel: { [weak self] in self?.cancel(transfer) })
         }
-        if let failure = easy.configure(for: transfer) {
+        do throws(HTTPError) {
+            transfer.bodyReader = try easy.configure(transfer.options)
+        } catch {
             release(easy)
-            finish(transfer, failing: failure)
+            finish(transfer, failing: error)
             return
         }
         let code = curl_multi_add_handle(multi, easy.handle)
@@ -327,40 +330,23 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     }
 
     /// Maps curl's result to ours (`nil`: success): a recorded trust rejection or challenge
-    /// failure wins over curl's generic code (60, 35).
-    ///
-    /// libcurl 7.88 reports `CURLE_OK` for an HTTP/1.1 response whose connection closes inside
-    /// the header section (status line and some fields, no blank line; curl's CLI exits 0 too).
-    /// Such a response is truncated, not complete: it fails as curl fails a body cut short,
-    /// with `CURLE_PARTIAL_FILE` (18), and a message saying what happened.
+    /// failure wins over curl's generic code (60, 35); the rest is a ``TransportError`` by kind.
     private static func failure(
         _ code: CURLcode, errorText: String, transfer: Transfer,
         headerSectionUnfinished: Bool = false
     ) -> HTTPError? {
-        if code == CURLE_OK && headerSectionUnfinished {
-            return .transport(
-                TransportError(
-                    code: Int(CURLE_PARTIAL_FILE.rawValue), summary: Curl.describe(CURLE_PARTIAL_FILE),
-                    message: "connection closed inside the response header section (no blank line after the fields)"))
-        }
+        if code == CURLE_OK && headerSectionUnfinished { return .transport(.closedInHeaderSection) }
         if code == CURLE_OK { return nil }
         if let failure = transfer.challengeFailure { return failure }
         if let decision = transfer.proxyTrustDecision, !decision.isTrusted { return .proxyTrustRejected(decision) }
         if let decision = transfer.trustDecision, !decision.isTrusted { return .serverTrustRejected(decision) }
         if let failure = transfer.callbackFailure { return failure }
-        let summary = Curl.describe(code)
-        // 27 inside an unfinished header section is no memory shortage: a header field longer
-        // than CURL_MAX_HTTP_HEADER (the curl CLI prints "Out of memory" too). Say what it is.
-        if code == CURLE_OUT_OF_MEMORY && headerSectionUnfinished {
-            let limit = TransportError.maximumResponseHeaderField
-            var error = TransportError(
-                code: Int(code.rawValue), summary: summary,
-                message: "response header field larger than \(limit) bytes (libcurl's CURL_MAX_HTTP_HEADER)")
-            error.responseHeaderLimit = limit
-            return .transport(error)
-        }
-        let error = TransportError(code: Int(code.rawValue), summary: summary, message: errorText.isEmpty ? summary : errorText)
-        return code == CURLE_OPERATION_TIMEDOUT ? .timedOut(error) : .transport(error)
+        // A URL our parser took and curl's did not.
+        if code == CURLE_URL_MALFORMAT { return .invalidURL(transfer.spec.target.url) }
+        let error = TransportError(
+            curl: code.rawValue, errorText: errorText, headerSectionUnfinished: headerSectionUnfinished,
+            tunnelRefused: transfer.response.connectCode >= 300)
+        return error.kind == .timedOut ? .timedOut(error) : .transport(error)
     }
 
     private func abort(_ transfer: Transfer, with error: HTTPError) {
@@ -415,43 +401,36 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     }
 }
 
-/// The lanes of one session and the rule for choosing one: the first lane whose thread is
-/// not inside a challenge handler (so in normal operation every request shares lane 0's
-/// connection pool); when all are busy in handlers, a new lane, up to the configured
-/// maximum; failing that, the least loaded.
-final class TransferEngine: Sendable {
-    let core: SessionCore
-    private let lanes = Mutex<[TransferLane]>([])
-    private let invalidated = Atomic<Bool>(false)
-    private let maximumLanes: Int
+/// Lanes started on demand, up to a maximum, and the rule for choosing one: the first lane
+/// whose thread is not inside a challenge handler; when all are busy in handlers, a new lane,
+/// up to the maximum; failing that, the least loaded.
+final class LanePool: Sendable {
+    private let lanes: Mutex<[TransferLane]>
+    private let prefix: String
+    private let maximum: Int
+    private let core: SessionCore
     private let maximumConnectionsPerHost: Int
 
-    init(core: SessionCore, maximumLanes: Int, maximumConnectionsPerHost: Int) throws(HTTPError) {
+    init(prefix: String, first: TransferLane?, maximum: Int, core: SessionCore, maximumConnectionsPerHost: Int) {
+        lanes = Mutex(first.map { [$0] } ?? [])
+        self.prefix = prefix
+        self.maximum = max(1, maximum)
         self.core = core
-        self.maximumLanes = max(1, maximumLanes)
         self.maximumConnectionsPerHost = maximumConnectionsPerHost
-        let first = try TransferLane(index: 0, core: core, maximumConnectionsPerHost: maximumConnectionsPerHost)
-        primaryLane = first
-        lanes.withLock { $0 = [first] }
     }
 
-    /// Lane 0, which serves every request unless it is inside a challenge handler.
-    let primaryLane: TransferLane
+    var count: Int { lanes.withLock { $0.count } }
 
-    /// The number of lanes started so far.
-    var laneCount: Int { lanes.withLock { $0.count } }
-
-    func chooseLane() throws(HTTPError) -> TransferLane {
-        if invalidated.load(ordering: .sequentiallyConsistent) { throw HTTPError.sessionInvalidated }
-        // Lane 0 is always first in the list, so when it is not inside a handler the rule
-        // below picks it: answered without taking the lock.
-        if !primaryLane.isInsideHandler { return primaryLane }
+    /// A lane by the rule above; ``HTTPError/sessionInvalidated`` once `invalidated` is set
+    /// (checked under the lock, so no lane is started after ``stopAll()`` took them).
+    func choose(unless invalidated: borrowing Atomic<Bool>) throws(HTTPError) -> TransferLane {
         let result: Result<TransferLane, HTTPError> = lanes.withLock { lanes in
             if let free = lanes.first(where: { !$0.isInsideHandler }) { return .success(free) }
             if invalidated.load(ordering: .sequentiallyConsistent) { return .failure(.sessionInvalidated) }
-            if lanes.count < maximumLanes {
+            if lanes.count < maximum {
                 do throws(HTTPError) {
-                    let lane = try TransferLane(index: lanes.count, core: core, maximumConnectionsPerHost: maximumConnectionsPerHost)
+                    let lane = try TransferLane(
+                        name: "\(prefix)\(lanes.count)", core: core, maximumConnectionsPerHost: maximumConnectionsPerHost)
                     lanes.append(lane)
                     return .success(lane)
                 } catch {
@@ -463,18 +442,86 @@ final class TransferEngine: Sendable {
         return try result.get()
     }
 
+    /// Stops every lane (their transfers fail with ``HTTPError/sessionInvalidated``).
+    func stopAll() {
+        let all = lanes.withLock { lanes -> [TransferLane] in
+            defer { lanes = [] }
+            return lanes
+        }
+        for lane in all { lane.stop() }
+    }
+}
+
+/// The lanes of one session, in two pools that never share a connection.
+///
+/// - The session's lanes run the requests decided by the session (its decider and its
+///   session-level handlers): ``ConnectionScope/session`` and ``ConnectionScope/fresh``.
+///   Lane 0 serves them all in normal operation (one multi handle, one connection pool, and
+///   requests from tasks on ``HTTPSession/transferExecutor`` run inline); another starts only
+///   while lane 0 is inside a challenge handler.
+/// - The isolated lanes, started with the first request that brings its own challenge
+///   handler (``ConnectionScope/isolated(request:)``), run those requests only. libcurl joins
+///   a transfer to any open connection of its multi handle that fits, HTTP/2 multiplexing
+///   included (a request's `CURLOPT_FORBID_REUSE` acts only once it is done, and its
+///   `CURLOPT_FRESH_CONNECT` keeps only itself from joining others); so a connection a
+///   request's handler trusted, or presented a client certificate on, must not be in a pool
+///   any request of the session's draws from. In the isolated pools every transfer opens its
+///   own connection and closes it after, so none joins another. They take lanes by the same
+///   rule, so one handler waiting for an answer holds up neither the session's requests nor
+///   the other isolated ones.
+///
+/// ``ConnectionTrust/admission(of:for:generation:)`` checks the outcome before every request
+/// is sent.
+final class TransferEngine: Sendable {
+    let core: SessionCore
+    private let sessionLanes: LanePool
+    private let isolatedLanes: LanePool
+    private let invalidated = Atomic<Bool>(false)
+    /// Whether isolated transfers go to their own lanes: always, but for the test that
+    /// checks the admission check behind it (it turns this off to put a request with a handler
+    /// in the session's pool).
+    let separatesIsolatedTransfers = Atomic<Bool>(true)
+
+    init(core: SessionCore, maximumLanes: Int, maximumConnectionsPerHost: Int) throws(HTTPError) {
+        self.core = core
+        let first = try TransferLane(name: "servertrust-0", core: core, maximumConnectionsPerHost: maximumConnectionsPerHost)
+        primaryLane = first
+        sessionLanes = LanePool(
+            prefix: "servertrust-", first: first, maximum: maximumLanes, core: core, maximumConnectionsPerHost: maximumConnectionsPerHost)
+        isolatedLanes = LanePool(
+            prefix: "servertrust-i", first: nil, maximum: maximumLanes, core: core, maximumConnectionsPerHost: maximumConnectionsPerHost)
+    }
+
+    /// Lane 0, which serves every request under the session's decider unless it is inside a
+    /// challenge handler.
+    let primaryLane: TransferLane
+
+    /// The number of lanes started so far, in both pools.
+    var laneCount: Int { sessionLanes.count + isolatedLanes.count }
+
+    func chooseLane(for scope: ConnectionScope) throws(HTTPError) -> TransferLane {
+        if invalidated.load(ordering: .sequentiallyConsistent) { throw HTTPError.sessionInvalidated }
+        if scope.isIsolated && separatesIsolatedTransfers.load(ordering: .relaxed) {
+            return try isolatedLanes.choose(unless: invalidated)
+        }
+        // Lane 0 is always first in its pool, so when it is not inside a handler the pool's
+        // rule picks it: answered without taking the lock.
+        if !primaryLane.isInsideHandler { return primaryLane }
+        return try sessionLanes.choose(unless: invalidated)
+    }
+
     /// Runs one hop, honouring task cancellation. The returned transfer has finished: its
     /// ``Transfer/failure`` says how, its ``Transfer/response`` holds what was received.
     /// `nonisolated(nonsending)`: runs on the caller's executor (see ``RequestExecution/run()``).
     nonisolated(nonsending) func perform(_ spec: consuming TransferSpec) async -> Transfer {
-        let transfer = Transfer(spec: spec)
+        let transfer = Transfer(spec: spec, loadsResolveList: core.resolveList != nil && !core.resolveLoaded.load(ordering: .relaxed))
         if Task.isCancelled {
             transfer.finish(failing: .cancelled)
             return transfer
         }
         let lane: TransferLane
         do {
-            lane = try chooseLane()
+            lane = try chooseLane(for: transfer.scope)
         } catch {
             transfer.finish(failing: error)
             return transfer
@@ -514,13 +561,9 @@ final class TransferEngine: Sendable {
     }
 
     func shutDown() {
-        let all = lanes.withLock { lanes -> [TransferLane] in
-            invalidated.store(true, ordering: .sequentiallyConsistent)
-            let all = lanes
-            lanes = []
-            return all
-        }
-        for lane in all { lane.stop() }
+        invalidated.store(true, ordering: .sequentiallyConsistent)
+        sessionLanes.stopAll()
+        isolatedLanes.stopAll()
     }
 
     deinit { shutDown() }

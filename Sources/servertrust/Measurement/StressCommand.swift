@@ -347,19 +347,19 @@ enum StressCommand {
 
     // MARK: - faults
 
-    /// What each fault must produce: `kind/detail` strings (`transport/35`, `timedOut/28`,
-    /// `serverTrustRejected/chainTooLong`), the same table FaultInjectionTests asserts.
+    /// What each fault must produce: `error/kind` strings (`transport/tlsHandshakeFailed`,
+    /// `timedOut`, `serverTrustRejected/chainTooLong`), the same table FaultInjectionTests asserts.
     static func expected(_ fault: LabFault) -> Set<String> {
         switch fault {
-        case .connectionRefused: return ["transport/7"]
+        case .connectionRefused: return ["transport/cannotConnect"]
         case .closeAfterAccept, .closeMidHandshake, .alertHandshakeFailure, .alertProtocolVersion, .megabyteCertificate:
-            return ["transport/35"]
-        case .stallInHandshake, .stallBeforeResponse, .stallMidBody: return ["timedOut/28"]
-        case .emptyReply: return ["transport/52"]
-        case .closeMidHeaders, .closeMidHeadersWithoutNotify, .closeMidBody, .closeMidBodyWithoutNotify: return ["transport/18"]
+            return ["transport/tlsHandshakeFailed"]
+        case .stallInHandshake, .stallBeforeResponse, .stallMidBody: return ["timedOut"]
+        case .emptyReply, .closeMidHeaders, .closeMidHeadersWithoutNotify, .closeMidBody, .closeMidBodyWithoutNotify:
+            return ["transport/connectionLost"]
         case .proxyRefusesConnect: return ["proxyRefused/403"]
         // On a machine whose DNS server does not answer, resolution ends by the timeout.
-        case .unresolvableHost: return ["transport/6", "timedOut/28"]
+        case .unresolvableHost: return ["transport/hostNotFound", "timedOut"]
         case .chainOf50Certificates: return ["serverTrustRejected/chainTooLong"]
         }
     }
@@ -377,8 +377,8 @@ enum StressCommand {
     static func classify(_ error: HTTPError?) -> String {
         switch error {
         case nil: return "success"
-        case .transport(let transport)?: return "transport/\(transport.code)"
-        case .timedOut(let transport)?: return "timedOut/\(transport.code)"
+        case .transport(let transport)?: return "transport/\(transport.kind.rawValue)"
+        case .timedOut?: return "timedOut"
         case .proxyRefused(let status, _)?: return "proxyRefused/\(status)"
         case .serverTrustRejected(let decision)?: return "serverTrustRejected/\(decision.validationFailure?.kind.rawValue ?? "-")"
         case let other?: return "\(other)".prefix { $0 != ":" }.replacingOccurrences(of: " ", with: "_")

@@ -17,7 +17,7 @@ enum UserMessages {
         case .serverTrustRejected(let decision): return "server trust rejected: " + rejection(decision, rootsOption: "--cacert")
         case .proxyTrustRejected(let decision): return "proxy trust rejected: " + rejection(decision, rootsOption: "--proxy-cacert")
         case .transport(let transport) where transport.responseHeaderLimit != nil:
-            return "response header larger than \(transport.responseHeaderLimit ?? 0) bytes (one header field; libcurl's limit, curl \(transport.code))"
+            return "response header larger than \(transport.responseHeaderLimit ?? 0) bytes (one header field; libcurl's limit, \(transport.diagnostic))"
         default: return "\(error)"
         }
     }

@@ -7,7 +7,7 @@ import Testing
 import TrustEvaluation
 
 // Issue 7 §3: every network fault ServerTrustLab can produce, met by a real HTTPSession
-// (libcurl + OpenSSL). Each row names the exact HTTPError case (and curl code or validation
+// (libcurl + OpenSSL). Each row names the exact HTTPError case (and transport or validation
 // failure kind) it must produce, and bounds how long that may take. Descriptor and memory
 // figures are measured out of process by `servertrust stress faults` (CLITests/StressCommandTests):
 // suites run in parallel here, so only per-connection checks are exact in this process.
@@ -16,25 +16,25 @@ import TrustEvaluation
 struct FaultInjectionTests {
     /// What a row must fail with.
     enum Expected: Sendable, CustomStringConvertible {
-        /// `HTTPError.transport` with this curl code; the message must contain `detail`.
-        case transport(curlCode: Int, detail: String)
-        /// `HTTPError.timedOut` (curl 28).
+        /// `HTTPError.transport` of this kind; the message must contain `detail`.
+        case transport(TransportError.Kind, detail: String)
+        /// `HTTPError.timedOut`.
         case timedOut
         /// `HTTPError.serverTrustRejected` with this validation failure.
         case trustRejected(ValidationFailure.Kind)
-        /// `HTTPError.transport` with this code, or `HTTPError.timedOut` if the step it names
+        /// `HTTPError.transport` of this kind, or `HTTPError.timedOut` if the step it names
         /// could not finish within the timeout (name resolution on a machine whose DNS server
         /// does not answer).
-        case transportOrTimeout(curlCode: Int)
+        case transportOrTimeout(TransportError.Kind)
         /// `HTTPError.proxyRefused` with this CONNECT status.
         case proxyRefused(statusCode: Int)
 
         var description: String {
             switch self {
-            case .transport(let code, let detail): return "transport(curl \(code), \"\(detail)\")"
+            case .transport(let kind, let detail): return "transport(\(kind.rawValue), \"\(detail)\")"
             case .timedOut: return "timedOut"
             case .trustRejected(let kind): return "serverTrustRejected(\(kind))"
-            case .transportOrTimeout(let code): return "transport(curl \(code)) or timedOut"
+            case .transportOrTimeout(let kind): return "transport(\(kind.rawValue)) or timedOut"
             case .proxyRefused(let status): return "proxyRefused(\(status))"
             }
         }
@@ -58,29 +58,29 @@ struct FaultInjectionTests {
     static let generous = 15.0
 
     static let rows: [Row] = [
-        Row(fault: .connectionRefused, timeout: generous, expected: .transport(curlCode: 7, detail: "Failed to connect")),
+        Row(fault: .connectionRefused, timeout: generous, expected: .transport(.cannotConnect, detail: "Failed to connect")),
         // The server closes with the ClientHello unread, so the kernel usually sends a reset
         // ("Recv failure: Connection reset by peer"); if the close wins the race with the
-        // ClientHello it is a plain EOF. Either way: curl 35, any detail.
-        Row(fault: .closeAfterAccept, timeout: generous, expected: .transport(curlCode: 35, detail: "")),
-        Row(fault: .closeMidHandshake, timeout: generous, expected: .transport(curlCode: 35, detail: "")),
+        // ClientHello it is a plain EOF. Either way: a failed handshake, any detail.
+        Row(fault: .closeAfterAccept, timeout: generous, expected: .transport(.tlsHandshakeFailed, detail: "")),
+        Row(fault: .closeMidHandshake, timeout: generous, expected: .transport(.tlsHandshakeFailed, detail: "")),
         Row(fault: .stallInHandshake, timeout: stall, expected: .timedOut),
-        Row(fault: .alertHandshakeFailure, timeout: generous, expected: .transport(curlCode: 35, detail: "handshake failure")),
-        Row(fault: .alertProtocolVersion, timeout: generous, expected: .transport(curlCode: 35, detail: "protocol version")),
-        Row(fault: .emptyReply, timeout: generous, expected: .transport(curlCode: 52, detail: "Empty reply")),
-        // A response cut short is curl 18 whether or not TLS ended cleanly: libcurl 7.88 takes a
-        // missing close_notify as EOF, so HTTP framing is what tells. (Cut inside the header
-        // section, libcurl itself reports success; HTTPSession turns that into 18 as well.)
-        Row(fault: .closeMidHeaders, timeout: generous, expected: .transport(curlCode: 18, detail: "header section")),
-        Row(fault: .closeMidHeadersWithoutNotify, timeout: generous, expected: .transport(curlCode: 18, detail: "header section")),
-        Row(fault: .closeMidBody, timeout: generous, expected: .transport(curlCode: 18, detail: "1024 bytes remaining")),
-        Row(fault: .closeMidBodyWithoutNotify, timeout: generous, expected: .transport(curlCode: 18, detail: "1024 bytes remaining")),
+        Row(fault: .alertHandshakeFailure, timeout: generous, expected: .transport(.tlsHandshakeFailed, detail: "handshake failure")),
+        Row(fault: .alertProtocolVersion, timeout: generous, expected: .transport(.tlsHandshakeFailed, detail: "protocol version")),
+        Row(fault: .emptyReply, timeout: generous, expected: .transport(.connectionLost, detail: "Empty reply")),
+        // A response cut short is a lost connection whether or not TLS ended cleanly: libcurl
+        // 7.88 takes a missing close_notify as EOF, so HTTP framing is what tells. (Cut inside
+        // the header section, libcurl itself reports success; HTTPSession fails it as well.)
+        Row(fault: .closeMidHeaders, timeout: generous, expected: .transport(.connectionLost, detail: "header section")),
+        Row(fault: .closeMidHeadersWithoutNotify, timeout: generous, expected: .transport(.connectionLost, detail: "header section")),
+        Row(fault: .closeMidBody, timeout: generous, expected: .transport(.connectionLost, detail: "1024 bytes remaining")),
+        Row(fault: .closeMidBodyWithoutNotify, timeout: generous, expected: .transport(.connectionLost, detail: "1024 bytes remaining")),
         Row(fault: .stallBeforeResponse, timeout: stall, expected: .timedOut),
         Row(fault: .stallMidBody, timeout: stall, expected: .timedOut),
         Row(fault: .proxyRefusesConnect, timeout: generous, expected: .proxyRefused(statusCode: 403)),
-        Row(fault: .unresolvableHost, timeout: 5, expected: .transportOrTimeout(curlCode: 6)),
+        Row(fault: .unresolvableHost, timeout: 5, expected: .transportOrTimeout(.hostNotFound)),
         Row(fault: .chainOf50Certificates, timeout: generous, expected: .trustRejected(.chainTooLong)),
-        Row(fault: .megabyteCertificate, timeout: generous, expected: .transport(curlCode: 35, detail: "excessive message size")),
+        Row(fault: .megabyteCertificate, timeout: generous, expected: .transport(.tlsHandshakeFailed, detail: "excessive message size")),
     ]
 
     @Test("the table covers every fault the Lab produces")
@@ -113,22 +113,22 @@ struct FaultInjectionTests {
         }
 
         switch (row.expected, error) {
-        case (.transport(let code, let detail), .transport(let transport)?):
-            #expect(transport.code == code, "\(transport)")
+        case (.transport(let kind, let detail), .transport(let transport)?):
+            #expect(transport.kind == kind, "\(transport)")
             #expect(detail.isEmpty || transport.message.contains(detail), "\(transport)")
         case (.timedOut, .timedOut(let transport)?):
-            #expect(transport.isTimeout)
+            #expect(transport.kind == .timedOut)
             // The timeout really fired: curl never ends a request early, so this cannot flake.
             #expect(elapsed >= row.timeout * 0.9, "ended after \(elapsed) s")
         case (.trustRejected(let kind), .serverTrustRejected(let decision)?):
             #expect(decision.validationFailure?.kind == kind, "\(decision)")
-        case (.transportOrTimeout(let code), .transport(let transport)?):
-            #expect(transport.code == code, "\(transport)")
+        case (.transportOrTimeout(let kind), .transport(let transport)?):
+            #expect(transport.kind == kind, "\(transport)")
         case (.transportOrTimeout, .timedOut?):
             break
         case (.proxyRefused(let status), .proxyRefused(let actual, let transport)?):
             #expect(actual == status, "\(transport)")
-            #expect(transport.code == 56, "\(transport)")
+            #expect(transport.kind == .proxyFailed, "\(transport)")
         default:
             Issue.record("expected \(row.expected), got \(error.map { "\($0)" } ?? "no HTTPError")")
         }

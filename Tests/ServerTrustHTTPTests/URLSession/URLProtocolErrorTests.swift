@@ -135,28 +135,28 @@ struct URLProtocolErrorTests {
         let url = try #require(URL(string: "https://api.example.test/x"))
         let decision = TrustDecision.rejected(ServedChain(certificates: [], host: "api.example.test"), by: "test", .spkiPinningFailed, "no pin")
         let space = ProtectionSpace(host: "api.example.test", port: 443, protocol: "https", authenticationMethod: .httpBasic)
-        func transport(_ code: Int, _ message: String = "") -> HTTPError {
-            .transport(TransportError(code: code, summary: "curl \(code)", message: message))
-        }
-        let cases: [(HTTPError, URLError.Code)] = [
-            (.serverTrustRejected(decision), .serverCertificateUntrusted),
-            (.proxyTrustRejected(decision), .serverCertificateUntrusted),
-            (.timedOut(TransportError(code: 28, summary: "Timeout", message: "")), .timedOut),
-            (transport(6), .cannotFindHost), (transport(5), .cannotFindHost), (transport(7), .cannotConnectToHost),
-            (transport(35, "SSL connect error"), .secureConnectionFailed),
-            (transport(56, "OpenSSL SSL_read: error:0A00045C:SSL routines::tlsv13 alert certificate required"), .clientCertificateRequired),
-            (transport(35, "error:0A000412:SSL routines::sslv3 alert bad certificate"), .clientCertificateRejected),
-            (transport(56, "Connection reset by peer"), .networkConnectionLost), (transport(18), .networkConnectionLost),
-            (transport(52), .badServerResponse), (transport(61), .cannotDecodeContentData), (transport(28), .timedOut),
-            (transport(99), .unknown),
-            (.proxyRefused(statusCode: 403, TransportError(code: 56, summary: "", message: "")), .cannotConnectToHost),
-            (.invalidURL("ht!tp://"), .badURL), (.invalidRequest("header"), .badURL),
-            (.cancelled, .cancelled), (.sessionInvalidated, .cancelled),
-            (.tooManyRedirects(11), .httpTooManyRedirects), (.redirectRefused("leaves HTTPS"), .redirectToNonExistentLocation),
-            (.challengeCancelled(space), .userCancelledAuthentication),
-            (.challengeFailed(space, CancellationError()), .userAuthenticationRequired),
-            (.responseBodyTooLarge(limit: 10), .dataLengthExceedsMaximum), (.fileError(path: "/x", reason: "gone"), .cannotOpenFile),
+        func transport(_ kind: TransportError.Kind) -> HTTPError { .transport(TransportError(kind, message: "\(kind)")) }
+        let kinds: [TransportError.Kind: URLError.Code] = [
+            .hostNotFound: .cannotFindHost, .cannotConnect: .cannotConnectToHost, .timedOut: .timedOut,
+            .tlsHandshakeFailed: .secureConnectionFailed, .clientCertificateRequired: .clientCertificateRequired,
+            .clientCertificateRejected: .clientCertificateRejected, .proxyFailed: .cannotConnectToHost,
+            .connectionLost: .networkConnectionLost, .invalidResponse: .badServerResponse,
+            .responseHeadersTooLarge: .dataLengthExceedsMaximum, .contentDecodingFailed: .cannotDecodeContentData, .other: .unknown,
         ]
+        #expect(Set(kinds.keys) == Set(TransportError.Kind.allCases), "every kind has its code")
+        let cases: [(HTTPError, URLError.Code)] =
+            kinds.map { (transport($0.key), $0.value) } + [
+                (.serverTrustRejected(decision), .serverCertificateUntrusted),
+                (.proxyTrustRejected(decision), .serverCertificateUntrusted),
+                (.timedOut(TransportError(.timedOut, message: "Operation timed out")), .timedOut),
+                (.proxyRefused(statusCode: 403, TransportError(.proxyFailed, message: "CONNECT tunnel failed, response 403")), .cannotConnectToHost),
+                (.invalidURL("ht!tp://"), .badURL), (.invalidRequest("header"), .badURL),
+                (.cancelled, .cancelled), (.sessionInvalidated, .cancelled),
+                (.tooManyRedirects(11), .httpTooManyRedirects), (.redirectRefused("leaves HTTPS"), .redirectToNonExistentLocation),
+                (.challengeCancelled(space), .userCancelledAuthentication),
+                (.challengeFailed(space, CancellationError()), .userAuthenticationRequired),
+                (.responseBodyTooLarge(limit: 10), .dataLengthExceedsMaximum), (.fileError(path: "/x", reason: "gone"), .cannotOpenFile),
+            ]
         for (httpError, code) in cases {
             let error = ServerTrustURLProtocol.urlError(for: httpError, url: url)
             #expect(error.code == code, "\(httpError)")
