@@ -98,7 +98,11 @@ struct CRLFetcherTests {
             let result = try await Self.fetch(server.url(path), seconds: 1.5)
             let elapsed = ContinuousClock.now - start
             #expect(result == .failure(.timedOut), "\(path): \(result)")
-            #expect(elapsed < .milliseconds(2500), "\(path) took \(elapsed)")
+            // The server never finishes, so a fetch that ignored its deadline would not return
+            // at all; the bound catches that while leaving room for a loaded machine (CI once
+            // took 3.6 s for the 1.5 s budget with 16 jobs on 2 cores). How close to the budget
+            // the fetch stops is the fetcher's own deadline arithmetic, checked by its result.
+            #expect(elapsed < .seconds(10), "\(path) took \(elapsed)")
         }
     }
 
