@@ -97,6 +97,12 @@ public struct VerifiedChain: Hashable, Sendable {
     /// What the whole-path checks found on this path (``PathCheck``), in the order they ran:
     /// empty when none was asked for.
     public let findings: [PathCheckFinding]
+    /// How this path was chosen among the valid paths found (``PathPreference``).
+    public internal(set) var selection: Selection = .first
+    /// The other valid paths the search found (each leaf first, anchor last), in the order
+    /// found: with a ``PathPreference``, those it did not prefer; empty without one, since the
+    /// search then stops at the first valid path.
+    public internal(set) var otherValidPaths: [[Certificate]] = []
 
     /// The certificate policies the path is valid for (RFC 5280 §6.1.5 (g), §6.1.6).
     ///
