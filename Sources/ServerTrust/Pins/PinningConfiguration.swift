@@ -85,7 +85,7 @@ public struct PinningConfiguration: Sendable {
     /// - Parameters:
     ///   - proven: The certificates whose keys the evaluation proved (``ProvenChain``): the
     ///     validated path with its anchor (pins may name the anchor, as OkHttp's cleaned chain
-    ///     allows), or the leaf alone when nothing was validated. Never the served list.
+    ///     allows), or the signature chain when nothing was validated. Never the served list.
     ///   - host: The host.
     ///   - time: The instant, seconds since 1970.
     /// - Returns: The outcome.
