@@ -3,10 +3,15 @@ import CertificateParsing
 /// SPKI digests of a chain, computed once per algorithm actually used.
 struct ChainDigests {
     let chain: [Certificate]
+    /// Positions whose key is taken to be a new one no pin names (a renewal with a new key).
+    let renewed: [Int]
     private var sha256: [[UInt8]]?
     private var others: [PinDigestAlgorithm: [[UInt8]]] = [:]
 
-    init(_ chain: [Certificate]) { self.chain = chain }
+    init(_ chain: [Certificate], renewing renewed: [Int] = []) {
+        self.chain = chain
+        self.renewed = renewed
+    }
 
     /// The first position in `range` whose key `pin` names.
     mutating func firstPosition(of pin: SPKIPin, in range: Range<Int>) -> Int? {
@@ -18,7 +23,8 @@ struct ChainDigests {
     private mutating func digests(_ algorithm: PinDigestAlgorithm) -> [[UInt8]] {
         if algorithm == .sha256, let sha256 { return sha256 }
         if algorithm != .sha256, let known = others[algorithm] { return known }
-        let computed = SPKIDigestCache.shared.digests(of: chain, algorithm)
+        var computed = SPKIDigestCache.shared.digests(of: chain, algorithm)
+        for position in renewed where computed.indices.contains(position) { computed[position] = [] }
         if algorithm == .sha256 { sha256 = computed } else { others[algorithm] = computed }
         return computed
     }
