@@ -189,7 +189,12 @@ struct TrustOptions {
                 ["--mode", "--pinned-cert", "--pin", "--pinnedpubkey"].filter { values[$0] != nil }
                 + ["--allow-invalid", "--insecure", "--no-validate-domain", "--strict", "--compat"].filter { flags.contains($0) }
             guard conflicting.isEmpty else { throw CLIError("--policy cannot be combined with \(conflicting.joined(separator: ", "))") }
-            do { return try PolicyFile.load(contentsOf: path) } catch {
+            // The pins' lint findings are warnings: the file is valid, and decides as written.
+            do {
+                return try PolicyFile.load(contentsOf: path, at: InspectCommand.currentTime) {
+                    CLI.writeStderr("servertrust: warning: --policy \(path): \($0)")
+                }
+            } catch {
                 throw CLIError("--policy \(path): " + error.problems.map(\.description).joined(separator: "; "))
             }
         }
