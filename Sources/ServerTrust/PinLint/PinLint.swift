@@ -165,7 +165,11 @@ struct LintedPinSet {
     func isMet(by path: [Certificate], host: String, at time: Int64, renewing renewed: [Int] = []) -> Bool {
         switch kind {
         case .spki(let pins):
-            return PinningConfiguration.check(pins, certificates: path, forHost: host, at: time, renewing: renewed).outcome == .matched
+            let check =
+                renewed.isEmpty
+                ? PinningConfiguration.check(pins, certificates: path, forHost: host, at: time)
+                : PinningConfiguration.check(pins, certificates: path, forHost: host, at: time, renewing: renewed)
+            return check.outcome == .matched
         case .evaluator(_, let keys):
             return path.indices.contains { !renewed.contains($0) && keys.contains(Array(path[$0].subjectPublicKeyInfo.derBytes)) }
         }

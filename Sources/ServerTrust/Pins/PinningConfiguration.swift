@@ -99,16 +99,25 @@ public struct PinningConfiguration: Sendable {
     }
 
     /// The pin rule itself, for the entry already chosen for `host` (by pattern here, or by
-    /// ``TrustPolicy/resolve(_:at:)``), on certificates already known to be proven; `renewed`
-    /// positions are judged as if their certificate had been renewed with a new key (what
-    /// `servertrust pins check` asks of a leaf renewal).
-    static func check(
-        _ entry: PinnedHost?, certificates chain: [Certificate], forHost host: String, at time: Int64, renewing renewed: [Int] = []
-    ) -> PinCheckResult {
+    /// ``TrustPolicy/resolve(_:at:)``), on certificates already known to be proven.
+    static func check(_ entry: PinnedHost?, certificates chain: [Certificate], forHost host: String, at time: Int64) -> PinCheckResult {
+        var digests = ChainDigests(chain)
+        return check(entry, digests: &digests, forHost: host, at: time)
+    }
+
+    /// The check with the keys at `renewed` positions taken to be new ones no pin names.
+    static func check(_ entry: PinnedHost?, certificates chain: [Certificate], forHost host: String, at time: Int64, renewing renewed: [Int]) -> PinCheckResult
+    {
+        var digests = ChainDigests(chain)
+        digests.renew(renewed)
+        return check(entry, digests: &digests, forHost: host, at: time)
+    }
+
+    static func check(_ entry: PinnedHost?, digests: inout ChainDigests, forHost host: String, at time: Int64) -> PinCheckResult {
+        let chain = digests.chain
         guard let entry else { return PinCheckResult(.notPinned, nil, host: host, time: time) }
         if entry.isExcluded { return PinCheckResult(.excluded, entry, host: host, time: time) }
         if let expiration = entry.expirationDate, time > expiration { return PinCheckResult(.expired, entry, host: host, time: time) }
-        var digests = ChainDigests(chain, renewing: renewed)
         for pin in entry.negativePins where pin.isActive(at: time) {
             if let position = digests.firstPosition(of: pin, in: 0..<chain.count) {
                 return PinCheckResult(

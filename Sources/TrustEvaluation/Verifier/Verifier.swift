@@ -259,8 +259,7 @@ struct Search<SignatureCheck: SignatureVerifier> {
             // No valid path was preferred, or the budget ran out after one was found: the
             // first valid path, said to be no preferred one (the caller's pins refuse it).
             if case .preferring = selection, var first = validPaths.first {
-                first.selection = .noPreferredPath
-                first.otherValidPaths = validPaths.dropFirst().map(\.certificates)
+                first.choice = PathChoice(.noPreferredPath, otherValidPaths: validPaths.dropFirst().map(\.certificates))
                 return .success(first)
             }
             return .failure(deadEnd.failure)
@@ -369,8 +368,7 @@ struct Search<SignatureCheck: SignatureVerifier> {
             return .success(chain)
         case .preferring(let preference):
             if preference.prefers(CandidatePath(certificates: certificates, sources: path.map(\.source)), at: time) {
-                chain.selection = .preferred
-                chain.otherValidPaths = validPaths.map(\.certificates)
+                chain.choice = PathChoice(.preferred, otherValidPaths: validPaths.map(\.certificates))
                 return .success(chain)
             }
         case .all:
