@@ -18,46 +18,35 @@ struct EveryValidPathTests {
     static let f = PolicyFixtures.shared
     static let host = PolicyFixtures.host
 
-    /// One pinning configuration pinning one certificate.
-    struct Configuration: Sendable, CustomTestStringConvertible {
-        let name: String
-        let make: @Sendable (Certificate) throws -> any ServerTrustEvaluating
-        var testDescription: String { name }
-    }
-
-    static func pinSet(_ certificate: Certificate) throws -> PinnedHost {
-        PinnedHost(pattern: try HostPattern(host), pins: [SPKIPin(certificate: certificate), f.backupPin])
-    }
-
-    static let configurations: [Configuration] = [
-        Configuration(name: "TrustPolicy: default validation, the host's SPKI pins") {
-            TrustPolicy(HostTrustPolicy(pins: try pinSet($0)))
+    static let configurations: [PinConfiguration] = [
+        PinConfiguration(name: "TrustPolicy: default validation, the host's SPKI pins") {
+            TrustPolicy(HostTrustPolicy(pins: try PinConfiguration.pinSet($0)))
         },
-        Configuration(name: "SPKIPinsTrustEvaluator") {
-            SPKIPinsTrustEvaluator(configuration: try PinningConfiguration([try pinSet($0)]))
+        PinConfiguration(name: "SPKIPinsTrustEvaluator") {
+            SPKIPinsTrustEvaluator(configuration: try PinningConfiguration([try PinConfiguration.pinSet($0)]))
         },
-        Configuration(name: "PublicKeysTrustEvaluator") { PublicKeysTrustEvaluator(certificates: [$0]) },
-        Configuration(name: "PinnedCertificatesTrustEvaluator") { PinnedCertificatesTrustEvaluator(certificates: [$0]) },
-        Configuration(name: "SecurityPolicy strict public-key") { SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [$0]) },
-        Configuration(name: "SecurityPolicy compat public-key") {
+        PinConfiguration(name: "PublicKeysTrustEvaluator") { PublicKeysTrustEvaluator(certificates: [$0]) },
+        PinConfiguration(name: "PinnedCertificatesTrustEvaluator") { PinnedCertificatesTrustEvaluator(certificates: [$0]) },
+        PinConfiguration(name: "SecurityPolicy strict public-key") { SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [$0]) },
+        PinConfiguration(name: "SecurityPolicy compat public-key") {
             SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [$0], semantics: .compat)
         },
-        Configuration(name: "composite [default, public keys without validation]") {
+        PinConfiguration(name: "composite [default, public keys without validation]") {
             CompositeTrustEvaluator(evaluators: [
                 DefaultTrustEvaluator(), PublicKeysTrustEvaluator(certificates: [$0], performDefaultValidation: false, validateHost: false),
             ])
         },
-        Configuration(name: "TrustPolicy: SecurityPolicy mode none, then the host's SPKI pins") {
-            TrustPolicy(HostTrustPolicy(evaluator: SecurityPolicy(), pins: try pinSet($0)))
+        PinConfiguration(name: "TrustPolicy: SecurityPolicy mode none, then the host's SPKI pins") {
+            TrustPolicy(HostTrustPolicy(evaluator: SecurityPolicy(), pins: try PinConfiguration.pinSet($0)))
         },
-        Configuration(name: "policy file spkiPins") { certificate in
+        PinConfiguration(name: "policy file spkiPins") { certificate in
             let document = #"{"version": 1, "hosts": [{"host": "\#(host)", "pins": ["sha256/\#(certificate.spkiSHA256Base64)", "\#(f.backupPin)"]}]}"#
             return try PolicyFile.parse(Array(document.utf8))
         },
     ]
 
     @Test("a pin on either root accepts, whatever the order sent and the order of the store", arguments: configurations)
-    func eitherRootAccepts(_ configuration: Configuration) throws {
+    func eitherRootAccepts(_ configuration: PinConfiguration) throws {
         let x = Self.x
         for pinned in [x.oldRoot, x.newRoot] {
             let evaluator = try configuration.make(pinned)
@@ -72,7 +61,7 @@ struct EveryValidPathTests {
     }
 
     @Test("a pin on neither root refuses", arguments: configurations)
-    func neitherRootRefuses(_ configuration: Configuration) throws {
+    func neitherRootRefuses(_ configuration: PinConfiguration) throws {
         let evaluator = try configuration.make(Self.f.root)
         for served in Self.x.servedOrders {
             let decision = evaluator.decide(Self.x.trust(served), forHost: Self.host)
@@ -81,7 +70,7 @@ struct EveryValidPathTests {
     }
 
     @Test("a chain valid only through a trusted interception CA, with the pinned root and intermediate appended, is refused", arguments: configurations)
-    func interceptionWithPinnedRootAppended(_ configuration: Configuration) throws {
+    func interceptionWithPinnedRootAppended(_ configuration: PinConfiguration) throws {
         let x = Self.x
         for pinned in [x.oldRoot, x.newRoot] {
             let evaluator = try configuration.make(pinned)

@@ -18,39 +18,29 @@ struct SignatureChainPinsTests {
     static let x = CrossSignFixture.shared
     static let host = PolicyFixtures.host
 
-    /// One configuration that validates nothing, pinning one certificate.
-    struct Configuration: Sendable, CustomTestStringConvertible {
-        let name: String
-        let make: @Sendable (Certificate) throws -> any ServerTrustEvaluating
-        var testDescription: String { name }
-    }
-
-    static func pinSet(_ certificate: Certificate) throws -> PinnedHost {
-        PinnedHost(pattern: try HostPattern(host), pins: [SPKIPin(certificate: certificate), f.backupPin])
-    }
-
-    static let configurations: [Configuration] = [
-        Configuration(name: "PublicKeysTrustEvaluator, performDefaultValidation and validateHost false") {
+    static let configurations: [PinConfiguration] = [
+        PinConfiguration(name: "PublicKeysTrustEvaluator, performDefaultValidation and validateHost false") {
             PublicKeysTrustEvaluator(certificates: [$0], performDefaultValidation: false, validateHost: false)
         },
-        Configuration(name: "PinnedCertificatesTrustEvaluator, performDefaultValidation and validateHost false") {
+        PinConfiguration(name: "PinnedCertificatesTrustEvaluator, performDefaultValidation and validateHost false") {
             PinnedCertificatesTrustEvaluator(certificates: [$0], performDefaultValidation: false, validateHost: false)
         },
-        Configuration(name: "SPKIPinsTrustEvaluator, performDefaultValidation and validateHost false") {
-            SPKIPinsTrustEvaluator(configuration: try PinningConfiguration([try pinSet($0)]), performDefaultValidation: false, validateHost: false)
+        PinConfiguration(name: "SPKIPinsTrustEvaluator, performDefaultValidation and validateHost false") {
+            SPKIPinsTrustEvaluator(
+                configuration: try PinningConfiguration([try PinConfiguration.pinSet($0)]), performDefaultValidation: false, validateHost: false)
         },
-        Configuration(name: "policy file spkiPins with validation off") { certificate in
+        PinConfiguration(name: "policy file spkiPins with validation off") { certificate in
             let document = #"""
                 {"version": 1, "hosts": [{"host": "\#(host)", "pins": ["sha256/\#(certificate.spkiSHA256Base64)", "\#(f.backupPin)"],
                  "performDefaultValidation": false, "validateHost": false}]}
                 """#
             return try PolicyFile.parse(Array(document.utf8))
         },
-        Configuration(name: "TrustPolicy: SecurityPolicy allowInvalidCertificates, then the host's SPKI pins") {
+        PinConfiguration(name: "TrustPolicy: SecurityPolicy allowInvalidCertificates, then the host's SPKI pins") {
             TrustPolicy(
-                HostTrustPolicy(evaluator: SecurityPolicy(allowInvalidCertificates: true, validatesDomainName: false), pins: try pinSet($0)))
+                HostTrustPolicy(evaluator: SecurityPolicy(allowInvalidCertificates: true, validatesDomainName: false), pins: try PinConfiguration.pinSet($0)))
         },
-        Configuration(name: "SecurityPolicy compat public-key with allowInvalidCertificates") {
+        PinConfiguration(name: "SecurityPolicy compat public-key with allowInvalidCertificates") {
             SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [$0], allowInvalidCertificates: true, semantics: .compat)
         },
     ]
@@ -69,7 +59,7 @@ struct SignatureChainPinsTests {
     }()
 
     @Test("a pin on the genuine intermediate accepts the genuine chain, expired leaf included", arguments: configurations)
-    func genuineAccepted(_ configuration: Configuration) throws {
+    func genuineAccepted(_ configuration: PinConfiguration) throws {
         let evaluator = try configuration.make(Self.f.intermediate)
         for chain in [Self.f.validChain, Self.f.expiredChain, [Self.f.validChain[0], Self.f.root, Self.f.intermediate]] {
             let decision = evaluator.decide(Self.f.trust(chain), forHost: Self.host)
@@ -81,7 +71,7 @@ struct SignatureChainPinsTests {
     }
 
     @Test("a self-signed or forged leaf with the genuine intermediate appended is refused", arguments: configurations)
-    func appendedIntermediateRefused(_ configuration: Configuration) throws {
+    func appendedIntermediateRefused(_ configuration: PinConfiguration) throws {
         let f = Self.f
         for pinned in [f.intermediate, f.root] {
             let evaluator = try configuration.make(pinned)
@@ -96,7 +86,7 @@ struct SignatureChainPinsTests {
     }
 
     @Test("the signature chain of a cross-signed server reaches whichever root is pinned", arguments: configurations)
-    func crossSignedWithoutValidation(_ configuration: Configuration) throws {
+    func crossSignedWithoutValidation(_ configuration: PinConfiguration) throws {
         let x = Self.x
         for pinned in [x.oldRoot, x.newRoot] {
             let evaluator = try configuration.make(pinned)
