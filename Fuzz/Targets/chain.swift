@@ -92,6 +92,17 @@ public func fuzzChain(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         sink(attempt.description)
         for subject in attempt.subjects { sink(subject) }
     }
+    // A path preference (what pins ask for) never changes the verdict, only which valid path
+    // comes back: one that no path meets makes the search try every candidate, within the
+    // same budget.
+    let preferred = verifier.validate(leaf: leaf, intermediates: intermediates, at: validationTime, checks: checks, preferring: NoPathPreferred())
+    invariant(preferred.isTrusted == outcome.isTrusted, "a path preference changed the verdict")
+    invariant(preferred.signatureChecks >= 0 && preferred.signatureChecks <= 128, "signature checks \(preferred.signatureChecks) outside the budget")
+    if let chain = preferred.chain {
+        invariant(chain.selection == .noPreferredPath, "a path no preference accepts was called preferred")
+        checkAcceptedPath(chain, leaf: leaf, store: store, policy: policy)
+        for other in chain.otherValidPaths { sink(other.count) }
+    }
     switch outcome.result {
     case .failure(let failure):
         sink(failure.description)
@@ -269,4 +280,9 @@ func checkExcludedHostConstraints(_ path: [Certificate]) {
             }
         }
     }
+}
+
+/// A preference no path meets.
+struct NoPathPreferred: PathPreference {
+    func prefers(_ path: CandidatePath, at time: Int64) -> Bool { false }
 }

@@ -33,6 +33,7 @@ enum CLI {
           inspect FILE... [--json]     show the certificates in PEM/DER files and bundles
           inspect https://HOST[:PORT]  what a server serves: TLS version, ALPN, the chain, and whether it verifies
           pins FILE|https://HOST       the pins to configure, with a backup: ServerTrust, TrustKit, OkHttp, ATS, curl
+          pins lint|check ...          a policy's pins: the shapes that break at renewals; a live health check
           pinset keygen|sign|verify|serve  signed pin-set updates: signing keys, documents, a loopback endpoint
           evaluate CHAIN.pem --host H  judge a served chain offline (AFNetworking policy, pins, policy file; --help)
           get URL [options]            one HTTPS request through the policy flags of evaluate, curl-style options

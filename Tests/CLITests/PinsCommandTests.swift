@@ -52,7 +52,7 @@ struct PinsCommandTests {
     func serverTrustPolicy() async throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
-        let leafPin = try Self.pin(fixture.pki.leaf)
+        let intermediatePin = try Self.pin(fixture.pki.intermediate)
         let rootPin = try Self.pin(fixture.pki.root)
 
         let withoutSpare = try await fixture.pins([fixture.chain, "--format", "json"])
@@ -62,9 +62,10 @@ struct PinsCommandTests {
         #expect(document["version"] as? Int == 1)
         let entry = try #require((document["hosts"] as? [[String: Any]])?.first)
         #expect(entry["host"] as? String == Self.host)
-        // The leaf's key, and the backup: the root's key, found among the system roots. Two
-        // distinct pins: the set enforces (the backup-pin rule is decided from the pins alone).
-        #expect(entry["pins"] as? [String] == ["sha256/" + leafPin, "sha256/" + rootPin])
+        // CA keys, not the leaf's: the root of the valid path (found among the system roots),
+        // then the intermediate on it. Two distinct pins: the set enforces (the backup-pin rule
+        // is decided from the pins alone).
+        #expect(entry["pins"] as? [String] == ["sha256/" + rootPin, "sha256/" + intermediatePin])
         #expect(entry["enforcePinning"] as? Bool == true)
         let withoutSparePath = try fixture.write(withoutSpare.stdout, "without-spare.json")
         let loaded = try await fixture.evaluate(fixture.chain, policy: withoutSparePath)
@@ -74,7 +75,7 @@ struct PinsCommandTests {
         #expect(enforcing.status == 0, "\(enforcing.stderr)")
         #expect(!enforcing.stderr.contains("true spare"), "\(enforcing.stderr)")
         let enforcingEntry = try #require((try Self.object(enforcing.stdout)["hosts"] as? [[String: Any]])?.first)
-        #expect(enforcingEntry["pins"] as? [String] == ["sha256/" + leafPin, "sha256/" + rootPin, "sha256/" + Self.sparePin])
+        #expect(enforcingEntry["pins"] as? [String] == ["sha256/" + rootPin, "sha256/" + intermediatePin, "sha256/" + Self.sparePin])
         #expect(enforcingEntry["enforcePinning"] as? Bool == true)
         let policy = try fixture.write(enforcing.stdout, "policy.json")
         let trusted = try await fixture.evaluate(fixture.chain, policy: policy)
@@ -140,15 +141,16 @@ struct PinsCommandTests {
         let rootPin = try Self.pin(fixture.pki.root)
         let intermediatePin = try Self.pin(fixture.pki.intermediate)
         #expect(out.hasPrefix("Pins for \(Self.host) (served by \(url)/, 2 certificates)"), "\(out)")
-        #expect(out.contains("Pin:     sha256/\(leafPin)  (the server's own key)"))
-        #expect(out.contains("Backup:  sha256/\(rootPin)  (the root CA's key"), "\(out)")
-        #expect(out.contains("Why a backup:"))
+        #expect(out.contains("Pin:     sha256/\(rootPin)  (the root's key"), "\(out)")
+        #expect(out.contains("Pin:     sha256/\(intermediatePin)  (the intermediate's key"), "\(out)")
+        #expect(!out.contains("Pin:     sha256/\(leafPin)"), "\(out)")
+        #expect(out.contains("Why CA keys:"))
         #expect(out.contains("intermediate  sha256/\(intermediatePin)"))
         #expect(out.contains("from the system roots"))
         for section in ["== ServerTrust policy", "== TrustKit", "== OkHttp (Kotlin) ==", "== App Transport Security (Info.plist) ==", "== curl =="] {
             #expect(out.contains(section), "missing \(section)")
         }
-        #expect(out.contains(".add(\"\(Self.host)\", \"sha256/\(leafPin)\")"))
+        #expect(!out.contains(".add(\"\(Self.host)\", \"sha256/\(leafPin)\")"))
         #expect(out.contains(".add(\"\(Self.host)\", \"sha256/\(rootPin)\")"))
         #expect(out.contains("<string>\(rootPin)</string>"))
         #expect(out.contains("curl --pinnedpubkey 'sha256//\(leafPin)' \(url)/"))
@@ -165,7 +167,7 @@ struct PinsCommandTests {
         let document = try Self.object(result.stdout)
         #expect(document["kTSKSwizzleNetworkDelegates"] as? Bool == false)
         let domain = try #require((document["kTSKPinnedDomains"] as? [String: Any])?[Self.host] as? [String: Any])
-        #expect(domain["kTSKPublicKeyHashes"] as? [String] == [try Self.pin(fixture.pki.leaf), try Self.pin(fixture.pki.root), Self.sparePin])
+        #expect(domain["kTSKPublicKeyHashes"] as? [String] == [try Self.pin(fixture.pki.root), try Self.pin(fixture.pki.intermediate), Self.sparePin])
         #expect(domain["kTSKEnforcePinning"] as? Bool == true)
         #expect(domain["kTSKDisableDefaultReportUri"] as? Bool == true)
         let path = try fixture.write(result.stdout, "trustkit.json")
@@ -188,8 +190,8 @@ struct PinsCommandTests {
         let domain = try parse(caOnly.stdout)
         #expect(domain["NSIncludesSubdomains"] as? Bool == false)
         let ca = try #require(domain["NSPinnedCAIdentities"] as? [[String: String]])
-        // Every CA key of the chain: the intermediate's, and the root's as its backup.
-        #expect(ca.map { $0["SPKI-SHA256-BASE64"] } == [try Self.pin(fixture.pki.intermediate), try Self.pin(fixture.pki.root)])
+        // The CA keys of the valid path: the root's, then the intermediate's.
+        #expect(ca.map { $0["SPKI-SHA256-BASE64"] } == [try Self.pin(fixture.pki.root), try Self.pin(fixture.pki.intermediate)])
         #expect(domain["NSPinnedLeafIdentities"] == nil, "ATS requires both sets to match: the leaf is pinned only with a spare")
         let withSpare = try await parse(try fixture.pins([fixture.chain, "--format", "ats", "--backup-pin", Self.sparePin]).stdout)
         let leaf = try #require(withSpare["NSPinnedLeafIdentities"] as? [[String: String]])
@@ -201,10 +203,13 @@ struct PinsCommandTests {
         let fixture = try Fixture()
         defer { fixture.remove() }
         let leafPin = try Self.pin(fixture.pki.leaf)
+        let rootPin = try Self.pin(fixture.pki.root)
         let okhttp = try await fixture.pins([fixture.chain, "--format", "okhttp"])
         #expect(okhttp.status == 0)
         #expect(okhttp.stdout.contains("CertificatePinner.Builder()"))
-        #expect(okhttp.stdout.contains("    .add(\"\(Self.host)\", \"sha256/\(leafPin)\") // leaf: CN=\(Self.host)"))
+        #expect(
+            okhttp.stdout.contains("    .add(\"\(Self.host)\", \"sha256/\(rootPin)\") // root: CN=ServerTrust Lab Root CA"),
+            "\(okhttp.stdout)")
         #expect(okhttp.stdout.contains(".build()"))
 
         let server = try LabTLSServer.started(LabTLSServer.Configuration(identity: .init(pki: fixture.pki), name: "cli-pins-curl"))
@@ -245,9 +250,11 @@ struct PinsCommandTests {
         let path = try fixture.write(result.stdout, "policy.json")
         let loaded = try await CLIRunner.run(["evaluate", fixture.chain, "--host", Self.host, "--policy", path], environment: fixture.environment)
         #expect(loaded.status == 0, "\(loaded.stdout) \(loaded.stderr)")
-        // In the full report the warnings come with the analysis, on stdout.
+        // In the full report the warnings come with the analysis, on stdout. With the
+        // intermediate the pins are CA keys, so the leaf's short life is no warning.
         let report = try await fixture.pins([fixture.chain])
-        #expect(report.stdout.contains("warning: the pinned leaf"), "\(report.stdout)")
+        #expect(report.stdout.contains("warning: no pin is a true spare"), "\(report.stdout)")
+        #expect(!report.stdout.contains("warning: the pinned leaf"), "\(report.stdout)")
         #expect(!report.stdout.contains("incomplete"), "the file holds the intermediate")
 
         // A complete chain valid for 90 days warns about neither.
@@ -257,7 +264,7 @@ struct PinsCommandTests {
         #expect(quiet.stderr.isEmpty, "\(quiet.stderr)")
     }
 
-    @Test("a self-signed leaf: no CA backup, the spare is required")
+    @Test("a self-signed leaf: no CA key, the leaf is pinned and the spare is required")
     func selfSigned() async throws {
         let directory = try CLIRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -273,7 +280,7 @@ struct PinsCommandTests {
         #expect((domain["kTSKPublicKeyHashes"] as? [String])?.count == 1)
         #expect(domain["kTSKEnforcePinning"] as? Bool == false)
         let report = try await CLIRunner.run(["pins", path], environment: ["SSL_CERT_FILE": path])
-        #expect(report.stdout.contains("Backup:  none from the chain"), "\(report.stdout)")
+        #expect(report.stdout.contains("(the server's own key: there is no CA"), "\(report.stdout)")
     }
 
     @Test("bad input exits 2 with one line; an unreachable server exits 4")

@@ -102,6 +102,10 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
     public var chain: [String] { (validatedPath?.certificates ?? served).map(\.subject.rfc4514) }
     /// The path (leaf to anchor) of the last successful chain evaluation, if any.
     public internal(set) var validatedPath: VerifiedChain?
+    /// Subjects (leaf first) of the other valid paths the last successful evaluation saw while
+    /// it looked for the one the pins are on (``/TrustEvaluation/VerifiedChain/otherValidPaths``);
+    /// empty without pins.
+    public var otherValidPaths: [[String]] { validatedPath?.otherValidPaths.map { $0.map(\.subject.rfc4514) } ?? [] }
     /// The host-name check of the last chain evaluation.
     public var hostname: HostnameResult {
         guard let policy = lastEvaluation?.policy else { return .notChecked(reason: "no evaluation with a host name") }
@@ -166,6 +170,7 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
         lines.append("anchors:   \(anchors)")
         if !(lastEvaluation?.checks.isEmpty ?? true) { lines.append("checks:    \(pathChecks)") }
         lines.append("chain:     \(chain.isEmpty ? "(none built)" : chain.joined(separator: " ← "))")
+        for other in otherValidPaths { lines.append("also:      \(other.joined(separator: " ← ")) (another valid path)") }
         lines.append("hostname:  \(hostname)")
         lines.append("pin:       \(matchedPin ?? "(none matched)")")
         lines.append("steps:")
@@ -193,6 +198,7 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
             "steps": steps.map(\.description),
             "anchors": anchors,
             "chain": chain,
+            "otherValidPaths": otherValidPaths,
             "hostname": hostname.description,
             "servedPins": servedPins.map { ["pin": $0.pin, "subject": $0.subject, "position": $0.position] as [String: Any] },
             "configuredPins": configuredPins,

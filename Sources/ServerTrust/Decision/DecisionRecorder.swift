@@ -35,6 +35,9 @@ struct DecisionRecorder {
         record.lastEvaluation = result
         if let chain = result.chain { record.validatedPath = chain }
         step(.evaluation(kind, failure: result.failure))
+        if let chain = result.chain, chain.selection != .first {
+            step(.pinnedPath(found: chain.selection == .preferred, others: chain.otherValidPaths.map { $0.map(\.subject.rfc4514) }))
+        }
         // What the whole-path checks found on the accepted path, as typed steps.
         for finding in result.chain?.findings ?? [] { step(.pathCheck(finding)) }
     }

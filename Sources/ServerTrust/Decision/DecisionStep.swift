@@ -72,6 +72,10 @@ public indirect enum DecisionStep: Hashable, Sendable, CustomStringConvertible {
     case evaluation(EvaluationKind, failure: ValidationFailure?)
     /// Which certificates the pins were compared with, and why those (``ProvenChain``).
     case pinCandidates(ProvenChain.Basis, count: Int)
+    /// The pins made a chain evaluation look among the valid paths for one they are on
+    /// (``/TrustEvaluation/PathPreference``): whether the validated path is one (`found`), and
+    /// the subjects (leaf first) of the other valid paths it saw.
+    case pinnedPath(found: Bool, others: [[String]])
     /// The pin set that applies to the host.
     case pinSet(pattern: String, excluded: Bool)
     /// The outcome of the pin check (its text is made when the step is printed).
@@ -130,11 +134,19 @@ public indirect enum DecisionStep: Hashable, Sendable, CustomStringConvertible {
         case .pinCandidates(let basis, let count):
             switch basis {
             case .validatedPath: return "pins compared with the validated path (\(count) certificates, anchor included)"
-            case .leafOnly: return "no path was validated: pins compared with the leaf only, whose key the handshake proves"
+            case .leafOnly: return "pins compared with the leaf only, whose key the handshake proves"
             case .signatureChain:
-                return "no path was validated: pins compared with the chain SecTrust builds, the leaf and the issuers whose "
-                    + "signatures link it (\(count) certificate\(count == 1 ? "" : "s"))"
+                return "no path was validated: pins compared with the signature chain, the leaf and the certificates that "
+                    + "verifiably signed it (\(count) certificate\(count == 1 ? "" : "s"))"
             }
+        case .pinnedPath(let found, let others):
+            let seen = others.map { $0.joined(separator: " ← ") }.joined(separator: "; ")
+            if found {
+                return "pins: the validated path is the valid path they are on"
+                    + (others.isEmpty ? "" : " (other valid path\(others.count == 1 ? "" : "s") seen: \(seen))")
+            }
+            return "pins: no valid path found is one they are on; the first is the validated path"
+                + (others.isEmpty ? " (no other valid path)" : " (others: \(seen))")
         case .pinSet(let pattern, let excluded): return "pin set: \(pattern)\(excluded ? " (exclusion)" : "")"
         case .pinCheck(let check): return "pin check: \(check.outcome.rawValue) — \(check.detail)"
         case .nothingChecked: return "nothing checked"

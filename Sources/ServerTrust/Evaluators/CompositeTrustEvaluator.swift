@@ -7,7 +7,9 @@ import TrustEvaluation
 /// by an earlier evaluator is what a later one compares its pins with when it does not
 /// validate again (``PeerTrust/validatedPath``): `[DefaultTrustEvaluator(),
 /// PublicKeysTrustEvaluator(keys, performDefaultValidation: false, validateHost: false)]`
-/// pins on the validated path, never on the certificates the server merely sent.
+/// pins on the validated path, never on the certificates the server merely sent. So that path
+/// is one the later pins are on when any valid path is, every evaluation of the composite
+/// prefers the paths the pins of all its evaluators are on (``PeerTrust/evaluate(trace:)``).
 public final class CompositeTrustEvaluator: ServerTrustEvaluating {
     /// The evaluators, in order.
     public let evaluators: [any ServerTrustEvaluating]
@@ -32,6 +34,7 @@ public final class CompositeTrustEvaluator: ServerTrustEvaluating {
         }
         let name = "CompositeTrustEvaluator(" + evaluators.map { String(describing: type(of: $0)) }.joined(separator: ", ") + ")"
         var trust = trust
+        trust.prefer(pinRequirements(forHost: host, at: trust.evaluationTime()))
         var steps: [DecisionStep] = []
         var notes: [String] = []
         var pinMatch: DecisionRecord.PinMatchRecord?
@@ -59,5 +62,11 @@ public final class CompositeTrustEvaluator: ServerTrustEvaluating {
             last = combined
         }
         return last ?? DecisionRecorder(evaluator: name, policy: "", trust: trust, host: host).accept()
+    }
+}
+
+extension CompositeTrustEvaluator: PinRequiring {
+    func pinRequirements(forHost host: String, at time: Int64) -> [PinRequirement] {
+        evaluators.flatMap { ($0 as? any PinRequiring)?.pinRequirements(forHost: host, at: time) ?? [] }
     }
 }

@@ -6,9 +6,11 @@ import TrustEvaluation
 /// Order (Alamofire `ServerTrustEvaluation.swift`): no certificates is an error; with
 /// `acceptSelfSignedCertificates` the pinned certificates become the only anchors; default
 /// validation; host validation (even without default validation, it is a full evaluation with
-/// the host); then some certificate of the chain must be byte-equal to a pinned one. The
-/// chain is the validated path, or without any validation the leaf alone (``ProvenChain``): a
-/// pinned CA certificate the server merely appends never matches.
+/// the host); then some certificate of the chain must be byte-equal to a pinned one. The chain
+/// is what Alamofire's `trust.af.certificateData` reads (`SecTrustCopyCertificateChain`): the
+/// validated path, chosen among the valid paths to carry a pinned certificate when one does, or
+/// without any validation the signature chain (``ProvenChain``): a pinned CA certificate the
+/// server merely appends never matches, since it did not sign what is below it.
 public final class PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
     /// The pinned certificates.
     public let certificates: [Certificate]
@@ -57,6 +59,7 @@ public final class PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
         guard !certificates.isEmpty else {
             return recorder.reject(TrustEvaluationError(.noCertificatesFound, host: host, "no pinned certificates were given"))
         }
+        trust.prefer(pinsOf: self, forHost: host)
         if acceptSelfSignedCertificates {
             trust.setAnchors(pinnedAnchors, only: true)
             recorder.step(.anchors(.pinnedCertificates(count: pinnedAnchors.count)))
@@ -73,5 +76,11 @@ public final class PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
         }
         recorder.pinEvidence(chain: chain, configured: certificates.map(\.spkiPinText))
         return recorder.reject(TrustEvaluationError(.certificatePinningFailed, host: host, "no certificate of the chain is pinned"))
+    }
+}
+
+extension PinnedCertificatesTrustEvaluator: PinRequiring {
+    func pinRequirements(forHost host: String, at time: Int64) -> [PinRequirement] {
+        pinnedDER.isEmpty ? [] : [PinRequirement(kind: .certificates(pinnedDER))]
     }
 }

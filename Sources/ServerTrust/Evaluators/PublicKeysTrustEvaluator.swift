@@ -2,8 +2,10 @@ public import CertificateParsing
 
 /// Public-key pinning, Alamofire's way (`PublicKeysTrustEvaluator`): no keys is an error;
 /// default and host validation; then some key of the chain must be a pinned key (SPKI bytes
-/// compared exactly). The chain is the validated path, or without any validation the leaf
-/// alone (``ProvenChain``).
+/// compared exactly). The chain is what Alamofire's `trust.af.publicKeys` reads
+/// (`SecTrustCopyCertificateChain`): the validated path, chosen among the valid paths to carry
+/// a pinned key when one does, or without any validation the signature chain, the leaf and the
+/// certificates that verifiably signed it (``ProvenChain``).
 public final class PublicKeysTrustEvaluator: ServerTrustEvaluating {
     /// The pinned keys (SubjectPublicKeyInfo DER).
     public let keys: [[UInt8]]
@@ -51,6 +53,7 @@ public final class PublicKeysTrustEvaluator: ServerTrustEvaluating {
         guard !keys.isEmpty else {
             return recorder.reject(TrustEvaluationError(.noPublicKeysFound, host: host, "no pinned public keys were given"))
         }
+        trust.prefer(pinsOf: self, forHost: host)
         let validation = DefaultValidation(performDefaultValidation: performDefaultValidation, validateHost: validateHost)
         let chain: [Certificate]
         switch validation.provenChain(&trust, host: host, recorder: &recorder) {
@@ -63,5 +66,11 @@ public final class PublicKeysTrustEvaluator: ServerTrustEvaluating {
         }
         recorder.pinEvidence(chain: chain, configured: keys.map { "sha256/" + Base64.encode(SHA256.hash($0)) })
         return recorder.reject(TrustEvaluationError(.publicKeyPinningFailed, host: host, "no key of the chain is pinned"))
+    }
+}
+
+extension PublicKeysTrustEvaluator: PinRequiring {
+    func pinRequirements(forHost host: String, at time: Int64) -> [PinRequirement] {
+        pinned.isEmpty ? [] : [PinRequirement(kind: .keys(pinned))]
     }
 }

@@ -8,7 +8,8 @@ import TrustEvaluation
 /// Order: the chain is validated with the SSL server policy for the host (TrustKit always
 /// does, so pins can never make an untrusted chain acceptable; OkHttp and NSC likewise pin
 /// only a trusted chain), then ``PinningConfiguration/check(_:forHost:at:)`` runs on the
-/// validated path including its anchor (``ProvenChain``). Failures on a pinned host are
+/// validated path including its anchor (``ProvenChain``): among the valid paths, one the pins
+/// are on when there is one (a cross-signed root, an alternate intermediate). Failures on a pinned host are
 /// reported, including report-only mismatches and chain failures; every decision goes to the
 /// observer. The time is the trust's (``PeerTrust/evaluationTime()``), the same instant the
 /// chain is validated at.
@@ -16,8 +17,9 @@ public final class SPKIPinsTrustEvaluator: ServerTrustEvaluating {
     /// The pin sets.
     public let configuration: PinningConfiguration
     /// Whether the chain is validated first (default `true`). Without it, and without
-    /// ``validateHost``, no path is proven and pins are matched on the leaf alone, as curl's
-    /// `-k --pinnedpubkey` does.
+    /// ``validateHost``, no path is validated and pins are matched on the signature chain: the
+    /// leaf and the certificates that verifiably signed it (``ProvenChain``), as Alamofire's
+    /// evaluators read `SecTrustCopyCertificateChain` without an evaluation.
     public let performDefaultValidation: Bool
     /// Whether the host name is validated (default `true`).
     public let validateHost: Bool
@@ -70,6 +72,7 @@ public final class SPKIPinsTrustEvaluator: ServerTrustEvaluating {
         // judged when the chain is.
         let time = trust.evaluationTime()
         trust.clock = .fixed(time)
+        trust.prefer(pinRequirements(forHost: host, at: time))
         let validation = AlamofireValidation(
             performDefaultValidation: performDefaultValidation, validateHost: validateHost, pinSets: configuration.hosts.count)
         let validated = validation.decide(trust, forHost: host)
@@ -85,8 +88,8 @@ public final class SPKIPinsTrustEvaluator: ServerTrustEvaluating {
 
 /// The validation of ``SPKIPinsTrustEvaluator``, on its own: Alamofire's two switches collapse
 /// to one evaluation, with the host when `validateHost`, else without it when
-/// `performDefaultValidation`, else none (the pins are then compared with the leaf alone, as
-/// curl's `-k --pinnedpubkey` does). A policy file's `spkiPins` entry is this, followed by the
+/// `performDefaultValidation`, else none (the pins are then compared with the signature chain,
+/// ``ProvenChain``). A policy file's `spkiPins` entry is this, followed by the
 /// host policy's pins (``PinEnforcement``).
 struct AlamofireValidation: ServerTrustEvaluating {
     let performDefaultValidation: Bool
@@ -119,5 +122,11 @@ extension ServerTrustEvaluating where Self == SPKIPinsTrustEvaluator {
     /// - Returns: The evaluator.
     public static func spkiPins(_ configuration: PinningConfiguration) -> SPKIPinsTrustEvaluator {
         SPKIPinsTrustEvaluator(configuration: configuration)
+    }
+}
+
+extension SPKIPinsTrustEvaluator: PinRequiring {
+    func pinRequirements(forHost host: String, at time: Int64) -> [PinRequirement] {
+        configuration.pinnedHost(for: host).flatMap { PinRequirement.pinSet($0, host: host, at: time) }.map { [$0] } ?? []
     }
 }

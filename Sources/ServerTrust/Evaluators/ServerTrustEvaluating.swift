@@ -97,8 +97,8 @@ struct DefaultValidation {
     let validateHost: Bool
 
     /// Runs the validations the switches ask for, in Alamofire's order, and returns what the
-    /// pins are then compared with (the last validated path, or without validation the leaf:
-    /// ``ProvenChain``), or the refusal.
+    /// pins are then compared with (the last validated path, or without validation the
+    /// signature chain: ``ProvenChain``), or the refusal.
     func provenChain(_ trust: inout PeerTrust, host: String, recorder: inout DecisionRecorder) -> Result<ProvenChain, TrustEvaluationError> {
         switch run(&trust, host: host, recorder: &recorder) {
         case .failure(let error): return .failure(error)

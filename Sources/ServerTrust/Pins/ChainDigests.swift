@@ -15,6 +15,16 @@ struct ChainDigests {
         return nil
     }
 
+    /// Takes the keys at `positions` to be new ones that no pin names (a renewal with a new
+    /// key, as `servertrust pins check` asks about), for every digest algorithm.
+    mutating func renew(_ positions: [Int]) {
+        for algorithm in PinDigestAlgorithm.allCases {
+            var renewed = digests(algorithm)
+            for position in positions where renewed.indices.contains(position) { renewed[position] = [] }
+            if algorithm == .sha256 { sha256 = renewed } else { others[algorithm] = renewed }
+        }
+    }
+
     private mutating func digests(_ algorithm: PinDigestAlgorithm) -> [[UInt8]] {
         if algorithm == .sha256, let sha256 { return sha256 }
         if algorithm != .sha256, let known = others[algorithm] { return known }

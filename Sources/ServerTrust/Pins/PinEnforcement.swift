@@ -7,9 +7,10 @@ import TrustEvaluation
 /// ``HostTrustPolicy`` with pins.
 ///
 /// Pins are compared only with the certificates the evaluation proved (``ProvenChain``): the
-/// path the evaluator validated, or without one the leaf alone. A chain the evaluator refused
-/// stays refused; on a pinned host the refusal is reported (TrustKit reports chain failures
-/// too), never turned into an acceptance.
+/// path the evaluator validated (among the valid paths, one the pins are on when there is one:
+/// the caller puts the pins' requirement on the trust before the evaluator runs), or without
+/// one the signature chain. A chain the evaluator refused stays refused; on a pinned host the
+/// refusal is reported (TrustKit reports chain failures too), never turned into an acceptance.
 struct PinEnforcement {
     /// The host's pin set.
     let pins: PinnedHost

@@ -85,7 +85,7 @@ public struct PinningConfiguration: Sendable {
     /// - Parameters:
     ///   - proven: The certificates whose keys the evaluation proved (``ProvenChain``): the
     ///     validated path with its anchor (pins may name the anchor, as OkHttp's cleaned chain
-    ///     allows), or the leaf alone when nothing was validated. Never the served list.
+    ///     allows), or the signature chain when nothing was validated. Never the served list.
     ///   - host: The host.
     ///   - time: The instant, seconds since 1970.
     /// - Returns: The outcome.
@@ -101,10 +101,23 @@ public struct PinningConfiguration: Sendable {
     /// The pin rule itself, for the entry already chosen for `host` (by pattern here, or by
     /// ``TrustPolicy/resolve(_:at:)``), on certificates already known to be proven.
     static func check(_ entry: PinnedHost?, certificates chain: [Certificate], forHost host: String, at time: Int64) -> PinCheckResult {
+        var digests = ChainDigests(chain)
+        return check(entry, digests: &digests, forHost: host, at: time)
+    }
+
+    /// The check with the keys at `renewed` positions taken to be new ones no pin names.
+    static func check(_ entry: PinnedHost?, certificates chain: [Certificate], forHost host: String, at time: Int64, renewing renewed: [Int]) -> PinCheckResult
+    {
+        var digests = ChainDigests(chain)
+        digests.renew(renewed)
+        return check(entry, digests: &digests, forHost: host, at: time)
+    }
+
+    static func check(_ entry: PinnedHost?, digests: inout ChainDigests, forHost host: String, at time: Int64) -> PinCheckResult {
+        let chain = digests.chain
         guard let entry else { return PinCheckResult(.notPinned, nil, host: host, time: time) }
         if entry.isExcluded { return PinCheckResult(.excluded, entry, host: host, time: time) }
         if let expiration = entry.expirationDate, time > expiration { return PinCheckResult(.expired, entry, host: host, time: time) }
-        var digests = ChainDigests(chain)
         for pin in entry.negativePins where pin.isActive(at: time) {
             if let position = digests.firstPosition(of: pin, in: 0..<chain.count) {
                 return PinCheckResult(

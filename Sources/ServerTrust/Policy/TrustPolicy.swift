@@ -213,6 +213,9 @@ public struct TrustPolicy: ServerTrustEvaluating {
             trust.setAnchors(trust.anchors.isEmpty ? configured : TrustStore(trust.anchors) + configured, only: hostPolicy.anchors.only || trust.anchorsOnly)
         }
         trust.pathChecks = trust.pathChecks + hostPolicy.revocation.pathChecks
+        // The host's pins are checked on the path the evaluator validates: every evaluation
+        // prefers a valid path they are on (PeerTrust.evaluate).
+        if let pins = hostPolicy.pins, let requirement = PinRequirement.pinSet(pins, host: host, at: time) { trust.prefer([requirement]) }
         var decision = hostPolicy.evaluator.decide(trust, forHost: host)
         if let pins = hostPolicy.pins {
             decision = PinEnforcement(pins: pins, reporter: reporter, logger: logger).apply(to: decision, trust: trust, host: host, time: time)

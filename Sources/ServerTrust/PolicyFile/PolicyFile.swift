@@ -42,6 +42,24 @@ public enum PolicyFile {
         return try parse(data, baseDirectory: directory.isEmpty ? "." : directory, source: "policy file \(path)")
     }
 
+    /// Loads a policy file as ``load(contentsOf:)`` does, then checks its pins
+    /// (``TrustPolicy/lint(chain:anchors:at:)`` without a chain, against the file's own anchors)
+    /// and hands each finding to `warnings`: a pin set that only pins leaves, an expiry already
+    /// past or more than a year out, pins whose certificates all expire first, a pinned root
+    /// without its cross-signed successor. Problems in the file stay errors (thrown); findings
+    /// about the pins are warnings, since the file is valid and its decisions are what it says.
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - time: "Now", for the expiry rules.
+    ///   - warnings: Receives each finding, in order.
+    /// - Returns: The policy.
+    /// - Throws: ``PolicyFileError`` listing every problem.
+    public static func load(contentsOf path: String, at time: Int64, warnings: (PinLintFinding) -> Void) throws(PolicyFileError) -> TrustPolicy {
+        let policy = try load(contentsOf: path)
+        for finding in policy.lint(at: time) { warnings(finding) }
+        return policy
+    }
+
     /// Parses a policy document.
     /// - Parameters:
     ///   - json: UTF-8 JSON text.

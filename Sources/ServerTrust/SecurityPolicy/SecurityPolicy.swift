@@ -169,7 +169,10 @@ public struct SecurityPolicy: Sendable {
             return recorder.accept()
         }
 
-        // Step 4: pinning modes need a valid chain unless allowInvalidCertificates.
+        // Step 4: pinning modes need a valid chain unless allowInvalidCertificates. In
+        // public-key mode the pins are compared with the chain this evaluation builds, so it
+        // prefers a valid path they are on (a cross-signed root, an alternate intermediate).
+        trust.prefer(pinRequirements(forHost: domain ?? "", at: trust.evaluationTime()))
         var validated: TrustResult?
         if !allowInvalidCertificates {
             let result = trust.evaluate()
@@ -203,7 +206,7 @@ public struct SecurityPolicy: Sendable {
         recorder.evaluation(result, of: trust, .pinnedCertificates)
         if let failure = result.failure, let retried = expiredRetry(trust, failure: failure, recorder: &recorder) { result = retried }
         if let failure = result.failure {
-            recorder.pinEvidence(chain: ProvenChain(leafOf: trust.served).certificates, configured: pinnedCertificates.map(\.spkiPinText))
+            recorder.pinEvidence(chain: trust.provenChain(after: nil).certificates, configured: pinnedCertificates.map(\.spkiPinText))
             return recorder.reject(
                 .validation(
                     failure, host: domain, otherwise: failure.kind == .untrustedRoot ? .certificatePinningFailed : .chainValidationFailed,
@@ -211,7 +214,7 @@ public struct SecurityPolicy: Sendable {
         }
         // The pinned certificates were the only anchors, so the path ends at one of them; the
         // match below is on that validated path (normally its anchor).
-        let proven = trust.provenChain(after: result, semantics: semantics)
+        let proven = trust.provenChain(after: result)
         recorder.pinCandidates(proven)
         let chain = proven.certificates
         for (index, certificate) in chain.enumerated().reversed() where pinned.anchors.contains(certificate) {
@@ -229,13 +232,13 @@ public struct SecurityPolicy: Sendable {
         let pinnedKeys = pinned.keys
         let proven: ProvenChain
         if let validated {
-            proven = trust.provenChain(after: validated, semantics: semantics)
+            proven = trust.provenChain(after: validated)
         } else if semantics == .compat {
             // AFPublicKeyTrustChainForServerTrust enumerates the trust without evaluating it
             // (its own evaluation was skipped): hostname, expiry and validity go unchecked, but
             // the chain it enumerates is the one SecTrust links by signatures, not the list the
             // server sent (ProvenChain.signatureChain).
-            proven = trust.provenChain(after: nil, semantics: .compat)
+            proven = trust.provenChain(after: nil)
             recorder.note("compat quirk: public-key mode with allowInvalidCertificates checks neither host name nor expiry")
         } else {
             // Strict fixes 1-3: anchor on the pinned keys and validate everything else. A served
@@ -250,13 +253,13 @@ public struct SecurityPolicy: Sendable {
             recorder.evaluation(result, of: anchored, .pinnedKeys)
             if let failure = result.failure, let retried = expiredRetry(anchored, failure: failure, recorder: &recorder) { result = retried }
             if let failure = result.failure {
-                recorder.pinEvidence(chain: ProvenChain(leafOf: trust.served).certificates, configured: pinnedCertificates.map(\.spkiPinText))
+                recorder.pinEvidence(chain: trust.provenChain(after: nil).certificates, configured: pinnedCertificates.map(\.spkiPinText))
                 return recorder.reject(
                     .validation(
                         failure, host: domain, otherwise: failure.kind == .untrustedRoot ? .publicKeyPinningFailed : .chainValidationFailed,
                         context: "against the pinned keys: "))
             }
-            proven = anchored.provenChain(after: result, semantics: semantics)
+            proven = anchored.provenChain(after: result)
         }
         recorder.pinCandidates(proven)
         let chain = proven.certificates
@@ -286,5 +289,13 @@ public struct SecurityPolicy: Sendable {
         recorder.evaluation(result, of: retry, .expiredRetry(at: instant))
         if result.isTrusted { recorder.note("accepted although expired, because allowsExpiredPinnedCertificates is set") }
         return result
+    }
+}
+
+extension SecurityPolicy: PinRequiring {
+    /// Public-key mode compares the pinned certificates' keys with the chain; certificate mode
+    /// makes the pinned certificates the only anchors, so every path it validates ends at one.
+    func pinRequirements(forHost host: String, at time: Int64) -> [PinRequirement] {
+        pinningMode == .publicKey && !pinned.keys.isEmpty ? [PinRequirement(kind: .keys(pinned.keys))] : []
     }
 }

@@ -35,9 +35,13 @@ public struct PeerTrust: Sendable {
     public internal(set) var pathChecks: [any PathCheck]
     /// The path an earlier evaluator of the same decision validated for this served chain
     /// (``CompositeTrustEvaluator`` hands it on), so that a later pin check that does not
-    /// validate again still compares pins with proven certificates rather than the leaf alone,
-    /// as a later `SecTrustCopyCertificateChain` returns the chain an earlier evaluation built.
+    /// validate again compares pins with that path rather than the signature chain, as a later
+    /// `SecTrustCopyCertificateChain` returns the chain an earlier evaluation built.
     public internal(set) var validatedPath: VerifiedChain?
+    /// What the pins of the decision need of a path (``PinRequirement``): every evaluation of
+    /// this trust prefers, among the valid paths, one they are on (``pinPreference``), and the
+    /// signature chain of an unvalidated trust is chosen the same way. Empty without pins.
+    var pinRequirements: [PinRequirement]
     private var customAnchorStore: TrustStore
 
     /// Creates a trust for a served chain.
@@ -55,6 +59,7 @@ public struct PeerTrust: Sendable {
         self.clock = clock
         self.pathChecks = []
         self.validatedPath = nil
+        self.pinRequirements = []
         self.customAnchorStore = .empty
     }
 
@@ -139,6 +144,12 @@ public struct PeerTrust: Sendable {
 
     /// Validates the served chain against ``effectiveAnchors`` with ``policy`` at
     /// ``evaluationTime()``, running ``pathChecks`` on the path (`SecTrustEvaluateWithError`).
+    ///
+    /// When the decision has pins (an SPKI pin set, pinned keys or certificates), the path
+    /// returned is, among the valid paths, one the pins are on when there is one
+    /// (``/TrustEvaluation/PathPreference``): a cross-signed root, an alternate intermediate or
+    /// an intermediate that is also an anchor cannot make a correctly pinned server fail. The
+    /// result's chain says which other valid paths were seen.
     /// - Parameter trace: Record every path tried, for explanations.
     /// - Returns: The result.
     public func evaluate(trace: Bool = false) -> TrustResult {
@@ -151,7 +162,7 @@ public struct PeerTrust: Sendable {
         }
         // One verifier per (anchors, policy): its rule tables are built once, not per handshake.
         let outcome = Verifier.shared(anchors: anchors, policy: policy).validate(
-            leaf: leaf, intermediates: Array(certificates.dropFirst()), at: time, checks: pathChecks, trace: trace)
+            leaf: leaf, intermediates: Array(certificates.dropFirst()), at: time, checks: pathChecks, preferring: pinPreference, trace: trace)
         return TrustResult(
             result: outcome.result, trace: outcome.trace, policy: policy, time: time, checks: pathChecks.map(\.name), anchorMode: anchorMode,
             anchors: anchors)
@@ -160,7 +171,7 @@ public struct PeerTrust: Sendable {
     /// The trust's certificate chain (`SecTrustCopyCertificateChain`): the validated path when
     /// the chain validates, otherwise the chain Apple's chain builder would report for an
     /// untrusted trust, which is ``ProvenChain/signatureChain(of:)``: the leaf and the issuers
-    /// that actually signed it, never the served list as sent.
+    /// that verifiably signed it, never the served list as sent.
     /// - Parameter evaluation: An evaluation already made of this trust, to avoid repeating it.
     /// - Returns: Leaf first.
     public func certificateChain(after evaluation: TrustResult? = nil) -> [Certificate] {
@@ -170,12 +181,21 @@ public struct PeerTrust: Sendable {
     }
 
     /// The certificates a pin may be compared with after `evaluation` (``ProvenChain``, the
-    /// one pin rule of the library).
+    /// one pin rule of the library): the validated path, else the signature chain.
+    /// - Parameter evaluation: The evaluator's own chain evaluation, if it made one.
+    /// - Returns: The proven certificates.
+    public func provenChain(after evaluation: TrustResult?) -> ProvenChain {
+        ProvenChain(trust: self, evaluation: evaluation)
+    }
+
+    /// The certificates a pin may be compared with after `evaluation`: the same in both
+    /// semantics since the signature chain became the rule for every unvalidated trust.
     /// - Parameters:
     ///   - evaluation: The evaluator's own chain evaluation, if it made one.
-    ///   - semantics: `compat` for AFNetworking's reading of an unvalidated trust.
-    /// - Returns: The proven certificates.
-    public func provenChain(after evaluation: TrustResult?, semantics: PolicySemantics = .strict) -> ProvenChain {
-        ProvenChain(trust: self, evaluation: evaluation, semantics: semantics)
+    ///   - semantics: No longer changes anything.
+    /// - Returns: The proven certificates (``provenChain(after:)``).
+    @available(*, deprecated, message: "both semantics prove the same certificates: use provenChain(after:)")
+    public func provenChain(after evaluation: TrustResult?, semantics: PolicySemantics) -> ProvenChain {
+        provenChain(after: evaluation)
     }
 }

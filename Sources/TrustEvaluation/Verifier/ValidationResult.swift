@@ -97,6 +97,16 @@ public struct VerifiedChain: Hashable, Sendable {
     /// What the whole-path checks found on this path (``PathCheck``), in the order they ran:
     /// empty when none was asked for.
     public let findings: [PathCheckFinding]
+    /// How the path was chosen, when a ``PathPreference`` was given (`nil` otherwise: an
+    /// unpinned validation carries, and copies, nothing more than before).
+    var choice: PathChoice?
+
+    /// How this path was chosen among the valid paths found (``PathPreference``).
+    public var selection: Selection { choice?.selection ?? .first }
+    /// The other valid paths the search found (each leaf first, anchor last), in the order
+    /// found: with a ``PathPreference``, those it did not prefer; empty without one, since the
+    /// search then stops at the first valid path.
+    public var otherValidPaths: [[Certificate]] { choice?.otherValidPaths ?? [] }
 
     /// The certificate policies the path is valid for (RFC 5280 §6.1.5 (g), §6.1.6).
     ///
@@ -176,5 +186,26 @@ public struct ValidationOutcome: Sendable {
     public var failure: ValidationFailure? {
         if case .failure(let failure) = result { return failure }
         return nil
+    }
+}
+
+/// How a path was chosen among the valid paths found, kept apart from ``VerifiedChain`` so
+/// that a chain validated without a preference stays as cheap to copy as before.
+final class PathChoice: Hashable, Sendable {
+    let selection: VerifiedChain.Selection
+    let otherValidPaths: [[Certificate]]
+
+    init(_ selection: VerifiedChain.Selection, otherValidPaths: [[Certificate]]) {
+        self.selection = selection
+        self.otherValidPaths = otherValidPaths
+    }
+
+    static func == (lhs: PathChoice, rhs: PathChoice) -> Bool {
+        lhs.selection == rhs.selection && lhs.otherValidPaths == rhs.otherValidPaths
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(selection)
+        hasher.combine(otherValidPaths)
     }
 }

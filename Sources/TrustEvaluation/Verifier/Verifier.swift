@@ -60,6 +60,63 @@ public struct Verifier<SignatureCheck: SignatureVerifier>: Sendable {
         leaf: Certificate, intermediates: [Certificate], at time: Int64, checks: [any PathCheck] = [], trace: Bool = false
     ) -> ValidationOutcome {
         var search = Search(verifier: self, intermediates: intermediates, time: time, checks: checks, tracing: trace)
+        return outcome(of: &search, leaf: leaf)
+    }
+
+    /// Validates `leaf` as ``validate(leaf:intermediates:at:checks:trace:)`` does, and among its
+    /// valid paths returns one that `preference` accepts (the one its pins are on).
+    ///
+    /// The search does not stop at the first valid path that the preference refuses: it
+    /// backtracks to the other candidates, as it does after a failure, within the same work
+    /// budget. A certificate the server sent that the store also holds as an anchor (an
+    /// intermediate made an anchor) ends one path as the anchor and, as the intermediate it also
+    /// is, may continue to its own issuer on another. Every path returned is valid (it reached
+    /// an anchor and passed RFC 5280 §6.1 and every check); the chain says how it was chosen
+    /// (``VerifiedChain/selection``) and which other valid paths were seen
+    /// (``VerifiedChain/otherValidPaths``). When no valid path is preferred (or the budget runs
+    /// out after a valid path was found), the first valid path is returned with
+    /// ``VerifiedChain/Selection/noPreferredPath``.
+    /// - Parameters:
+    ///   - leaf: The end-entity certificate.
+    ///   - intermediates: The other certificates the peer sent, in any order.
+    ///   - time: The validation instant, seconds since 1970.
+    ///   - checks: The whole-path checks every candidate path must also pass.
+    ///   - preference: Which valid path the caller wants; `nil` validates as
+    ///     ``validate(leaf:intermediates:at:checks:trace:)``.
+    ///   - trace: Record every path tried, for explanations.
+    /// - Returns: The validated path with how it was chosen, or the most telling failure.
+    @_specialize(where SignatureCheck == OpenSSLSignatureVerifier)
+    public func validate(
+        leaf: Certificate, intermediates: [Certificate], at time: Int64, checks: [any PathCheck] = [], preferring preference: (any PathPreference)?,
+        trace: Bool = false
+    ) -> ValidationOutcome {
+        var search = Search(verifier: self, intermediates: intermediates, time: time, checks: checks, tracing: trace)
+        if let preference { search.selection = .preferring(preference) }
+        return outcome(of: &search, leaf: leaf)
+    }
+
+    /// Every valid path of `leaf` that the search finds within its work budget, in the order it
+    /// finds them: what a tool that compares pins with every path (`servertrust pins check`)
+    /// or proposes pins for every path needs. A decision uses
+    /// ``validate(leaf:intermediates:at:checks:preferring:trace:)`` instead, which stops at the
+    /// path it wants.
+    /// - Parameters:
+    ///   - leaf: The end-entity certificate.
+    ///   - intermediates: The other certificates the peer sent, in any order.
+    ///   - time: The validation instant, seconds since 1970.
+    ///   - checks: The whole-path checks every path must also pass.
+    /// - Returns: The valid paths, or the most telling failure when there is none.
+    public func validPaths(leaf: Certificate, intermediates: [Certificate], at time: Int64, checks: [any PathCheck] = []) -> ValidPaths {
+        var search = Search(verifier: self, intermediates: intermediates, time: time, checks: checks, tracing: false)
+        search.selection = .all
+        var failure: ValidationFailure?
+        if case .failure(let found) = search.run(leaf: leaf) { failure = found }
+        let paths = search.validPaths
+        return ValidPaths(
+            paths: paths, failure: paths.isEmpty ? failure : nil, isIncomplete: search.budget.signatureChecks == 0 || failure?.kind == .budgetExhausted)
+    }
+
+    func outcome(of search: inout Search<SignatureCheck>, leaf: Certificate) -> ValidationOutcome {
         let result = search.run(leaf: leaf)
         let spent = Budget()
         return ValidationOutcome(
@@ -136,6 +193,21 @@ struct Search<SignatureCheck: SignatureVerifier> {
     /// (RFC 5280 §6.3.3 (f)); a signer met again is taken as established, which ends the
     /// circular case of a CRL issuer whose status is given by the CRL it signs.
     var signerStack: [Certificate] = []
+    /// Which valid path ends the search.
+    var selection = Selection.first
+    /// The valid paths found that did not end the search (with a preference: those it refused;
+    /// for ``Verifier/validPaths(leaf:intermediates:at:checks:)``: all of them), without repeats.
+    var validPaths: [VerifiedChain] = []
+
+    /// Which valid path ends the search.
+    enum Selection {
+        /// The first one (a decision without pins: no extra work).
+        case first
+        /// The first one the preference accepts.
+        case preferring(any PathPreference)
+        /// None: every valid path is collected.
+        case all
+    }
 
     init(verifier: Verifier<SignatureCheck>, intermediates: [Certificate], time: Int64, checks: [any PathCheck], tracing: Bool) {
         self.verifier = verifier
@@ -154,6 +226,8 @@ struct Search<SignatureCheck: SignatureVerifier> {
         let reachedAnchor: Bool
         /// Certificates in the path when it failed.
         let length: Int
+        /// The path is valid but did not end the search (``Selection``): the search goes on.
+        var isValid = false
 
         /// Whether this dead end says more about the chain than `other`: reaching an anchor
         /// beats not reaching one, then the longer path wins; ties keep the earlier (better
@@ -181,7 +255,14 @@ struct Search<SignatureCheck: SignatureVerifier> {
         var names = [NameConstraintChecker.Names(sans: leaf.subjectAlternativeNames, subject: leaf.subject)]
         switch extend(&path, names: &names, depth: 0) {
         case .success(let chain): return .success(chain)
-        case .failure(let deadEnd): return .failure(deadEnd.failure)
+        case .failure(let deadEnd):
+            // No valid path was preferred, or the budget ran out after one was found: the
+            // first valid path, said to be no preferred one (the caller's pins refuse it).
+            if case .preferring = selection, var first = validPaths.first {
+                first.choice = PathChoice(.noPreferredPath, otherValidPaths: validPaths.dropFirst().map(\.certificates))
+                return .success(first)
+            }
+            return .failure(deadEnd.failure)
         }
     }
 
@@ -200,7 +281,15 @@ struct Search<SignatureCheck: SignatureVerifier> {
         }
         // A certificate that is itself an anchor ends the path.
         if path[index].isAnchor || verifier.anchors.contains(working) {
-            return complete(path)
+            let completed = complete(path)
+            // When the search is looking for more valid paths, a certificate the peer sent that
+            // the store also holds as an anchor (an intermediate made an anchor) continues, as
+            // the intermediate it is (its rules for that position were checked when it was
+            // chosen), to its own issuers: the path through it to the root is valid too, and
+            // may be the one the pins are on (Brave #52059).
+            guard case .failure(let deadEnd) = completed, deadEnd.isValid, index > 0, !path[index].isAnchor, !working.isSelfIssued else {
+                return completed
+            }
         }
         // RFC 5280 §6.1.4 (l) and limbo's max_chain_depth: self-issued intermediates do not
         // count towards the depth; the path's absolute length is still capped (loops are
@@ -273,7 +362,25 @@ struct Search<SignatureCheck: SignatureVerifier> {
             }
         }
         if tracing { trace.append(PathAttempt(subjects: certificates.map { $0.subject.rfc4514 }, failure: nil)) }
-        return .success(VerifiedChain(certificates: certificates, policyInputs: inputs, findings: findings))
+        var chain = VerifiedChain(certificates: certificates, policyInputs: inputs, findings: findings)
+        switch selection {
+        case .first:
+            return .success(chain)
+        case .preferring(let preference):
+            if preference.prefers(CandidatePath(certificates: certificates, sources: path.map(\.source)), at: time) {
+                chain.choice = PathChoice(.preferred, otherValidPaths: validPaths.map(\.certificates))
+                return .success(chain)
+            }
+        case .all:
+            break
+        }
+        // Valid but not the one wanted: kept (once: the same certificates may be reached as an
+        // anchor and as a sent intermediate), and the search goes on.
+        if !validPaths.contains(where: { $0.certificates == certificates }) { validPaths.append(chain) }
+        var deadEnd = DeadEnd(
+            failure: ValidationFailure(.untrustedRoot, "a valid path the preference does not accept"), reachedAnchor: true, length: path.count)
+        deadEnd.isValid = true
+        return .failure(deadEnd)
     }
 
     /// Runs one whole-path check on this search's state (its budget, its intermediates' keys),

@@ -35,8 +35,9 @@ enum GetCommand {
                                     --strict is accepted)
           --no-validate-domain      do not check the host name
           -k, --insecure, --allow-invalid
-                                    skip chain validation: with pins they match the leaf alone, without any
-                                    pin nothing is checked (--json's decision says "checked": "nothing")
+                                    skip chain validation: with pins they match the leaf and the certificates
+                                    that verifiably signed it, without any pin nothing is checked (--json's
+                                    decision says "checked": "nothing")
           --policy FILE             a JSON policy file (docs/policy-schema.md) instead of --mode, --pinned-cert,
                                     --pin, --strict, --no-validate-domain, -k (--anchors and --cacert add roots);
                                     pin failures are posted to its reportUris (system roots, never its pins)

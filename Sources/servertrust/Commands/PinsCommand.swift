@@ -11,6 +11,8 @@ enum PinsCommand {
     static let usage = """
         usage: servertrust pins FILE [--host H] [options]
                servertrust pins https://HOST[:PORT] [--resolve HOST:PORT:ADDR | --proxy URL] [options]
+               servertrust pins lint POLICY [--chain CHAIN.pem] [--json]     (servertrust pins lint --help)
+               servertrust pins check https://HOST --policy FILE             (servertrust pins check --help)
 
         Prints the SPKI pins (RFC 7469: base64 SHA-256 of a certificate's public key) to configure for
         a server, from a PEM/DER chain file (leaf first, as the server sends it) or from the chain the
@@ -21,15 +23,18 @@ enum PinsCommand {
           okhttp    Kotlin: CertificatePinner.Builder().add("host", "sha256/…")
           ats       Info.plist XML: NSAppTransportSecurity / NSPinnedDomains with SPKI-SHA256-BASE64
           curl      curl --pinnedpubkey 'sha256//…;sha256//…'
-        The pin is the server's own key; the proposed backup is the root CA's key (or the
-        intermediate's, when the root is unknown), so that re-keying the server does not lock clients
-        out. It warns when a pinned certificate expires within 30 days and when the chain is
-        incomplete (it does not reach a self-signed certificate and the last certificate's issuer is
-        not among the system roots: SSL_CERT_FILE / SSL_CERT_DIR).
+        The pins proposed are CA keys, not the server's own: the root of every valid path of the chain
+        against the system roots (both roots of a cross-sign) and the intermediates on those paths, so
+        that renewals (every 47 days by 2029, often with a new key) and a CA's rotation among its
+        intermediates do not lock clients out. The leaf's key is proposed only when there is no CA
+        (a self-signed server). It warns when a pinned certificate expires within 30 days and when the
+        chain is incomplete (it does not reach a self-signed certificate and the last certificate's
+        issuer is not among the system roots: SSL_CERT_FILE / SSL_CERT_DIR). Check the result with
+        servertrust pins lint POLICY --chain CHAIN.pem, and live with servertrust pins check.
 
-        ServerTrust's policy, like TrustKit, enforces a pin set of at least two distinct pins (here the
-        server's key and its CA's), whatever the server sends. Only a spare key held offline survives a
-        change of CA as well, so without --backup-pin you are warned that no pin is a true spare.
+        ServerTrust's policy, like TrustKit, enforces a pin set of at least two distinct pins, whatever
+        the server sends. Only a spare key held offline survives a change of CA as well, so without
+        --backup-pin you are warned that no pin is a true spare.
         Make a spare key, keep it offline, and pin it:
           openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out spare.key
           openssl pkey -in spare.key -pubout -outform DER | openssl dgst -sha256 -binary | openssl base64
@@ -54,6 +59,11 @@ enum PinsCommand {
     }
 
     static func run(_ arguments: [String]) throws -> Int32 {
+        switch arguments.first {
+        case "lint": return try PinsLintCommand.run(Array(arguments.dropFirst()))
+        case "check": return try PinsCheckCommand.run(Array(arguments.dropFirst()))
+        default: break
+        }
         let options = try Options(
             arguments, flags: ["--help"], values: Set(["--host", "--format", "--resolve", "--timeout", "--backup-pin"]).union(ProxyOptions.names))
         if options.flags.contains("--help") {
@@ -165,11 +175,10 @@ enum PinsCommand {
         for row in rows {
             out += "  " + pad(row.0, roleWidth) + "  " + pad(row.1, pinWidth) + "  " + row.2 + "\n"
         }
-        out += "\nPin:     \(plan.leafKey.pin)  (the server's own key)\n"
-        if let backup = plan.backup {
-            out += "Backup:  \(backup.pin)  (the \(backup.role == "root" ? "root CA" : "issuing CA")'s key, \(backup.certificate.subject.rfc4514))\n"
-        } else {
-            out += "Backup:  none from the chain (no CA certificate was served or found among the system roots)\n"
+        out += "\n"
+        for key in plan.proposed {
+            out +=
+                "Pin:     \(key.pin)  (\(key.role == "leaf" ? "the server's own key: there is no CA" : "the \(key.role)'s key"), \(key.certificate.subject.rfc4514))\n"
         }
         for line in plan.explanation { out += "  " + line + "\n" }
         if !plan.warnings.isEmpty {
@@ -250,10 +259,10 @@ enum PinsCommand {
         return lines.joined(separator: "\n")
     }
 
-    /// ATS: the CA keys as `NSPinnedCAIdentities`; the leaf as `NSPinnedLeafIdentities` only
-    /// with a spare key (or no CA), since ATS requires both sets to match when both exist.
+    /// ATS: the proposed CA keys as `NSPinnedCAIdentities`; the leaf as `NSPinnedLeafIdentities`
+    /// only with a spare key (or no CA), since ATS requires both sets to match when both exist.
     static func ats(_ plan: PinPlan) -> String {
-        let caPins = plan.caKeys.map(\.pin)
+        let caPins = plan.proposed.filter { $0.role != "leaf" }.map(\.pin)
         var leafPins: [String] = []
         if caPins.isEmpty || !plan.spares.isEmpty {
             leafPins = [plan.leafKey.pin] + plan.spares.map(\.description)
@@ -295,7 +304,8 @@ enum PinsCommand {
     static func curl(_ plan: PinPlan, port: Int) -> String {
         let pins = ([plan.leafKey.pin] + plan.spares.map(\.description)).map { "sha256//" + $0.dropFirst("sha256/".count) }
         let authority = (plan.host.contains(":") ? "[\(plan.host)]" : plan.host) + (port == 443 ? "" : ":\(port)")
-        return "# curl checks --pinnedpubkey against the server's own key only, so CA keys are not listed.\n"
+        return "# curl checks --pinnedpubkey against the server's own key only, so CA keys are not listed:\n"
+            + "# this pin breaks at the next renewal with a new key (the other forms pin CA keys).\n"
             + "curl --pinnedpubkey '\(pins.joined(separator: ";"))' https://\(authority)/"
     }
 
@@ -322,7 +332,7 @@ enum PinsCommand {
     }
 }
 
-/// What to pin for a chain, the backup proposed, and what to warn about.
+/// What to pin for a chain (CA keys of every valid path), and what to warn about.
 struct PinPlan {
     struct Key {
         let certificate: Certificate
@@ -343,7 +353,9 @@ struct PinPlan {
     let chain: [Certificate]
     /// The leaf, the CA certificates of the chain, and the root found in the system roots.
     let keys: [Key]
-    let backup: Key?
+    /// The pins proposed: the root of every valid path, then the intermediates on them (the
+    /// leaf's key only when there is no CA).
+    let proposed: [Key]
     let spares: [SPKIPin]
     /// The spare pins whose keys are not in the chain: true spares, which survive a change of
     /// every key of this chain.
@@ -352,16 +364,14 @@ struct PinPlan {
     let warnings: [String]
 
     var leafKey: Key { keys[0] }
-    var caKeys: [Key] { Array(keys.dropFirst()) }
-    /// The pins of every form that takes CA keys: the leaf, the backup, the spares.
+    /// The pins of every form that takes CA keys: the proposed keys, the spares.
     var pins: [String] { pinsWithComments.map(\.0) }
     /// The backup-pin rule of ServerTrust's policy files and of TrustKit: enforcing needs at
     /// least two distinct pins (``PinningConfiguration``); a single pin is written report-only.
     var enforces: Bool { Set(pins).count >= 2 }
 
     var pinsWithComments: [(String, String)] {
-        var result = [(leafKey.pin, "leaf: " + leafKey.certificate.subject.rfc4514)]
-        if let backup { result.append((backup.pin, "backup, the \(backup.role == "root" ? "root CA" : "issuing CA"): " + backup.certificate.subject.rfc4514)) }
+        var result = proposed.map { ($0.pin, "\($0.role): " + $0.certificate.subject.rfc4514) }
         for spare in spares where !result.contains(where: { $0.0 == spare.description }) {
             result.append((spare.description, "backup: a spare key held in reserve"))
         }
@@ -388,8 +398,8 @@ struct PinPlan {
                     + "(\(chain[index].subject.rfc4514)): the chain is out of order or carries an unrelated certificate")
         }
 
-        // The CA certificates of the chain, and the root: served (self-signed, last), or the
-        // system root the chain leads to.
+        // The CA certificates of the chain, and the roots of every valid path: served
+        // (self-signed, last), or among the system roots (both roots of a cross-sign).
         var keys = [Key(certificate: leaf, role: "leaf", fromSystemRoots: false, now: now)]
         let last = chain[chain.count - 1]
         let standalone = chain.count == 1 && leaf.isSelfIssued
@@ -397,17 +407,15 @@ struct PinPlan {
             let isRoot = certificate == last && certificate.isSelfIssued
             keys.append(Key(certificate: certificate, role: isRoot ? "root" : "intermediate", fromSystemRoots: false, now: now))
         }
+        var paths: [[Certificate]] = []
         var complete = last.isSelfIssued || system == nil
-        if !last.isSelfIssued, let system {
-            let issuers = system.certificates.filter { $0.subject == last.issuer }
-            complete = !issuers.isEmpty
-            let verified = Verifier(anchors: system, policy: .basicX509).validate(leaf: leaf, intermediates: Array(chain.dropFirst()), at: now)
-            let aki = last.extensions.authorityKeyIdentifier?.keyIdentifier
-            let root =
-                verified.chain.map(\.anchor).flatMap { chain.contains($0) ? nil : $0 }
-                ?? issuers.first { aki != nil && $0.extensions.subjectKeyIdentifier.map(Array.init) == aki.map(Array.init) }
-                ?? issuers.first
-            if let root { keys.append(Key(certificate: root, role: "root", fromSystemRoots: true, now: now)) }
+        if let system {
+            paths = Verifier(anchors: system, policy: .basicX509).validPaths(leaf: leaf, intermediates: Array(chain.dropFirst()), at: now).paths.map(
+                \.certificates)
+            complete = complete || !paths.isEmpty || system.certificates.contains { $0.subject == last.issuer }
+            for root in paths.compactMap(\.last) where !keys.contains(where: { $0.certificate == root }) {
+                keys.append(Key(certificate: root, role: "root", fromSystemRoots: true, now: now))
+            }
         }
         if !complete {
             warnings.append(
@@ -417,27 +425,25 @@ struct PinPlan {
         }
         self.keys = keys
 
-        let backup = keys.last { $0.role == "root" } ?? keys.first { $0.role == "intermediate" }
-        self.backup = backup
-        if let backup {
-            if backup.role == "root" {
-                explanation += [
-                    "Why a backup: a pin on the server's key alone locks every client out the day the server is",
-                    "re-keyed (renewals often bring a new key). The root CA's key stays the same across renewals",
-                    "and across the CA's intermediates, which CAs rotate (Let's Encrypt picks among several at",
-                    "each renewal), so clients keep connecting while you ship the new leaf pin. The cost: a",
-                    "certificate this CA issues for \(host) to someone else passes the pin check too (still one",
-                    "CA instead of every public one).",
-                ]
-            } else {
-                explanation += [
-                    "Why a backup: a pin on the server's key alone locks every client out the day the server is",
-                    "re-keyed (renewals often bring a new key). The issuing CA's key stays the same while the CA",
-                    "issues from this intermediate, so clients keep connecting while you ship the new leaf pin.",
-                    "The root's key would also survive the CA moving to a new intermediate, but the root is not",
-                    "known here (not served, not among the system roots).",
-                ]
-            }
+        // The proposal: the root of every valid path, then the intermediates on them; without a
+        // valid path, the CA certificates served. Keys, not certificates: a CA re-issued on the
+        // same key is one pin.
+        let onPaths = paths.flatMap { $0.dropFirst() }
+        let roots = paths.isEmpty ? keys.filter { $0.role == "root" } : keys.filter { key in paths.contains { $0.last == key.certificate } }
+        let intermediates = keys.filter { key in key.role == "intermediate" && (paths.isEmpty || onPaths.contains(key.certificate)) }
+        var proposed: [Key] = []
+        for key in roots + intermediates where !proposed.contains(where: { $0.pin == key.pin }) { proposed.append(key) }
+        if proposed.isEmpty { proposed = [keys[0]] }
+        self.proposed = proposed
+        if proposed.contains(where: { $0.role != "leaf" }) {
+            explanation += [
+                "Why CA keys: a pin on the server's own key breaks at the first renewal with a new key, and",
+                "certificates now live for weeks (47 days by 2029; ACME clients make a new key by default).",
+                "A root's key stays the same across renewals and across the intermediates a CA rotates among",
+                "(Let's Encrypt picks one at each renewal); with a cross-signed root, clients may build the path",
+                "to either root, so both are pinned. The cost: a certificate this CA issues for \(host) to",
+                "someone else passes the pin check too (still one CA instead of every public one).",
+            ]
         }
         explanation += [
             "Safest of all: also pin a spare key you keep offline (--backup-pin), which survives a change of",
@@ -451,10 +457,10 @@ struct PinPlan {
         for spare in spares where !outside.contains(spare) {
             warnings.append("--backup-pin \(spare) is the key of a certificate in the chain, not a key held in reserve")
         }
-        if backup == nil {
+        if !proposed.contains(where: { $0.role != "leaf" }) {
             warnings.append(
                 (standalone ? "the leaf is self-signed" : "no CA certificate was served or found among the system roots")
-                    + ": there is no CA key to fall back on; pin a spare key (--backup-pin) before shipping, "
+                    + ": there is no CA key to pin, so the leaf's key is; pin a spare key (--backup-pin) before shipping, "
                     + "or a re-key locks every client out")
         }
         if outside.isEmpty {
@@ -462,13 +468,13 @@ struct PinPlan {
                 "no pin is a true spare: every pin is a key of this chain, so a change of CA (or of its key) "
                     + "locks every client out until an update ships; add --backup-pin with a key you keep offline (see --help)")
         }
-        if backup == nil && spares.isEmpty {
+        if Set(proposed.map(\.pin)).count < 2 && spares.isEmpty {
             warnings.append(
                 "with a single pin the ServerTrust and TrustKit forms are report-only (enforcePinning / kTSKEnforcePinning "
                     + "false): enforcing needs at least 2 distinct pins")
         }
         let day: Int64 = 86_400
-        for key in [keys[0]] + (backup.map { [$0] } ?? []) {
+        for key in proposed {
             let left = key.certificate.notAfter.secondsSince1970 - now
             let what = "the pinned \(key.role) \(key.certificate.subject.rfc4514)"
             if left < 0 {

@@ -13,8 +13,9 @@ import TrustEvaluation
 ///   the path the policy validated (``ProvenChain``).
 /// - Otherwise (`get`): chain validation with the host (`--no-validate-domain` drops the host),
 ///   with the `--pin` pins on the validated path; `--allow-invalid` skips validation, so pins
-///   then match the leaf alone (curl's `-k --pinnedpubkey`), and without pins nothing is
-///   checked (curl's `-k`).
+///   then match the signature chain (the leaf and the certificates that verifiably signed it;
+///   `--pinnedpubkey` pins, leaf-scoped, the leaf alone as curl's `-k --pinnedpubkey`), and
+///   without pins nothing is checked (curl's `-k`).
 /// - `--anchors` adds roots to the system's, `--anchors-only` trusts only them.
 /// - `--crl FILE` (curl's `--crlfile`): CRLs every chain is checked against, whatever decides
 ///   it; hard-fail, so every certificate of the path but the anchor must be covered.
@@ -188,7 +189,12 @@ struct TrustOptions {
                 ["--mode", "--pinned-cert", "--pin", "--pinnedpubkey"].filter { values[$0] != nil }
                 + ["--allow-invalid", "--insecure", "--no-validate-domain", "--strict", "--compat"].filter { flags.contains($0) }
             guard conflicting.isEmpty else { throw CLIError("--policy cannot be combined with \(conflicting.joined(separator: ", "))") }
-            do { return try PolicyFile.load(contentsOf: path) } catch {
+            // The pins' lint findings are warnings: the file is valid, and decides as written.
+            do {
+                return try PolicyFile.load(contentsOf: path, at: InspectCommand.currentTime) {
+                    CLI.writeStderr("servertrust: warning: --policy \(path): \($0)")
+                }
+            } catch {
                 throw CLIError("--policy \(path): " + error.problems.map(\.description).joined(separator: "; "))
             }
         }
@@ -210,7 +216,7 @@ struct TrustOptions {
                 pinningMode: mode, pinnedCertificates: try all("--pinned-cert").flatMap { try GetCommand.certificates($0, option: "--pinned-cert") },
                 allowInvalidCertificates: allowInvalid, validatesDomainName: validatesDomain, semantics: semantics)
             // The pins after the policy, on the path the policy validated; when the policy
-            // validated nothing, on the leaf alone.
+            // validated nothing, on the signature chain (ProvenChain).
             hostPolicy = HostTrustPolicy(evaluator: policy, pins: pinSet?.hosts.first, source: "command line")
         } else if let pinSet {
             hostPolicy = HostTrustPolicy(

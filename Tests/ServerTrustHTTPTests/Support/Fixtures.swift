@@ -38,7 +38,7 @@ enum Lab {
 
     /// The decider most tests want: chain validation with the host name against `anchors`
     /// and, given `pins`, an SPKI pin set for the `hosts` patterns checked on the validated path
-    /// (with `validates: false`, on the leaf alone: curl's `-k --pinnedpubkey`).
+    /// (with `validates: false`, on the signature chain: the leaf and the certificates that signed it).
     static func decider(
         anchors: TrustStore, pins: [SPKIPin] = [], hosts: [String] = ["**.example.test", "**.nginx.test"], validates: Bool = true
     ) throws -> ServerTrustDecider {

@@ -61,8 +61,8 @@ struct ProvenChainTests {
     struct Configuration: Sendable, CustomTestStringConvertible {
         let name: String
         let make: @Sendable (Certificate) throws -> any ServerTrustEvaluating
-        /// Pin positions the genuine chain is accepted with (all, unless nothing is validated:
-        /// then only the leaf's key is proven).
+        /// Pin positions the genuine chain is accepted with: every position in the pins' scope,
+        /// validated or not (without validation the signature chain proves the issuers too).
         let genuineAccepted: Set<Pinned>
         var testDescription: String { name }
     }
@@ -97,7 +97,7 @@ struct ProvenChainTests {
                 }
             }
         }
-        for (validate, accepted) in [(true, all), (false, Set([Pinned.leaf]))] {
+        for (validate, accepted) in [(true, all), (false, all)] {
             for selfSigned in [false, true] {
                 list.append(
                     Configuration(
@@ -186,36 +186,34 @@ struct ProvenChainTests {
                     let decision = manager.decide(Self.f.trust(chain), forHost: Self.host)
                     #expect(!decision.isTrusted, "\(document)\n\(attack), pinned \(pinned): \(decision)")
                 }
-                let withoutValidation = document.contains("\"validateHost\": false")
-                if pinned == .leaf || !withoutValidation {
-                    let genuine = manager.decide(Self.f.trust(Self.f.validChain), forHost: Self.host)
-                    #expect(genuine.isTrusted, "\(document)\npinned \(pinned): \(genuine)")
-                }
+                // Validated or not, the genuine server's pinned certificate is on what was proven.
+                let genuine = manager.decide(Self.f.trust(Self.f.validChain), forHost: Self.host)
+                #expect(genuine.isTrusted, "\(document)\npinned \(pinned): \(genuine)")
             }
         }
     }
 
-    @Test("without a validated path only the leaf is proven; compat reads the chain SecTrust builds, linked by signatures")
+    @Test("without a validated path the signature chain is proven: the leaf and each certificate that signed the one before")
     func derivations() throws {
         let f = Self.f
         // Validated: the whole path, anchor included, never the strays the server added.
         let validated = f.trust(f.validChain + [f.selfSigned, f.interceptionRoot])
         let path = validated.provenChain(after: validated.evaluate())
         #expect(path.basis == .validatedPath && path.certificates == f.validChain + [f.root])
-        // No validation, strict: the leaf alone, whatever follows it.
-        let strict = validated.provenChain(after: nil)
-        #expect(strict.basis == .leafOnly && strict.certificates == [f.validChain[0]])
-        // Compat: the leaf and the issuers whose keys verify the signature below, from what was
-        // served and from the anchors; the appended strays and a same-named forgery are not on it.
-        let compat = validated.provenChain(after: nil, semantics: .compat)
-        #expect(compat.basis == .signatureChain && compat.certificates == f.validChain + [f.root])
-        let forged = f.trust([Self.forgedIssuerLeaf, f.intermediate, f.root]).provenChain(after: nil, semantics: .compat)
+        // No validation: the leaf and the issuers whose keys verify the signature below, from
+        // what was served and from the anchors; the appended strays and a same-named forgery
+        // are not on it.
+        let unvalidated = validated.provenChain(after: nil)
+        #expect(unvalidated.basis == .signatureChain && unvalidated.certificates == f.validChain + [f.root])
+        let forged = f.trust([Self.forgedIssuerLeaf, f.intermediate, f.root]).provenChain(after: nil)
         #expect(forged.certificates == [Self.forgedIssuerLeaf])
-        let selfSigned = f.trust([f.attacker, f.intermediate, f.root]).provenChain(after: nil, semantics: .compat)
+        let selfSigned = f.trust([f.attacker, f.intermediate, f.root]).provenChain(after: nil)
         #expect(selfSigned.certificates == [f.attacker])
         // The chain of an interception proxy ends at its root: the genuine CA it appended is not on it.
-        let intercepted = f.trust(f.interceptedChain + [f.intermediate]).provenChain(after: nil, semantics: .compat)
+        let intercepted = f.trust(f.interceptedChain + [f.intermediate]).provenChain(after: nil)
         #expect(intercepted.certificates == f.interceptedChain + [f.interceptionRoot])
+        // The expired genuine leaf: dates are not checked, signatures are.
+        #expect(f.trust(f.expiredChain).provenChain(after: nil).certificates == f.expiredChain + [f.root])
         // SecTrustCopyCertificateChain of an untrusted trust is that same chain.
         #expect(f.trust([f.attacker, f.intermediate]).certificateChain() == [f.attacker])
     }

@@ -34,10 +34,13 @@ struct TrustEvaluatorsTests {
         // Host validation runs even without default validation.
         let noDefault = PinnedCertificatesTrustEvaluator(certificates: [f.root], performDefaultValidation: false)
         #expect(noDefault.decide(f.trust(f.otherHostChain), forHost: host).failure?.kind == .hostValidationFailed)
-        // Without any validation no path is proven: only the leaf, whose key the handshake
-        // proves, can match, so a pinned CA proves nothing (ProvenChain).
+        // Without any validation the signature chain is proven (ProvenChain): the pinned root
+        // signed the intermediate that signed the leaf, as Alamofire's
+        // SecTrustCopyCertificateChain reports it without an evaluation; a pinned root appended
+        // to a leaf it did not sign proves nothing.
         let nothing = PinnedCertificatesTrustEvaluator(certificates: [f.root], performDefaultValidation: false, validateHost: false)
-        #expect(nothing.decide(f.trust(f.otherHostChain), forHost: host).failure?.kind == .certificatePinningFailed)
+        #expect(nothing.decide(f.trust(f.otherHostChain), forHost: host).isTrusted)
+        #expect(nothing.decide(f.trust([f.attacker, f.intermediate, f.root]), forHost: host).failure?.kind == .certificatePinningFailed)
         let leafOnly = PinnedCertificatesTrustEvaluator(certificates: [f.otherHostChain[0]], performDefaultValidation: false, validateHost: false)
         #expect(leafOnly.decide(f.trust(f.otherHostChain), forHost: host).isTrusted)
     }
