@@ -112,8 +112,12 @@ public struct PinSetStore: Sendable {
         object.append(("etag", etag.map(Self.quote) ?? "null"))
         object.append(("documents", "[" + documents.map { "\"" + Base64.encode($0) + "\"" }.joined(separator: ",\n  ") + "]"))
         let text = "{" + object.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ",\n ") + "}\n"
-        let temporary = "\(path).tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-        try Self.writeSynced(Array(text.utf8), to: temporary)
+        let temporary = DurableFile.temporaryName(beside: path)
+        do {
+            try DurableFile.create(temporary, with: Array(text.utf8))
+        } catch {
+            throw PinSetError(.storeWriteFailed, error.reason)
+        }
         if access(path, F_OK) == 0, rename(path, previousPath) != 0 {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
@@ -124,60 +128,23 @@ public struct PinSetStore: Sendable {
             unlink(temporary)
             throw PinSetError(.storeWriteFailed, "cannot rename the new store to \(path): \(reason)")
         }
-        Self.syncDirectory(of: path)
+        DurableFile.syncDirectory(of: path)
     }
 
-    /// Writes `bytes` to `path` crash-safely: a temporary file beside it, `fsync`, rename(2),
-    /// `fsync` of the directory. Readers see the old file or the new one, never part of either.
+    /// Writes `bytes` to `path` crash-safely: a temporary file beside it,
+    /// `fsync`, rename(2), `fsync` of the directory. Readers see the old file or the new one,
+    /// never part of either.
     /// - Parameters:
     ///   - bytes: The contents.
     ///   - path: The file to replace or create.
     ///   - mode: Its permissions (0600 for a store; a published document may be 0644).
     /// - Throws: ``PinSetError`` (`storeWriteFailed`); `path` is then untouched.
     public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: UInt16 = 0o600) throws(PinSetError) {
-        let temporary = "\(path).tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-        try writeSynced(bytes, to: temporary, mode: mode_t(mode))
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw PinSetError(.storeWriteFailed, "cannot rename \(temporary) to \(path): \(reason)")
+        do {
+            try DurableFile.replace(path, with: bytes, mode: UInt32(mode))
+        } catch {
+            throw PinSetError(.storeWriteFailed, error.reason)
         }
-        syncDirectory(of: path)
-    }
-
-    /// Writes `bytes` to a new file (mode 0600 unless given) and `fsync`s it.
-    static func writeSynced(_ bytes: [UInt8], to file: String, mode: mode_t = 0o600) throws(PinSetError) {
-        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard descriptor >= 0 else { throw PinSetError(.storeWriteFailed, "cannot create \(file): \(String(cString: strerror(errno)))") }
-        fchmod(descriptor, mode)  // the umask may narrow the mode, never widen it; state it exactly
-        var written = 0
-        while written < bytes.count {
-            let n = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                let reason = String(cString: strerror(errno))
-                close(descriptor)
-                unlink(file)
-                throw PinSetError(.storeWriteFailed, "cannot write \(file): \(reason)")
-            }
-            written += n
-        }
-        guard fsync(descriptor) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(descriptor)
-            unlink(file)
-            throw PinSetError(.storeWriteFailed, "cannot fsync \(file): \(reason)")
-        }
-        close(descriptor)
-    }
-
-    /// `fsync` on the directory, so the renames themselves are durable.
-    static func syncDirectory(of file: String) {
-        let directory = (file as NSString).deletingLastPathComponent
-        let descriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        fsync(descriptor)
-        close(descriptor)
     }
 
     /// Removes `PATH.tmp-*` files: a save that crashed before its rename.
