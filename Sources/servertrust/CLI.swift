@@ -110,8 +110,18 @@ enum CLI {
         return out
     }
 
+    /// Prints `text` and a line feed on stdout with every terminal control in it escaped but
+    /// line feeds and tabs (``DisplayText/controlsEscaped(keepingLineBreaks:)``): what
+    /// `inspect`, `pins` and `evaluate` print is made of certificate names, which the issuer
+    /// (or a man in the middle) chooses.
+    static func printSafe(_ text: String) {
+        writeStdout(DisplayText.controlsEscaped(keepingLineBreaks: text) + "\n")
+    }
+
+    /// Writes `text` (and a line feed) on stderr, terminal controls escaped as ``printSafe(_:)``
+    /// does: messages quote certificate names and server responses.
     static func writeStderr(_ text: String) {
-        var line = text
+        var line = DisplayText.controlsEscaped(keepingLineBreaks: text)
         if !line.hasSuffix("\n") { line += "\n" }
         // stderr is a C global that Swift 6 cannot prove safe; writing to fd 2 avoids it.
         _ = line.utf8CString.withUnsafeBufferPointer { buffer in write(2, buffer.baseAddress, buffer.count - 1) }

@@ -74,13 +74,14 @@ public enum ServerIdentity {
         }
     }
 
-    /// The names a certificate is valid for, for messages ("valid for a, b, not c").
+    /// The names a certificate is valid for, for messages ("valid for a, b, not c"), escaped
+    /// for printing (``/CertificateParsing/DisplayText``).
     public static func names(of certificate: Certificate) -> [String] {
         certificate.subjectAlternativeNames.compactMap { name in
             switch name {
-            case .dnsName(let s): return s
+            case .dnsName(let s): return DisplayText.escaped(s)
             case .ipAddress(let bytes): return IPAddressText.format(bytes)
-            case .rfc822Name(let s): return s
+            case .rfc822Name(let s): return DisplayText.escaped(s)
             default: return nil
             }
         }

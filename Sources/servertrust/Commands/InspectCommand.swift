@@ -69,14 +69,14 @@ enum InspectCommand {
                     items.append(json(certificate, file: file, index: index))
                 }
             }
-            print(JSON.array(items).rendered)
+            CLI.printSafe(JSON.array(items).rendered)
         } else {
             var first = true
             for (file, certificates) in loaded {
                 for (index, certificate) in certificates.enumerated() {
-                    if !first { print("") }
+                    if !first { CLI.printSafe("") }
                     first = false
-                    print(human(certificate, file: file, index: index, count: certificates.count))
+                    CLI.printSafe(human(certificate, file: file, index: index, count: certificates.count))
                 }
             }
         }

@@ -126,9 +126,9 @@ enum InspectHost {
             proxy: proxy)
         let verification = SystemVerification(chain: probe.chain, host: target.host)
         if options.flags.contains("--json") {
-            print(json(probe, target: target, proxy: proxy, verification: verification).rendered)
+            CLI.printSafe(json(probe, target: target, proxy: proxy, verification: verification).rendered)
         } else {
-            print(
+            CLI.printSafe(
                 human(
                     probe, target: target, proxy: proxy, verification: verification,
                     handshakeOnly: options.flags.contains("--handshake-only")))

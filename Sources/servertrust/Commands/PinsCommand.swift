@@ -115,10 +115,10 @@ enum PinsCommand {
         let plan = PinPlan(chain: chain, host: host, spares: spares, now: InspectCommand.currentTime)
         switch format {
         case .all:
-            print(report(plan, origin: origin, port: port))
+            CLI.printSafe(report(plan, origin: origin, port: port))
         default:
             for warning in plan.warnings { CLI.writeStderr("servertrust: pins: warning: \(warning)") }
-            print(render(format, plan, port: port))
+            CLI.printSafe(render(format, plan, port: port))
         }
         return ExitCode.success
     }
