@@ -84,6 +84,9 @@ enum GetCommand {
         /// messages.
         var spellings: [String: String] = [:]
 
+        /// Where the values of ``SecretArguments/options`` sit.
+        var secretPositions: [SecretArguments.Position] = []
+
         func value(_ name: String) -> String? { values[name]?.last }
         func all(_ name: String) -> [String] { values[name] ?? [] }
         func spelling(_ name: String) -> String { spellings[name] ?? name }
@@ -137,10 +140,12 @@ enum GetCommand {
                 let value: String
                 if let inline {
                     value = inline
+                    if SecretArguments.options.contains(name) { parsed.secretPositions.append(.init(argument: index, offset: argument.utf8.count + 1)) }
                 } else {
                     index += 1
                     guard index < arguments.count else { throw CLIError("\(argument) needs a value") }
                     value = arguments[index]
+                    if SecretArguments.options.contains(name) { parsed.secretPositions.append(.init(argument: index, offset: 0)) }
                 }
                 parsed.values[name, default: []].append(value)
                 parsed.spellings[name] = argument
@@ -165,6 +170,7 @@ enum GetCommand {
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try parse(arguments)
+        SecretArguments.blank(parsed.secretPositions, in: arguments)
         if parsed.flags.contains("--help") {
             print(usage)
             return ExitCode.success

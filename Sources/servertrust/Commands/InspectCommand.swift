@@ -38,8 +38,9 @@ enum InspectCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try Options(
             arguments, flags: ["--json", "--help", "--handshake-only"], values: Set(["--resolve", "--timeout"]).union(ProxyOptions.names))
+        SecretArguments.blank(options.secretPositions, in: arguments)
         if options.flags.contains("--help") {
-            print(usage)
+            CLI.printSafe(usage)
             return ExitCode.success
         }
         guard !options.positionals.isEmpty else {

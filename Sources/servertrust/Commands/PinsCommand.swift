@@ -56,8 +56,9 @@ enum PinsCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try Options(
             arguments, flags: ["--help"], values: Set(["--host", "--format", "--resolve", "--timeout", "--backup-pin"]).union(ProxyOptions.names))
+        SecretArguments.blank(options.secretPositions, in: arguments)
         if options.flags.contains("--help") {
-            print(usage)
+            CLI.printSafe(usage)
             return ExitCode.success
         }
         guard options.positionals.count == 1, let source = options.positionals.first else {
