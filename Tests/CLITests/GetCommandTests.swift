@@ -320,6 +320,34 @@ struct GetCommandTests {
         #expect(relay.statistics.bytesClientToUpstream == bytesBefore)
     }
 
+    @Test("-o writes the body as received (a server's gzip stays gzip, as curl writes it); --compressed asks for and decodes it")
+    func compressedOptIn() async throws {
+        let text = String(repeating: "ServerTrust compresses well. ", count: 4096)
+        let gzip = try await LabProcess.run("/bin/gzip", ["-c", "-9", "-n"], input: Array(text.utf8))
+        #expect(gzip.status == 0)
+        let acceptEncodings = LockedList()
+        // A server that sends gzip whether asked or not (an attacker's bomb is sent so).
+        let fixture = try Fixture(configure: { configuration in
+            configuration.handler = { request in
+                acceptEncodings.append(request.header("Accept-Encoding") ?? "-")
+                return LabHTTPResponse(status: 200, headers: [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")], body: .bytes(gzip.stdout))
+            }
+        })
+        defer { fixture.server.stop() }
+        let raw = fixture.directory + "/raw.gz"
+        let plain = try await fixture.get("/", ["-o", raw])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: raw))) == gzip.stdout, "the body was decoded without --compressed")
+        let decoded = fixture.directory + "/decoded.txt"
+        let compressed = try await fixture.get("/", ["--compressed", "-o", decoded])
+        #expect(compressed.status == 0, "\(compressed.stderr)")
+        #expect(try String(contentsOfFile: decoded, encoding: .utf8) == text)
+        let stdout = try await fixture.get("/", ["--compressed"])
+        #expect(stdout.status == 0 && stdout.stdout == text, "\(stdout.stderr)")
+        let seen = acceptEncodings.all
+        #expect(seen.count == 3 && seen[0] == "-" && seen[1] != "-" && seen[2] != "-", "Accept-Encoding sent: \(seen)")
+    }
+
     @Test("an interception proxy that appends the genuine pinned intermediate is refused by --pin and --mode, as by curl --pinnedpubkey")
     func proxyAppendingPinnedIntermediate() async throws {
         let fixture = try Fixture()
@@ -554,4 +582,10 @@ extension GetCommandTests {
         #expect(combined.status == 2 && combined.stderr.contains("--policy cannot be combined with --pin"), "\(combined.stderr)")
         #expect(received.withLock { $0.count } == 1)
     }
+}
+/// Strings appended from the server's threads.
+final class LockedList: Sendable {
+    private let items = Mutex<[String]>([])
+    func append(_ item: String) { items.withLock { $0.append(item) } }
+    var all: [String] { items.withLock { $0 } }
 }

@@ -354,6 +354,7 @@ final class EasyHandle {
             }
             transfer.response.body.append(contentsOf: bytes)
         case .file(let download):
+            guard admitDecoded(bytes.count, download.decodedBudget, transfer) else { return 0 }
             do {
                 try download.write(bytes)
             } catch {
@@ -367,9 +368,24 @@ final class EasyHandle {
                 captureHead(into: transfer)
                 transfer.deliverHead(transfer.response)
             }
+            // Checked before the offer and counted after it: a paused chunk is offered again.
+            guard admitDecoded(bytes.count, channel.decodedBudget, transfer, commit: false) else { return 0 }
             guard channel.offer(bytes) else { return Curl.writePause }
+            channel.decodedBudget?.add(bytes.count)
         }
         return bytes.count
+    }
+
+    /// Whether `count` more decoded bytes fit the sink's ``DecodedBodyBudget`` (a failure
+    /// stops the transfer with ``HTTPError/responseBodyTooLarge(limit:)``).
+    private func admitDecoded(_ count: Int, _ budget: DecodedBodyBudget?, _ transfer: Transfer, commit: Bool = true) -> Bool {
+        guard let budget else { return true }
+        let accepting = core.configuration.acceptsCompressedResponses
+        guard budget.admit(count, commit: commit, decoding: { DecodedBodyBudget.isDecoded(transfer.response.finalHeaders, accepting: accepting) }) else {
+            transfer.callbackFailure = .responseBodyTooLarge(limit: budget.limit)
+            return false
+        }
+        return true
     }
 
     /// The next bytes of a streamed body (``TransferSpec/streamedBody``).

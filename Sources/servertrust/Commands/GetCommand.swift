@@ -63,6 +63,9 @@ enum GetCommand {
           --max-redirs N            redirects to follow (default 10; 0 returns the 3xx)
         output:
           -o, --output FILE         write the body to FILE (a progress bar on a terminal)
+          --compressed              ask for a compressed response (Accept-Encoding) and decode it; without
+                                    it the body is written as received, as curl does (decoded bodies are
+                                    bounded: HTTPSessionConfiguration.maximumDecodedBodySize, 1 GiB)
           --json                    print status, headers, timing, TLS version and the decision (and an https
                                     proxy's, proxyDecision) as JSON
           -V, --version             print the versions of servertrust, libcurl and OpenSSL
@@ -115,6 +118,7 @@ enum GetCommand {
         "--json": "--json", "--help": "--help", "-k": "--insecure", "--version": "--version", "-V": "--version",
         "-s": "--silent", "--silent": "--silent", "-S": "--show-error", "--show-error": "--show-error",
         "-f": "--fail", "--fail": "--fail", "-L": "--location", "--location": "--location",
+        "--compressed": "--compressed",
     ].merging(TrustOptions.flagNames.map { ($0, $0) }) { first, _ in first }
 
     /// curl's bundled one-letter flags (`-fsSL`, `-sk`), split into their letters: only
@@ -250,6 +254,10 @@ enum GetCommand {
         }
         let trustOptions = TrustOptions(values: parsed.values, flags: parsed.flags)
         var configuration = HTTPSessionConfiguration(serverTrust: try trustOptions.decider(host: host, alwaysPolicy: false, reporter: reporter))
+        // curl's default: no Accept-Encoding, and the body written as it was received (a
+        // server that sends gzip anyway gets its gzip written, not expanded); --compressed
+        // asks for and decodes it, within the library's bound on decoded bodies.
+        configuration.acceptsCompressedResponses = parsed.flags.contains("--compressed")
         configuration.resolve = parsed.all("--resolve")
         for entry in configuration.resolve {
             let parts = entry.split(separator: ":", maxSplits: 2)
