@@ -320,6 +320,27 @@ struct GetCommandTests {
         #expect(relay.statistics.bytesClientToUpstream == bytesBefore)
     }
 
+    @Test(
+        "NO_PROXY in the environment does not route around --proxy (proxy variables are ignored): the request goes through the proxy",
+        arguments: ["*", GetCommandTests.host, "127.0.0.1,www.example.test,localhost"])
+    func noProxyEnvironmentIgnored(_ noProxy: String) async throws {
+        let fixture = try Fixture()
+        defer { fixture.server.stop() }
+        // The configured proxy is the one that inspects egress; whoever sets NO_PROXY must not
+        // be able to send the request past it to whatever the host name resolves to.
+        let interception = try LabPKI.webChain(host: "mitm.invalid", keySlot: 54)
+        var configuration = LabMITMRelay.Configuration(mode: .httpProxy, interceptionCA: interception.rootIssuer)
+        configuration.hostOverrides = [Self.host: "127.0.0.1"]
+        let relay = try LabMITMRelay.started(configuration)
+        defer { relay.stop() }
+        let interceptionRoot = try LabFiles.write(interception.root.pem, to: fixture.directory + "/mitm.pem")
+        let result = try await CLIRunner.run(
+            ["get", fixture.url(), "--proxy", relay.proxyURL, "--cacert", interceptionRoot] + fixture.resolve,
+            environment: ["NO_PROXY": noProxy, "no_proxy": noProxy])
+        #expect(result.status == 0 && result.stdout == "hello from cli", "went around the proxy: \(result.stderr)")
+        #expect(relay.statistics.connectRequests.count == 1, "\(relay.statistics.connectRequests)")
+    }
+
     @Test("-o writes the body as received (a server's gzip stays gzip, as curl writes it); --compressed asks for and decodes it")
     func compressedOptIn() async throws {
         let text = String(repeating: "ServerTrust compresses well. ", count: 4096)

@@ -225,6 +225,11 @@ final class EasyHandle {
         if let list = core.resolveList, !core.resolveLoaded.load(ordering: .relaxed) {
             check(CURLOPT_RESOLVE, CServerTrustShims_curl_easy_setopt_slist(handle, CURLOPT_RESOLVE, list.pointer))
         }
+        // No exceptions to the proxy, or to having none: an empty NOPROXY overrides no_proxy /
+        // NO_PROXY from the environment ("explicitly enables the proxy for all host names,
+        // even if there is an environment variable set for it", CURLOPT_NOPROXY(3)), which
+        // would otherwise send requests around a configured proxy.
+        setString(CURLOPT_NOPROXY, "")
         if let proxy = configuration.proxy {
             setString(CURLOPT_PROXY, proxy.url)
             if core.proxyTrust != nil {
@@ -253,9 +258,6 @@ final class EasyHandle {
             }
         } else {
             setString(CURLOPT_PROXY, "")  // ignore http_proxy/https_proxy from the environment
-            // No proxy, so no exceptions to it: without this curl reads no_proxy/NO_PROXY from
-            // the environment for every transfer.
-            setString(CURLOPT_NOPROXY, "")
         }
         setLong(CURLOPT_TIMEOUT_MS, max(1, Int(spec.timeout * 1000)))
         setLong(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(configuration.connectTimeout * 1000)))
