@@ -88,12 +88,6 @@ enum EvaluateCommand {
 
     /// The certificates of a PEM or DER file; bad input is a one-line error naming the file.
     static func certificates(_ path: String) throws -> [Certificate] {
-        let bytes = try CLI.readFile(path)
-        do {
-            return try Certificate.load(bytes)
-        } catch {
-            if let kind = FileKind.describe(bytes) { throw CLIError("\(path): not a certificate: looks like \(kind)") }
-            throw CLIError("\(path): \(error)")
-        }
+        try FileKind.certificates(path)
     }
 }

@@ -363,17 +363,9 @@ enum GetCommand {
         return (String(text[..<colon]), String(text[text.index(after: colon)...]))
     }
 
-    /// The certificates of a PEM or DER file given to `option`. A file that is something else
-    /// says what it looks like ("not a certificate: looks like text"), not which DER element
-    /// the parser stumbled on.
+    /// The certificates of a PEM or DER file given to `option` (``FileKind/certificates(_:option:)``).
     static func certificates(_ path: String, option: String) throws -> [Certificate] {
-        let bytes = try ClientCertificateOptions.read(path, option: option)
-        do {
-            return try Certificate.load(bytes)
-        } catch {
-            if let kind = FileKind.describe(bytes) { throw CLIError("\(option) \(path): not a certificate: looks like \(kind)") }
-            throw CLIError("\(option) \(path): \(error)")
-        }
+        try FileKind.certificates(path, option: option)
     }
 
     /// curl's `-F` fields: `NAME=VALUE`, or `NAME=@FILE[;type=MIME]` for a file part (its file

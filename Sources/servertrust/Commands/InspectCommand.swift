@@ -56,12 +56,7 @@ enum InspectCommand {
         if options.flags.contains("--handshake-only") { throw CLIError("--handshake-only is for an https:// URL, not files") }
         var loaded: [(file: String, certificates: [Certificate])] = []
         for path in options.positionals {
-            let bytes = try CLI.readFile(path)
-            do {
-                loaded.append((path, try Certificate.load(bytes)))
-            } catch {
-                throw CLIError("\(path): \(error)")
-            }
+            loaded.append((path, try FileKind.certificates(path)))
         }
         if options.flags.contains("--json") {
             var items: [JSON] = []

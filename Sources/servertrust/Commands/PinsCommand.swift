@@ -97,8 +97,7 @@ enum PinsCommand {
             for option in ["--resolve", "--timeout"] + ProxyOptions.names.sorted() where options.values[option] != nil {
                 throw CLIError("\(option) is for an https:// URL, not a file")
             }
-            let bytes = try CLI.readFile(source)
-            do { chain = try Certificate.load(bytes) } catch { throw CLIError("\(source): \(error)") }
+            chain = try FileKind.certificates(source)
             guard !chain.isEmpty else { throw CLIError("\(source): no certificate") }
             if let given = options.value("--host") {
                 host = given
