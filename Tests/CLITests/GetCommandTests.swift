@@ -369,6 +369,46 @@ struct GetCommandTests {
         #expect(seen.count == 3 && seen[0] == "-" && seen[1] != "-" && seen[2] != "-", "Accept-Encoding sent: \(seen)")
     }
 
+    @Test("-v: request and response lines and the trust decision on stderr, credentials redacted; -i and -I: the head on stdout")
+    func verboseIncludeHead() async throws {
+        let methods = LockedList()
+        let fixture = try Fixture(configure: { configuration in
+            guard let previous = configuration.handler else { return }
+            configuration.handler = { request in
+                methods.append(request.method)
+                return previous(request)
+            }
+        })
+        defer { fixture.server.stop() }
+        let authority = "\(Self.host):\(fixture.server.port)"
+        let verbose = try await fixture.get("/echo?q=1", ["-v", "-u", "alice:s3cret", "-H", "X-Test: yes"])
+        #expect(verbose.status == 0, "\(verbose.stderr)")
+        #expect(verbose.stdout.hasPrefix("GET auth=Basic "), "the body alone on stdout: \(verbose.stdout)")
+        let lines = verbose.stderr.split(separator: "\n").map(String.init)
+        for expected in ["> GET /echo?q=1 HTTP/1.1", "> Host: \(authority)", "> X-Test: yes", "> User-Agent: ServerTrust/0.1", ">", "< HTTP/1.1 200"] {
+            #expect(lines.contains(expected), "'\(expected)' not in:\n\(verbose.stderr)")
+        }
+        #expect(lines.contains { $0.hasPrefix("> Authorization: [redacted]") }, "\(verbose.stderr)")
+        #expect(lines.contains { $0.hasPrefix("< Content-Type: text/plain") }, "\(verbose.stderr)")
+        #expect(lines.contains("* server trust for \(authority): accepted by DefaultTrustEvaluator (checked: chain)"), "\(verbose.stderr)")
+        #expect(lines.contains { $0.hasPrefix("*   verified path: CN=\(Self.host)") }, "\(verbose.stderr)")
+        let basic = Data("alice:s3cret".utf8).base64EncodedString()
+        #expect(!verbose.stderr.contains("s3cret") && !verbose.stderr.contains(basic), "a credential echoed: \(verbose.stderr)")
+
+        let include = try await fixture.get("/", ["-i"])
+        #expect(include.status == 0, "\(include.stderr)")
+        #expect(include.stdout.hasPrefix("HTTP/1.1 200\r\n") && include.stdout.hasSuffix("\r\n\r\nhello from cli"), "\(include.stdout.debugDescription)")
+        let head = try await fixture.get("/", ["-I"])
+        #expect(head.status == 0, "\(head.stderr)")
+        #expect(
+            head.stdout.hasPrefix("HTTP/1.1 200\r\n") && head.stdout.hasSuffix("\r\n\r\n") && !head.stdout.contains("hello"), "\(head.stdout.debugDescription)")
+        #expect(methods.all == ["GET", "GET", "HEAD"], "\(methods.all)")
+        let bundled = try await fixture.get("/", ["-sSIk"])
+        #expect(bundled.status == 0 && bundled.stdout.hasPrefix("HTTP/1.1 200\r\n"), "\(bundled.stderr)")
+        let conflicting = try await fixture.get("/", ["-i", "--json"])
+        #expect(conflicting.status == 2 && conflicting.stderr.contains("-i prints the head on stdout"), "\(conflicting.stderr)")
+    }
+
     @Test("an interception proxy that appends the genuine pinned intermediate is refused by --pin and --mode, as by curl --pinnedpubkey")
     func proxyAppendingPinnedIntermediate() async throws {
         let fixture = try Fixture()

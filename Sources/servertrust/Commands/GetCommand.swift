@@ -66,6 +66,10 @@ enum GetCommand {
           --compressed              ask for a compressed response (Accept-Encoding) and decode it; without
                                     it the body is written as received, as curl does (decoded bodies are
                                     bounded: HTTPSessionConfiguration.maximumDecodedBodySize, 1 GiB)
+          -v, --verbose             the request and response lines and the trust decision on stderr, as curl's
+                                    (> request, < response, * notes; credentials shown as [redacted])
+          -i, --include             the response's status line and fields on stdout before the body
+          -I, --head                a HEAD request; its status line and fields on stdout
           --json                    print status, headers, timing, TLS version and the decision (and an https
                                     proxy's, proxyDecision) as JSON
           -V, --version             print the versions of servertrust, libcurl and OpenSSL
@@ -118,7 +122,8 @@ enum GetCommand {
         "--json": "--json", "--help": "--help", "-k": "--insecure", "--version": "--version", "-V": "--version",
         "-s": "--silent", "--silent": "--silent", "-S": "--show-error", "--show-error": "--show-error",
         "-f": "--fail", "--fail": "--fail", "-L": "--location", "--location": "--location",
-        "--compressed": "--compressed",
+        "--compressed": "--compressed", "-v": "--verbose", "--verbose": "--verbose", "-i": "--include", "--include": "--include",
+        "-I": "--head", "--head": "--head",
     ].merging(TrustOptions.flagNames.map { ($0, $0) }) { first, _ in first }
 
     /// curl's bundled one-letter flags (`-fsSL`, `-sk`), split into their letters: only
@@ -194,6 +199,18 @@ enum GetCommand {
         }
         defer { session.invalidate() }
         let json = parsed.flags.contains("--json")
+        let verbose = parsed.flags.contains("--verbose")
+        // -i, and -I (a HEAD), print the response head on stdout before the body, as curl does.
+        let includeHead = parsed.flags.contains("--include") || parsed.flags.contains("--head")
+        if includeHead && (json || parsed.value("--output") != nil) {
+            throw CLIError(
+                "\(parsed.spelling(parsed.flags.contains("--head") ? "--head" : "--include")) prints the head on stdout: it cannot be combined with --json or -o"
+            )
+        }
+        if verbose {
+            let lines = CurlOutput.requestLines(request, defaults: configuration.defaultHeaders, hasCredential: request.credential != nil)
+            CLI.writeStderr(lines.joined(separator: "\n"))
+        }
         // Without -o or --json the body goes to stdout as it arrives, never held whole in memory
         // (as curl writes it); --json holds it (it is part of the object), within the body limit.
         let streamsToStdout = !json && parsed.value("--output") == nil
@@ -201,6 +218,8 @@ enum GetCommand {
             do throws(HTTPError) {
                 guard streamsToStdout else { return .success(try await session.send(request)) }
                 let streamed = try await session.stream(request)
+                if verbose { CLI.writeStderr(CurlOutput.responseLines(streamed.head).joined(separator: "\n")) }
+                if includeHead { CLI.writeStdout(CurlOutput.responseHead(streamed.head)) }
                 var iterator = streamed.body.makeAsyncIterator()
                 do {
                     while let chunk = try await iterator.next() { writeBytes(chunk) }
@@ -220,6 +239,7 @@ enum GetCommand {
         switch result {
         case .success(let response):
             if parsed.value("--output") != nil && isatty(2) != 0 && !parsed.flags.contains("--silent") { CLI.writeStderr("") }
+            if verbose && !streamsToStdout { CLI.writeStderr(CurlOutput.responseLines(response).joined(separator: "\n")) }
             if json {
                 CLI.writeStdout(responseJSON(response, includeBody: parsed.value("--output") == nil, outputPath: parsed.value("--output")).rendered + "\n")
             }
@@ -303,6 +323,7 @@ enum GetCommand {
             request.bodyFilePath = upload
             request.method = .put
         }
+        if parsed.flags.contains("--head") { request.method = .head }
         if let method = parsed.value("--request") {
             guard !method.isEmpty, method.allSatisfy({ $0.isLetter }) else { throw CLIError("-X '\(method)' is not a method") }
             request.method = HTTPMethod(rawValue: method.uppercased())
