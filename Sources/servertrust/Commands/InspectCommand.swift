@@ -65,7 +65,8 @@ enum InspectCommand {
         }
         var loaded: [(file: String, certificates: [Certificate])] = []
         for path in options.positionals {
-            loaded.append((path, try FileKind.certificates(path)))
+            // A file on disk is read as a pinned-certificate file is (a note for a tolerated quirk).
+            loaded.append((path, try FileKind.certificates(path, tolerant: true)))
         }
         if options.flags.contains("--json") {
             var items: [JSON] = []

@@ -75,12 +75,23 @@ extension FileKind {
     /// - Parameters:
     ///   - path: The file.
     ///   - option: The option that named it (`--cacert`), for messages; `nil` for a positional.
-    static func certificates(_ path: String, option: String? = nil) throws -> [Certificate] {
+    ///   - tolerant: Read a local file the user trusts (`--pinned-cert`, `inspect FILE`) as
+    ///     `SecurityPolicy.loadCertificates(atPath:)` reads pinned certificates, accepting the
+    ///     signatureAlgorithm encoding quirk of AFNetworking's and Alamofire's test
+    ///     certificates; each such certificate is noted on stderr.
+    static func certificates(_ path: String, option: String? = nil, tolerant: Bool? = nil) throws -> [Certificate] {
         let prefix = option.map { $0 + " " } ?? ""
         let bytes: [UInt8]
         do { bytes = try CLI.readFile(path) } catch let error as CLIError { throw CLIError(prefix + error.message) }
+        let tolerance: Certificate.ParsingTolerance = (tolerant ?? (option == "--pinned-cert")) ? .signatureAlgorithmParameterEncoding : []
         do {
-            return try Certificate.load(bytes)
+            let certificates = try Certificate.load(bytes, tolerating: tolerance)
+            for (index, certificate) in certificates.enumerated() {
+                for deviation in certificate.toleratedDeviations {
+                    CLI.writeStderr("servertrust: note: \(prefix)\(path): certificate \(index + 1): \(deviation)")
+                }
+            }
+            return certificates
         } catch {
             if let kind = describe(bytes) { throw CLIError("\(prefix)\(path): not a certificate: looks like \(kind)") }
             throw CLIError("\(prefix)\(path): \(error)")

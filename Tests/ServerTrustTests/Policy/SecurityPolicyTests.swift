@@ -102,6 +102,21 @@ struct SecurityPolicyTests {
         #expect(missing?.kind == .unreadable)
     }
 
+    @Test("a pinned .cer whose two signatureAlgorithm fields differ in encoding (AFNetworking's, Alamofire's test certificates) loads, noted")
+    func pinnedFileWithParameterQuirk() throws {
+        let directory = try PolicyFixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var spec = LabPKI.leafSpec(host: "foobar.com", keyAlgorithm: .rsa(bits: 2048))
+        spec.tbsSignatureAlgorithmDER = try LabSignatureScheme.rsaPKCS1(.sha256).algorithmIdentifierDERWithoutParameters
+        let quirky = try LabCertificate.issue(spec, subjectKey: try LabKey.shared(.rsa(bits: 2048), slot: 37))
+        #expect(FileManager.default.createFile(atPath: directory + "/foobar.com.cer", contents: Data(quirky.der)))
+        let loaded = try SecurityPolicy.certificates(inDirectory: directory)
+        #expect(loaded.map(\.derBytes) == [quirky.der])
+        #expect(loaded.first?.toleratedDeviations.first?.contains("tolerated for a local pinned-certificate file") == true)
+        // A certificate a server sends is parsed strictly: the same bytes are malformed there.
+        #expect(throws: DERError.self) { try Certificate(derEncoded: quirky.der) }
+    }
+
     @Test("SecurityPolicy is a ServerTrustEvaluating")
     func asEvaluator() {
         let policy: any ServerTrustEvaluating = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [f.root])
