@@ -47,10 +47,25 @@ internal import Synchronization
 ///   (`URLSessionTask.cancel()` then reports `URLError.cancelled` itself). `suspend()` calls it
 ///   too, and `resume()` calls `startLoading()` again: the request then starts over, as Apple
 ///   documents for tasks other than downloads.
+/// - The `URLSession`'s configuration applies as Foundation's own loader applies it
+///   (`_HTTPURLProtocol.configureEasyHandle`): `httpAdditionalHeaders` are sent with every
+///   request that does not set a field of the same name; the idle limit is the request's
+///   `timeoutInterval` when it was set, else `timeoutIntervalForRequest`;
+///   `timeoutIntervalForResource` bounds the whole request; `Set-Cookie` goes to
+///   `httpCookieStorage` (unless `httpCookieAcceptPolicy` is `.never`); a POST with a body
+///   and no `Content-Type` is sent as `application/x-www-form-urlencoded`. The session is read
+///   from the task (its `session` property is internal to FoundationNetworking) through
+///   `Mirror`, read only; where it cannot be found, the request alone applies.
 /// - `URLRequest.timeoutInterval` is an idle limit, as Apple defines it: the load fails with
 ///   `URLError.timedOut` when nothing is sent or received for that long. The whole request is
 ///   limited by the session's `HTTPSessionConfiguration.timeout` or the idle
-///   limit, whichever is longer (the role of `timeoutIntervalForResource`).
+///   limit, whichever is longer, and by `timeoutIntervalForResource`.
+/// - A 401 with a Basic or Digest challenge from the request's origin is answered as
+///   Foundation answers it: the task's delegate (`urlSession(_:task:didReceive:completionHandler:)`,
+///   on the session's delegate queue) gets the challenge with the credential
+///   `urlCredentialStorage` proposes, default handling uses that credential, and the request
+///   is sent again with the credential chosen, through the same `HTTPSession` and its trust
+///   decision; the credential that succeeded is stored for the protection space.
 /// - Redirects are followed by the `HTTPSession` under its rules (its
 ///   `HTTPSessionConfiguration.maximumRedirects`, no `https` to `http`, no
 ///   `Authorization` to another origin, the trust decision for every new host);
@@ -86,16 +101,18 @@ internal import Synchronization
 ///   `_NativeProtocol.completeTask()` does for in-memory bodies, up to the session's
 ///   `HTTPSessionConfiguration.maximumResponseBodySize` (beyond it:
 ///   `URLError.dataLengthExceedsMaximum`).
-/// - **Authentication challenges.** `_ProtocolClient.urlProtocol(_:didReceive:)` answers a
-///   challenge by replacing the task's protocol with Foundation's `_HTTPURLProtocol` and
-///   sending the request again through it, outside this policy; and
+/// - **Passing a challenge to Foundation.** `_ProtocolClient.urlProtocol(_:didReceive:)`
+///   answers a challenge by replacing the task's protocol with Foundation's `_HTTPURLProtocol`
+///   and sending the request again through it, outside this policy; and
 ///   `urlProtocolDidFinishLoading(_:)` raises that challenge itself for any 401 response with a
 ///   `WWW-Authenticate` field (and, without a delegate or a stored credential, never completes
-///   the task). So no challenge is ever passed to Foundation: HTTP authentication is answered
-///   by the session (its `HTTPSessionConfiguration.taskChallengeHandler`,
-///   its `CredentialStore`, or an `Authorization` field in the request), and
+///   the task). So no challenge is ever passed to Foundation: this protocol asks the delegate
+///   and the credential storage itself (above), the session's own
+///   `HTTPSessionConfiguration.taskChallengeHandler` and `CredentialStore` still apply, and
 ///   a 401 that reaches the app has its `WWW-Authenticate` fields renamed to
-///   ``withheldChallengeField``.
+///   ``withheldChallengeField``. (swift-corelibs-foundation's `URLProtectionSpace` has no
+///   `isEqual`/`hash`, so `URLCredentialStorage` finds a credential only under the very space
+///   instance it was stored with; spaces are matched by value here instead.)
 /// - **Upload bodies.** `uploadTask(with:from:)` and `uploadTask(with:fromFile:)` keep the
 ///   body in the task's internal `knownBody`, not in the request a protocol is given. It is
 ///   read through `Mirror` (read only; Foundation sets it once, when the task is made); if it
@@ -103,13 +120,20 @@ internal import Synchronization
 ///   send the request without its body. `uploadTask(withStreamedRequest:)` asks the delegate
 ///   for the body through the session, which a protocol cannot reach: it fails the same way.
 ///   A request's `httpBodyStream` is read into memory before it is sent.
-/// - **The session's settings.** `URLSessionConfiguration.httpAdditionalHeaders` and
-///   `timeoutIntervalForRequest` are applied by `_HTTPURLProtocol.configureEasyHandle`, and
-///   a protocol cannot reach the task's session, so they do not apply: put the fields in the
-///   request or in `HTTPSessionConfiguration.defaultHeaders`. Cookies from
-///   `httpCookieStorage` are sent (`URLSession._Configuration.configure(request:)` adds them to
-///   the request first); `Set-Cookie` is not stored. Upload and download progress
-///   (`countOfBytesSent`, `didSendBodyData`) are `internal(set)` and stay at zero.
+/// - **Caching.** `_ProtocolClient.completeTask` stores a response in `urlCache` only when
+///   `(urlProtocol as? _NativeProtocol)?.canCache(_:)` allows it, which no protocol outside
+///   FoundationNetworking can be; responses are therefore never cached (this protocol reports
+///   `URLCache.StoragePolicy.notAllowed`), and `requestCachePolicy` / `URLRequest.cachePolicy`
+///   always load from the network.
+/// - **Per-session connection settings.** `httpMaximumConnectionsPerHost` and
+///   `httpShouldUsePipelining` are options of the session's libcurl multi handle
+///   (`_MultiHandle.init(configuration:)`); connections here belong to the registered
+///   `HTTPSession`, shared by every `URLSession` that uses it, and follow its configuration.
+/// - **Cookies of redirects.** The session follows redirects itself (below), so only the final
+///   response's `Set-Cookie` fields reach `httpCookieStorage`; Foundation's loader stores those
+///   of every hop (`_EasyHandle.setCookies(headerData:)`).
+/// - **Progress.** Upload and download progress (`countOfBytesSent`, `didSendBodyData`) are
+///   `internal(set)` and stay at zero.
 /// - **`URLSession.shared`.** `URLSessionTask._protocolClass` consults the configuration's
 ///   `protocolClasses` before the classes of `URLProtocol.registerClass(_:)`, and the default
 ///   list already holds `_HTTPURLProtocol`, so the shared session cannot be covered: make a

@@ -123,8 +123,30 @@ final class URLProtocolLoad: @unchecked Sendable {
                 request.body = try stream.readAll()
                 noteActivity()
             }
-            let streamed = try await prepared.session.stream(request)
+            var streamed = try await prepared.session.stream(request)
             noteActivity()
+            // A 401 answered as Foundation's loader answers it: the delegate or the credential
+            // storage gives a credential, and the request is sent again with it.
+            var authentication = URLSessionAuthentication(settings: prepared.settings, requestURL: prepared.url)
+            while true {
+                let outcome = await authentication.answer(
+                    streamed.head, response: URLResponseConversion.response(streamed.head, requestURL: prepared.url))
+                guard case .retry(let credential) = outcome else {
+                    if case .cancel = outcome {
+                        // Foundation cancels the task (`task.cancel()`): URLError.cancelled.
+                        throw URLErrorMapping.error(.cancelled, url: prepared.url, "the URLSession's delegate cancelled the authentication challenge")
+                    }
+                    break
+                }
+                // The 401's body is read and dropped, so its connection can serve the retry.
+                _ = try? await streamed.body.collect(upTo: 1 << 16)
+                request.credential = credential
+                request.sendsCredentialPreemptively = streamed.head.passwordChallenges.first?.method == .httpBasic
+                streamed = try await prepared.session.stream(request)
+                noteActivity()
+            }
+            authentication.remember(streamed.head)
+            prepared.settings?.storeCookies(from: streamed.head)
             guard let response = URLResponseConversion.response(streamed.head, requestURL: prepared.url) else {
                 fail(
                     URLErrorMapping.error(

@@ -14,9 +14,12 @@ struct PreparedRequest: Sendable {
     let url: URL
     /// A body stream to read before sending (`httpBodyStream`, or an upload task's stream).
     let bodyStream: BodyStreamBox?
-    /// `URLRequest.timeoutInterval`: seconds without activity before the load times out;
-    /// `nil` for none.
+    /// Seconds without activity before the load times out (`URLRequest.timeoutInterval`, or
+    /// the session's `timeoutIntervalForRequest`); `nil` for none.
     let idleTimeout: Double?
+    /// The task's `URLSession`, when it can be read: its delegate and credential storage
+    /// answer 401 challenges, its cookie storage takes `Set-Cookie`.
+    let settings: FoundationSessionSettings?
 }
 
 /// An `InputStream` moved from Foundation's work queue to the load's task.
@@ -85,10 +88,23 @@ enum URLRequestConversion {
                     "no HTTPSession is registered for ServerTrustURLProtocol (ServerTrustURLProtocol.register(_:)); the request was not sent"))
         }
 
+        let settings = FoundationSessionSettings.of(task)
         var headers = HTTPHeaders()
-        for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key })
-        where !transportOwnedFields.contains(name.lowercased()) {
+        let fields = request.allHTTPHeaderFields ?? [:]
+        let requestNames = Set(fields.keys.map { $0.lowercased() })
+        // `httpAdditionalHeaders` first, then the request's own fields, which win over a
+        // session field of the same name whatever its case (`_HTTPURLProtocol.configureEasyHandle`).
+        for (name, value) in settings?.additionalHeaders ?? [] where !requestNames.contains(name.lowercased()) {
+            if !transportOwnedFields.contains(name.lowercased()) { headers.add(name, value) }
+        }
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) where !transportOwnedFields.contains(name.lowercased()) {
             headers.add(name, value)
+        }
+        // Foundation's loader gives a POST with a body and no Content-Type the form type.
+        if request.httpMethod == "POST", headers["Content-Type"] == nil,
+            (request.httpBody?.isEmpty == false) || request.httpBodyStream != nil || FoundationTaskBody.isStream(task)
+        {
+            headers.add("Content-Type", "application/x-www-form-urlencoded")
         }
         var converted = HTTPRequest(HTTPMethod(rawValue: request.httpMethod ?? "GET"), url.absoluteString, headers: headers)
         var bodyStream: BodyStreamBox?
@@ -129,12 +145,18 @@ enum URLRequestConversion {
                         + "the request was not sent without it"))
         }
 
-        // The whole request may take as long as the session allows, and never less than the
-        // idle limit.
-        let interval = request.timeoutInterval
+        // The idle limit: the request's interval when it was set, else the session's
+        // timeoutIntervalForRequest (as Foundation's loader chooses). The whole request may
+        // take as long as the HTTPSession allows and never less than the idle limit, and no
+        // longer than the URLSession's timeoutIntervalForResource.
+        let interval =
+            settings.map { FoundationSessionSettings.timeoutIsSet(request) ? request.timeoutInterval : $0.timeoutForRequest } ?? request.timeoutInterval
         let idle = interval > 0 && interval.isFinite ? interval : nil
-        converted.timeout = max(session.configuration.timeout, idle ?? 0)
-        return .success(PreparedRequest(session: session, request: converted, url: url, bodyStream: bodyStream, idleTimeout: idle))
+        var whole = max(session.configuration.timeout, idle ?? 0)
+        if let resource = settings?.timeoutForResource, resource > 0, resource.isFinite { whole = min(whole, resource) }
+        converted.timeout = whole
+        return .success(
+            PreparedRequest(session: session, request: converted, url: url, bodyStream: bodyStream, idleTimeout: idle, settings: settings))
     }
 
     /// The codes `URLSession` reports for an upload file it cannot read
@@ -170,6 +192,13 @@ enum FoundationTaskBody {
     case requestedFromDelegate
     /// `knownBody` was not found, or held something unexpected.
     case unreadable
+
+    /// Whether `task` is an upload task whose body is a stream (Foundation's loader counts it
+    /// as a body for the POST default `Content-Type`).
+    static func isStream(_ task: URLSessionTask?) -> Bool {
+        guard let task, task is URLSessionUploadTask, case .stream = of(task) else { return false }
+        return true
+    }
 
     static func of(_ task: URLSessionTask) -> FoundationTaskBody {
         var mirror: Mirror? = Mirror(reflecting: task)

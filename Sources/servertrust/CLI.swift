@@ -115,8 +115,18 @@ enum CLI {
         return out
     }
 
+    /// Prints `text` and a line feed on stdout with every terminal control in it escaped but
+    /// line feeds and tabs (``DisplayText/controlsEscaped(keepingLineBreaks:)``): what
+    /// `inspect`, `pins` and `evaluate` print is made of certificate names, which the issuer
+    /// (or a man in the middle) chooses.
+    static func printSafe(_ text: String) {
+        writeStdout(DisplayText.controlsEscaped(keepingLineBreaks: text) + "\n")
+    }
+
+    /// Writes `text` (and a line feed) on stderr, terminal controls escaped as ``printSafe(_:)``
+    /// does: messages quote certificate names and server responses.
     static func writeStderr(_ text: String) {
-        var line = text
+        var line = DisplayText.controlsEscaped(keepingLineBreaks: text)
         if !line.hasSuffix("\n") { line += "\n" }
         // stderr is a C global that Swift 6 cannot prove safe; writing to fd 2 avoids it.
         _ = line.utf8CString.withUnsafeBufferPointer { buffer in write(2, buffer.baseAddress, buffer.count - 1) }
@@ -158,11 +168,48 @@ enum CLI {
     }
 }
 
+/// Secrets given in argv, blanked in the process's own argument memory once parsed, as curl's
+/// `cleanarg` does (tool_getparam.c: "wipe the next argument out so that the
+/// username:password isn't displayed in the system process list"): every local user can read
+/// `/proc/PID/cmdline` and `ps` for as long as the request runs. The value is overwritten with
+/// spaces in place, so the length of the command line stays what it was; curl blanks the
+/// whole value of `-u`, `--proxy-user`, `--cert` and `--pass`, and so do we, with the
+/// password-source options beside them (`pass:TEXT` is a password too).
+enum SecretArguments {
+    /// The options whose values are secrets (canonical names; `-u` and `-E` are spellings).
+    static let options: Set<String> = ["--user", "--proxy-user", "--cert", "--pass", "--user-password", "--proxy-user-password"]
+
+    /// Where one value sits in the command's arguments: the argument, and the byte where the
+    /// value starts in it (after `=` for `--option=value`).
+    struct Position: Equatable {
+        let argument: Int
+        let offset: Int
+    }
+
+    /// Blanks each of `positions`, which index `arguments`, the arguments after the command
+    /// name. `argv` holds the program and the command before them; an argument is blanked
+    /// only if it is still the text that was parsed, so nothing else is ever overwritten.
+    static func blank(_ positions: [Position], in arguments: [String]) {
+        let argv = CommandLine.unsafeArgv
+        let leading = Int(CommandLine.argc) - arguments.count
+        guard leading >= 0 else { return }
+        for position in positions where position.argument < arguments.count {
+            let index = leading + position.argument
+            guard let pointer = argv[index], String(cString: pointer) == arguments[position.argument] else { continue }
+            let length = strlen(pointer)
+            guard position.offset < length else { continue }
+            memset(pointer + position.offset, Int32(UInt8(ascii: " ")), length - position.offset)
+        }
+    }
+}
+
 /// Minimal option parsing: `--flag`, `--key value`, positionals.
 struct Options {
     var positionals: [String] = []
     var flags: Set<String> = []
     var values: [String: [String]] = [:]
+    /// Where the values of ``SecretArguments/options`` sit, for ``SecretArguments/blank(_:in:)``.
+    var secretPositions: [SecretArguments.Position] = []
 
     init(_ arguments: [String], flags allowedFlags: Set<String>, values allowedValues: Set<String>) throws {
         var i = 0
@@ -181,10 +228,12 @@ struct Options {
                     let value: String
                     if let inline {
                         value = inline
+                        if SecretArguments.options.contains(name) { secretPositions.append(.init(argument: i, offset: name.utf8.count + 1)) }
                     } else {
                         i += 1
                         guard i < arguments.count else { throw CLIError("\(name) needs a value") }
                         value = arguments[i]
+                        if SecretArguments.options.contains(name) { secretPositions.append(.init(argument: i, offset: 0)) }
                     }
                     values[name, default: []].append(value)
                 } else {

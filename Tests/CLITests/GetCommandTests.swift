@@ -320,6 +320,95 @@ struct GetCommandTests {
         #expect(relay.statistics.bytesClientToUpstream == bytesBefore)
     }
 
+    @Test(
+        "NO_PROXY in the environment does not route around --proxy (proxy variables are ignored): the request goes through the proxy",
+        arguments: ["*", GetCommandTests.host, "127.0.0.1,www.example.test,localhost"])
+    func noProxyEnvironmentIgnored(_ noProxy: String) async throws {
+        let fixture = try Fixture()
+        defer { fixture.server.stop() }
+        // The configured proxy is the one that inspects egress; whoever sets NO_PROXY must not
+        // be able to send the request past it to whatever the host name resolves to.
+        let interception = try LabPKI.webChain(host: "mitm.invalid", keySlot: 54)
+        var configuration = LabMITMRelay.Configuration(mode: .httpProxy, interceptionCA: interception.rootIssuer)
+        configuration.hostOverrides = [Self.host: "127.0.0.1"]
+        let relay = try LabMITMRelay.started(configuration)
+        defer { relay.stop() }
+        let interceptionRoot = try LabFiles.write(interception.root.pem, to: fixture.directory + "/mitm.pem")
+        let result = try await CLIRunner.run(
+            ["get", fixture.url(), "--proxy", relay.proxyURL, "--cacert", interceptionRoot] + fixture.resolve,
+            environment: ["NO_PROXY": noProxy, "no_proxy": noProxy])
+        #expect(result.status == 0 && result.stdout == "hello from cli", "went around the proxy: \(result.stderr)")
+        #expect(relay.statistics.connectRequests.count == 1, "\(relay.statistics.connectRequests)")
+    }
+
+    @Test("-o writes the body as received (a server's gzip stays gzip, as curl writes it); --compressed asks for and decodes it")
+    func compressedOptIn() async throws {
+        let text = String(repeating: "ServerTrust compresses well. ", count: 4096)
+        let gzip = try await LabProcess.run("/bin/gzip", ["-c", "-9", "-n"], input: Array(text.utf8))
+        #expect(gzip.status == 0)
+        let acceptEncodings = LockedList()
+        // A server that sends gzip whether asked or not (an attacker's bomb is sent so).
+        let fixture = try Fixture(configure: { configuration in
+            configuration.handler = { request in
+                acceptEncodings.append(request.header("Accept-Encoding") ?? "-")
+                return LabHTTPResponse(status: 200, headers: [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")], body: .bytes(gzip.stdout))
+            }
+        })
+        defer { fixture.server.stop() }
+        let raw = fixture.directory + "/raw.gz"
+        let plain = try await fixture.get("/", ["-o", raw])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: raw))) == gzip.stdout, "the body was decoded without --compressed")
+        let decoded = fixture.directory + "/decoded.txt"
+        let compressed = try await fixture.get("/", ["--compressed", "-o", decoded])
+        #expect(compressed.status == 0, "\(compressed.stderr)")
+        #expect(try String(contentsOfFile: decoded, encoding: .utf8) == text)
+        let stdout = try await fixture.get("/", ["--compressed"])
+        #expect(stdout.status == 0 && stdout.stdout == text, "\(stdout.stderr)")
+        let seen = acceptEncodings.all
+        #expect(seen.count == 3 && seen[0] == "-" && seen[1] != "-" && seen[2] != "-", "Accept-Encoding sent: \(seen)")
+    }
+
+    @Test("-v: request and response lines and the trust decision on stderr, credentials redacted; -i and -I: the head on stdout")
+    func verboseIncludeHead() async throws {
+        let methods = LockedList()
+        let fixture = try Fixture(configure: { configuration in
+            guard let previous = configuration.handler else { return }
+            configuration.handler = { request in
+                methods.append(request.method)
+                return previous(request)
+            }
+        })
+        defer { fixture.server.stop() }
+        let authority = "\(Self.host):\(fixture.server.port)"
+        let verbose = try await fixture.get("/echo?q=1", ["-v", "-u", "alice:s3cret", "-H", "X-Test: yes"])
+        #expect(verbose.status == 0, "\(verbose.stderr)")
+        #expect(verbose.stdout.hasPrefix("GET auth=Basic "), "the body alone on stdout: \(verbose.stdout)")
+        let lines = verbose.stderr.split(separator: "\n").map(String.init)
+        for expected in ["> GET /echo?q=1 HTTP/1.1", "> Host: \(authority)", "> X-Test: yes", "> User-Agent: ServerTrust/0.1", ">", "< HTTP/1.1 200"] {
+            #expect(lines.contains(expected), "'\(expected)' not in:\n\(verbose.stderr)")
+        }
+        #expect(lines.contains { $0.hasPrefix("> Authorization: [redacted]") }, "\(verbose.stderr)")
+        #expect(lines.contains { $0.hasPrefix("< Content-Type: text/plain") }, "\(verbose.stderr)")
+        #expect(lines.contains("* server trust for \(authority): accepted by DefaultTrustEvaluator (checked: chain)"), "\(verbose.stderr)")
+        #expect(lines.contains { $0.hasPrefix("*   verified path: CN=\(Self.host)") }, "\(verbose.stderr)")
+        let basic = Data("alice:s3cret".utf8).base64EncodedString()
+        #expect(!verbose.stderr.contains("s3cret") && !verbose.stderr.contains(basic), "a credential echoed: \(verbose.stderr)")
+
+        let include = try await fixture.get("/", ["-i"])
+        #expect(include.status == 0, "\(include.stderr)")
+        #expect(include.stdout.hasPrefix("HTTP/1.1 200\r\n") && include.stdout.hasSuffix("\r\n\r\nhello from cli"), "\(include.stdout.debugDescription)")
+        let head = try await fixture.get("/", ["-I"])
+        #expect(head.status == 0, "\(head.stderr)")
+        #expect(
+            head.stdout.hasPrefix("HTTP/1.1 200\r\n") && head.stdout.hasSuffix("\r\n\r\n") && !head.stdout.contains("hello"), "\(head.stdout.debugDescription)")
+        #expect(methods.all == ["GET", "GET", "HEAD"], "\(methods.all)")
+        let bundled = try await fixture.get("/", ["-sSIk"])
+        #expect(bundled.status == 0 && bundled.stdout.hasPrefix("HTTP/1.1 200\r\n"), "\(bundled.stderr)")
+        let conflicting = try await fixture.get("/", ["-i", "--json"])
+        #expect(conflicting.status == 2 && conflicting.stderr.contains("-i prints the head on stdout"), "\(conflicting.stderr)")
+    }
+
     @Test("an interception proxy that appends the genuine pinned intermediate is refused by --pin and --mode, as by curl --pinnedpubkey")
     func proxyAppendingPinnedIntermediate() async throws {
         let fixture = try Fixture()
@@ -554,4 +643,10 @@ extension GetCommandTests {
         #expect(combined.status == 2 && combined.stderr.contains("--policy cannot be combined with --pin"), "\(combined.stderr)")
         #expect(received.withLock { $0.count } == 1)
     }
+}
+/// Strings appended from the server's threads.
+final class LockedList: Sendable {
+    private let items = Mutex<[String]>([])
+    func append(_ item: String) { items.withLock { $0.append(item) } }
+    var all: [String] { items.withLock { $0 } }
 }

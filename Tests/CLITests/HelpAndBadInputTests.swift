@@ -108,6 +108,33 @@ struct HelpAndBadInputTests {
         #expect(result.stderr.hasPrefix("servertrust: \(command): "), "\(arguments): \(result.stderr)")
     }
 
+    /// The mistakes people make with pins: curl's two slashes written as one, bare base64,
+    /// a hex fingerprint, a SHA-1 pin. Each is named as a pin mistake with the option and the
+    /// accepted forms, never as a missing file, and a hex fingerprint is never read as a pin.
+    static let sha256 = "AxEKAhGSjS/BE5ggNqD6QzpeMb7vVp8F0rH9jgKblrw="
+    static let pinMistakeCases: [(arguments: [String], mentions: [String])] = [
+        (["--pinnedpubkey", "sha256/" + sha256], ["--pinnedpubkey 'sha256/", "one slash is OkHttp's form", "sha256//BASE64"]),
+        (["--pinnedpubkey", sha256], ["--pinnedpubkey '", "sha256// prefix", "sha256//BASE64"]),
+        (["--pinnedpubkey", String(repeating: "ab12", count: 16)], ["--pinnedpubkey '", "hex certificate fingerprint", "sha256//BASE64"]),
+        (["--pinnedpubkey", Array(repeating: "AB", count: 32).joined(separator: ":")], ["hex certificate fingerprint", "sha256//BASE64"]),
+        (["--pinnedpubkey", "sha1//" + String(sha256.prefix(28))], ["--pinnedpubkey '", "sha1 is not a digest", "sha256//BASE64"]),
+        (["--pinnedpubkey", "sha256//" + sha256 + ";sha256/" + sha256], ["--pinnedpubkey: 'sha256/", "one slash", "sha256//BASE64"]),
+        (["--pinnedpubkey", "/nonexistent/key.pem"], ["--pinnedpubkey /nonexistent/key.pem: No such file", "sha256//BASE64"]),
+        (["--pin", String(repeating: "ab12", count: 16)], ["--pin '", "fingerprint", "sha256/BASE64 (OkHttp)"]),
+        (["--pin", "sha1/" + String(sha256.prefix(28))], ["--pin '", "unsupported digest", "sha256/BASE64 (OkHttp)"]),
+        (["--pin", "sha256/notbase64!"], ["--pin '", "not base64", "sha256/BASE64 (OkHttp)"]),
+    ]
+
+    @Test("a mistyped pin names the option and the accepted forms, never a missing file; a hex fingerprint is refused", arguments: pinMistakeCases)
+    func pinMistakes(_ arguments: [String], _ mentions: [String]) async throws {
+        for command in [["get", "https://example.test/"], ["evaluate", "/etc/ssl/certs/ca-certificates.crt", "--host", "example.test"]] {
+            let result = try await CLIRunner.run(command + arguments)
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            for text in mentions { #expect(result.stderr.contains(text), "\(arguments): '\(text)' not in \(result.stderr)") }
+            #expect(!result.stderr.contains("No such file") || arguments.contains("/nonexistent/key.pem"), "\(result.stderr)")
+        }
+    }
+
     @Test("bench evaluate without --chain is exit 2 and names the option")
     func benchEvaluateNeedsChain() async throws {
         let result = try await CLIRunner.run(["bench", "evaluate", "--iterations", "10"])

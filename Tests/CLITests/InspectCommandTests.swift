@@ -67,6 +67,28 @@ struct InspectCommandTests {
         #expect(result.stderr.contains(path))
     }
 
+    @Test("inspect and pins on a text file, a PKCS#12 file or a key say what the file looks like, as get and evaluate do")
+    func notACertificate() async throws {
+        let dir = try CLIRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let p12 = try LabPKCS12.create(certificate: Self.pki.leaf, key: Self.pki.leafKey, password: "pw")
+        let files: [(name: String, bytes: [UInt8], kind: String)] = [
+            ("notes.txt", Array("these are my notes, not a certificate\n".utf8), "text"),
+            ("client.p12", p12, "PKCS#12"),
+            ("leaf.key", Array(try Self.pki.leafKey.privateKeyPEM().utf8), "a private key (PEM PRIVATE KEY)"),
+        ]
+        for file in files {
+            let path = try LabFiles.write(file.bytes, to: dir + "/" + file.name)
+            for command in [["inspect", path], ["pins", path, "--host", "www.example.test"], ["evaluate", path, "--host", "www.example.test"]] {
+                let result = try await CLIRunner.run(command)
+                #expect(result.status == 2, "\(command): \(result.stderr)")
+                #expect(
+                    result.stderr == "servertrust: \(command[0]): \(path): not a certificate: looks like \(file.kind)\n",
+                    "\(command): \(result.stderr)")
+            }
+        }
+    }
+
     @Test("a device is refused at once instead of read forever")
     func deviceRefused() async throws {
         let result = try await CLIRunner.run(["inspect", "/dev/zero"])

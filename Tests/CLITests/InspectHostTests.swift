@@ -126,6 +126,28 @@ struct InspectHostTests {
         #expect((object["certificates"] as? [Any])?.count == 2)
     }
 
+    @Test("a private CA: --cacert FILE decides as get does and shows the validated path; a pin that does not match is refused")
+    func privateCA() async throws {
+        let fixture = try Fixture()
+        defer { fixture.stop() }
+        // The system roots are a stranger's; the server's root is given with --cacert.
+        let caFile = try LabFiles.writeBundle([fixture.pki.root], to: fixture.directory + "/ca.pem")
+        let human = try await fixture.inspect(["--cacert", caFile], roots: fixture.strangerRoots)
+        #expect(human.status == 0, "\(human.stdout) \(human.stderr)")
+        #expect(human.stdout.contains("Verified  yes, for \(Self.host) against the roots in \(caFile)"), "\(human.stdout)")
+        #expect(human.stdout.contains("Path      CN=\(Self.host)  <-  CN=ServerTrust Lab Issuing CA"), "\(human.stdout)")
+        let json = try await fixture.inspect(["--cacert", caFile, "--json"], roots: fixture.strangerRoots)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["verified"] as? Bool == true && (object["verifiedChain"] as? [String])?.count == 3, "\(json.stdout)")
+        let wrongPin = try Self.pin(try LabPKI.webChain(host: "other.test", keySlot: 92).leaf)
+        let pinned = try await fixture.inspect(["--cacert", caFile, "--pin", "sha256/" + wrongPin], roots: fixture.strangerRoots)
+        #expect(
+            pinned.status == 1 && pinned.stdout.contains("Verified  NO, for \(Self.host) against the roots in \(caFile) with the pins given: "),
+            "\(pinned.stdout)")
+        let files = try await CLIRunner.run(["inspect", caFile, "--cacert", caFile])
+        #expect(files.status == 2 && files.stderr.contains("--cacert is for an https:// URL"), "\(files.stderr)")
+    }
+
     @Test("a certificate for another host: hostnameMismatch")
     func wrongHost() async throws {
         let fixture = try Fixture()

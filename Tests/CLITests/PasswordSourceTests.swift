@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import ServerTrustLab
 import Testing
 
@@ -111,4 +112,88 @@ struct PasswordSourceTests {
         let wrong = try await CLIRunner.run(base + ["--proxy-user", "proxy", "--proxy-user-password", "pass:nope"])
         #expect(wrong.status == 4, "\(wrong.stderr)")
     }
+
+    /// A TCP listener that never accepts: a proxy that holds every client until its timeout,
+    /// so the process under test is alive while its argv is read.
+    final class BlackHole {
+        let descriptor: Int32
+        let port: UInt16
+
+        init() throws {
+            let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketDescriptor, $0, length) } }
+            guard socketDescriptor >= 0, bound == 0, listen(socketDescriptor, 16) == 0 else {
+                close(socketDescriptor)
+                throw CocoaError(.fileWriteUnknown)
+            }
+            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketDescriptor, $0, &length) } }
+            descriptor = socketDescriptor
+            port = UInt16(bigEndian: address.sin_port)
+        }
+
+        deinit { close(descriptor) }
+    }
+
+    /// What `ps` shows of a running process: its /proc/PID/cmdline, NULs as spaces.
+    static func commandLine(_ pid: Int32) -> String? {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
+        return String(decoding: data.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+    }
+
+    @Test(
+        "-u, --proxy-user, --cert FILE:PASS, --pass and the password sources are blanked in /proc/PID/cmdline while the request runs, as curl blanks them",
+        arguments: [
+            ["get", "URL", "-u", "alice:s3cret-user", "--proxy-user", "bob:s3cret-proxy", "--cert", "P12FILE:pw", "--cert-type", "P12"],
+            ["get", "URL", "--user=alice:s3cret-user", "--proxy-user=bob:s3cret-proxy", "-E", "P12FILE", "--pass", "pw"],
+            ["get", "URL", "-u", "alice", "--user-password", "pass:s3cret-user", "--proxy-user", "bob", "--proxy-user-password=pass:s3cret-proxy"],
+            ["inspect", "URL", "--proxy-user", "bob:s3cret-proxy"],
+            ["pins", "URL", "--proxy-user=bob:s3cret-proxy"],
+        ])
+    func secretsBlankedInArgv(_ template: [String]) async throws {
+        let client = try CurlSpellingsTests.ClientSetup()
+        let setup = client.setup
+        defer { setup.server.stop() }
+        let proxy = try BlackHole()
+        let arguments =
+            template.map { $0 == "URL" ? setup.url : $0 == "P12FILE" ? client.p12 : $0 == "P12FILE:pw" ? client.p12 + ":pw" : $0 }
+            + ["--proxy", "http://127.0.0.1:\(proxy.port)"]
+            + (template[0] == "get" ? ["--cacert", setup.root, "-m", "60", "--connect-timeout", "60"] : ["--timeout", "60"])
+        let directory = try CLIRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let child = try LabChildProcess(CLIRunner.binary, arguments, adding: [:], stdoutPath: directory + "/out", stderrPath: directory + "/err")
+        defer { _ = child.stop(grace: .seconds(2)) }
+        let secrets = ["s3cret-user", "s3cret-proxy", ":pw", " pw "]
+        // Parsing takes milliseconds; the request then waits on the proxy for up to 60 s. The
+        // command line is polled on a thread of its own (a loaded cooperative pool could sleep
+        // a task past the whole window), and a read counts only if the process still ran after it.
+        let pid = child.pid
+        let url = setup.url
+        let (seen, runningAfterRead) = await withCheckedContinuation { (continuation: CheckedContinuation<(String, Bool), Never>) in
+            Thread.detachNewThread {
+                var last = ""
+                let deadline = ContinuousClock.now + .seconds(45)
+                while ContinuousClock.now < deadline {
+                    last = Self.commandLine(pid) ?? ""
+                    let running = child.isRunning
+                    if !running || (last.contains(url) && !secrets.contains(where: { last.contains($0) })) {
+                        continuation.resume(returning: (last, running))
+                        return
+                    }
+                    usleep(20_000)
+                }
+                continuation.resume(returning: (last, child.isRunning))
+            }
+        }
+        #expect(runningAfterRead, "the command ended early: \((try? String(contentsOfFile: directory + "/err", encoding: .utf8)) ?? "")")
+        #expect(seen.contains(setup.url), "\(seen)")
+        for secret in secrets {
+            #expect(!seen.contains(secret), "\(template): '\(secret)' readable in /proc/\(child.pid)/cmdline: \(seen)")
+        }
+    }
+
 }

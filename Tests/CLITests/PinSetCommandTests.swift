@@ -144,23 +144,28 @@ struct PinSetCommandTests {
             CLIRunner.binary, ["pinset", "serve", document, "--cert", keys.directory + "/chain.pem", "--key", keys.directory + "/leaf.key"],
             stdoutPath: outputPath, stderrPath: outputPath)
         defer { serve.stop() }
-        var line = ""
+        var lines: [String] = []
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline, serve.isRunning {
             let text = String(decoding: FileManager.default.contents(atPath: outputPath) ?? Data(), as: UTF8.self)
-            if let end = text.firstIndex(of: "\n") {
-                line = String(text[..<end])
+            if text.split(separator: "\n").count >= 2 {
+                lines = text.split(separator: "\n").map(String.init)
                 break
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        let url = try #require(line.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
-        #expect(url.hasPrefix("https://127.0.0.1:") && url.hasSuffix("/pinset.json"), "\(url)")
-        let port = try #require(URL(string: url)?.port)
+        // The URL names the host the certificate is for (a 127.0.0.1 URL fails every client's
+        // host check); the next line says how to reach it. Both are used exactly as printed.
+        let url = try #require(lines.first?.split(separator: " ").last.map(String.init))
+        #expect(url.hasPrefix("https://pins.example.test:") && url.hasSuffix("/pinset.json"), "\(lines)")
+        let resolve = try #require(lines.dropFirst().first?.split(separator: " ").last.map(String.init), "\(lines)")
+        #expect(lines.count == 2 && lines[1].contains("--resolve"), "\(lines)")
+        let printedGet = try await CLIRunner.run(["get", url, "--cacert", keys.directory + "/root.pem", "--resolve", resolve])
+        let served = try String(contentsOfFile: document, encoding: .utf8)
+        #expect(printedGet.status == 0 && printedGet.stdout == served, "\(printedGet.stderr)")
         func curl(_ extra: [String] = []) async throws -> CLIRunner.Result {
             try await CLIRunner.run(
-                ["-s", "-D", "-", "--cacert", keys.directory + "/root.pem", "--resolve", "pins.example.test:\(port):127.0.0.1"] + extra
-                    + ["https://pins.example.test:\(port)/pinset.json"], executable: "/usr/bin/curl")
+                ["-s", "-D", "-", "--cacert", keys.directory + "/root.pem", "--resolve", resolve] + extra + [url], executable: "/usr/bin/curl")
         }
         let first = try await curl()
         #expect(first.status == 0 && first.stdout.hasPrefix("HTTP/1.1 200"), "\(first.stdout) \(first.stderr)")

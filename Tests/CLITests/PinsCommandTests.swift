@@ -264,6 +264,62 @@ struct PinsCommandTests {
         #expect(quiet.stderr.isEmpty, "\(quiet.stderr)")
     }
 
+    @Test("a private-CA server: pins https://HOST --cacert ca.pem proposes the private root and the intermediate, a set that enforces and refuses an impostor")
+    func privateCA() async throws {
+        // The server sends leaf + intermediate; its root is private (not among the system roots).
+        let fixture = try Fixture(keySlot: 94)
+        defer { fixture.remove() }
+        // Another CA with a certificate for the same name: the impostor below.
+        let stranger = try LabPKI.webChain(
+            host: Self.host, algorithm: .p384, leafNotBefore: Self.now - LabClock.day, leafNotAfter: Self.now + 90 * LabClock.day, keySlot: 96)
+        let systemRoots = try LabFiles.writeBundle([stranger.root], to: fixture.directory + "/system.pem")
+        let environment = ["SSL_CERT_FILE": systemRoots, "SSL_CERT_DIR": fixture.directory + "/no-such-dir"]
+        let caFile = try LabFiles.writeBundle([fixture.pki.root], to: fixture.directory + "/ca.pem")
+        let server = try LabTLSServer.started(LabTLSServer.Configuration(identity: .init(pki: fixture.pki), name: "cli-pins-private"))
+        defer { server.stop() }
+        let url = "https://\(Self.host):\(server.port)"
+        let resolve = ["--resolve", "\(Self.host):\(server.port):127.0.0.1"]
+        let rootPin = try Self.pin(fixture.pki.root)
+        let intermediatePin = try Self.pin(fixture.pki.intermediate)
+
+        let report = try await CLIRunner.run(["pins", url, "--cacert", caFile] + resolve, environment: environment)
+        #expect(report.status == 0, "\(report.stderr)")
+        #expect(report.stdout.contains("Verified for \(Self.host) against the roots in \(caFile): CN=\(Self.host)"), "\(report.stdout)")
+        #expect(report.stdout.contains("Pin:     sha256/\(rootPin)  (the root's key"), "\(report.stdout)")
+        #expect(report.stdout.contains("Pin:     sha256/\(intermediatePin)  (the intermediate's key"), "\(report.stdout)")
+        #expect(report.stdout.contains("from the --cacert roots"), "\(report.stdout)")
+        #expect(!report.stdout.contains("incomplete") && !report.stdout.contains("make the server send"), "\(report.stdout)")
+
+        // The json form is a working pin set: get with it and the private root accepts the server...
+        let json = try await CLIRunner.run(["pins", url, "--cacert", caFile, "--format", "json"] + resolve, environment: environment)
+        #expect(json.status == 0 && json.stderr.contains("no pin is a true spare"), "\(json.stderr)")
+        let hosts = try #require(try Self.object(json.stdout)["hosts"] as? [[String: Any]])
+        #expect(hosts.first?["pins"] as? [String] == ["sha256/" + rootPin, "sha256/" + intermediatePin] && hosts.first?["enforcePinning"] as? Bool == true)
+        let policy = try fixture.write(json.stdout, "private-policy.json")
+        let accepted = try await CLIRunner.run(["get", url, "--cacert", caFile, "--policy", policy] + resolve, environment: environment)
+        #expect(accepted.status == 0, "\(accepted.stderr)")
+        // ...and refuses an impostor for the same name from another CA that the client also trusts.
+        let impostor = try LabTLSServer.started(LabTLSServer.Configuration(identity: .init(pki: stranger), name: "cli-pins-impostor"))
+        defer { impostor.stop() }
+        let refused = try await CLIRunner.run(
+            [
+                "get", "https://\(Self.host):\(impostor.port)", "--cacert", caFile, "--cacert", systemRoots, "--policy", policy,
+                "--resolve", "\(Self.host):\(impostor.port):127.0.0.1",
+            ], environment: environment)
+        #expect(refused.status == 1 && refused.stderr.contains("pin"), "\(refused.stderr)")
+
+        // Without --cacert: not verified, the intermediate is the only CA key, and the advice
+        // names --cacert for a missing root rather than only "send the intermediates".
+        let plain = try await CLIRunner.run(["pins", url] + resolve, environment: environment)
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.stdout.contains("NOT verified for \(Self.host) against the system roots: untrustedRoot"), "\(plain.stdout)")
+        #expect(plain.stdout.contains("if it is your private root CA, give it with --cacert FILE"), "\(plain.stdout)")
+
+        // The same from the chain file.
+        let file = try await CLIRunner.run(["pins", fixture.chain, "--cacert", caFile, "--format", "json"], environment: environment)
+        #expect(file.status == 0 && file.stdout == json.stdout, "\(file.stderr)")
+    }
+
     @Test("a self-signed leaf: no CA key, the leaf is pinned and the spare is required")
     func selfSigned() async throws {
         let directory = try CLIRunner.temporaryDirectory()

@@ -1,7 +1,9 @@
 // swift-tools-version:6.0
 // The README's recipes as an app would write them: a package that depends on ServerTrust by
-// path and imports ServerTrustKit alone. Tests/ServerTrustHTTPTests/Integration/RecipesTests.swift builds
-// it and runs every recipe against a local nginx.
+// path and imports ServerTrustKit (with Foundation and FoundationNetworking for URL and
+// URLSession). Tests/ServerTrustHTTPTests/Integration/RecipesTests.swift builds a copy of it,
+// with the README's blocks themselves as a second target, and runs every recipe against a
+// local nginx.
 //
 // In your own app the dependency is
 //     .package(url: "https://github.com/servertrust/servertrust.git", from: "0.1.0")

@@ -33,6 +33,8 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
         let extensions: Extensions
         /// Issuer and subject match (RFC 5280 §7.1), decided once at parse time.
         let isSelfIssued: Bool
+        /// What a tolerant parse let through (``Certificate/toleratedDeviations``).
+        let toleratedDeviations: [String]
 
         init(
             derBytes: [UInt8],
@@ -49,7 +51,8 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
             subjectPublicKeyInfo: SubjectPublicKeyInfo,
             issuerUniqueID: ASN1BitString?,
             subjectUniqueID: ASN1BitString?,
-            extensions: Extensions
+            extensions: Extensions,
+            toleratedDeviations: [String]
         ) {
             self.derBytes = derBytes
             self.tbsBytes = tbsBytes
@@ -67,6 +70,7 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
             self.subjectUniqueID = subjectUniqueID
             self.extensions = extensions
             self.isSelfIssued = issuer.matches(subject)
+            self.toleratedDeviations = toleratedDeviations
         }
     }
 
@@ -82,7 +86,8 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     public var serialNumber: SerialNumber { storage.serialNumber }
     /// The outer signatureAlgorithm, decoded.
     public var signatureAlgorithm: SignatureAlgorithm { storage.signatureAlgorithm }
-    /// The outer signatureAlgorithm as encoded (byte-identical to the TBS one; checked at parse).
+    /// The outer signatureAlgorithm as encoded (byte-identical to the TBS one, checked at
+    /// parse, unless a tolerant parse accepted otherwise: ``toleratedDeviations``).
     public var signatureAlgorithmIdentifier: AlgorithmIdentifier { storage.signatureAlgorithmIdentifier }
     /// The signature BIT STRING content (whole bytes; a signature with unused bits is malformed).
     public var signature: ArraySlice<UInt8> { storage.signature }
@@ -103,13 +108,50 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     /// The extensions (v3 only).
     public var extensions: Extensions { storage.extensions }
 
+    /// Departures from strict DER that a parse may be asked to accept, for input the user
+    /// trusts locally (a pinned-certificate file shipped with the app), never for certificates
+    /// a server sends.
+    public struct ParsingTolerance: OptionSet, Hashable, Sendable {
+        /// The options' bits.
+        public let rawValue: Int
+
+        /// Creates tolerances from their bits.
+        /// - Parameter rawValue: The bits.
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// RFC 5280 §4.1.1.2 requires the `signature` field of the TBSCertificate to be the
+        /// same AlgorithmIdentifier as the outer `signatureAlgorithm`, and RFC 4055 §5 gives
+        /// RSA PKCS #1 v1.5 identifiers NULL parameters. Some tools wrote one of the two with
+        /// the NULL and the other without parameters: AFNetworking's three self-signed test
+        /// certificates and all twelve of Alamofire's, which apps copied as their pinned
+        /// `.cer` files. With this tolerance such a certificate parses when the two name the
+        /// same RSA PKCS #1 v1.5 algorithm and differ only in NULL versus absent parameters
+        /// (they then mean the same algorithm); any other difference is still an error, and
+        /// the certificate says what was tolerated in ``Certificate/toleratedDeviations``.
+        public static let signatureAlgorithmParameterEncoding = ParsingTolerance(rawValue: 1)
+    }
+
     /// Parses a DER certificate.
     /// - Throws: ``DERError`` naming the field and byte offset of the first problem.
     public init(derEncoded bytes: [UInt8]) throws(DERError) {
-        storage = try DERInput.with(bytes) { input throws(DERError) in try Certificate(input).storage }
+        storage = try DERInput.with(bytes) { input throws(DERError) in try Certificate(input, tolerating: []).storage }
     }
 
-    private init(_ input: DERInput) throws(DERError) {
+    /// Parses a DER certificate, accepting the departures in `tolerating`; only for a file
+    /// the user trusts locally (see ``ParsingTolerance``).
+    /// - Parameters:
+    ///   - bytes: The DER.
+    ///   - tolerating: What to accept.
+    /// - Throws: ``DERError`` naming the field and byte offset of the first problem.
+    public init(derEncoded bytes: [UInt8], tolerating: ParsingTolerance) throws(DERError) {
+        storage = try DERInput.with(bytes) { input throws(DERError) in try Certificate(input, tolerating: tolerating).storage }
+    }
+
+    /// What a tolerant parse (``init(derEncoded:tolerating:)``) accepted in this certificate,
+    /// one line each; empty for every certificate parsed strictly.
+    public var toleratedDeviations: [String] { storage.toleratedDeviations }
+
+    private init(_ input: DERInput, tolerating: ParsingTolerance) throws(DERError) {
         let derBytes = input.base
         let root = try input.single(0..<input.buffer.count)
         let (tbs, outerAlgorithm, signatureBits) = try input.sequence(root, .sequence, "Certificate") { nodes throws(DERError) in
@@ -146,8 +188,15 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
         let innerAlgorithm = try AlgorithmIdentifier(fields.next(.sequence, "signature"), input, "tbsCertificate signature")
         // RFC 5280 §4.1.1.2: signatureAlgorithm "MUST contain the same algorithm identifier as
         // the signature field in the sequence tbsCertificate".
-        guard innerAlgorithm == outerAlgorithm else {
-            throw DERError(.invalidValue, at: innerAlgorithm.derBytes.startIndex, "tbsCertificate signature algorithm differs from signatureAlgorithm")
+        var toleratedDeviations: [String] = []
+        if innerAlgorithm != outerAlgorithm {
+            guard tolerating.contains(.signatureAlgorithmParameterEncoding), Self.differOnlyInNullParameters(innerAlgorithm, outerAlgorithm) else {
+                throw DERError(.invalidValue, at: innerAlgorithm.derBytes.startIndex, "tbsCertificate signature algorithm differs from signatureAlgorithm")
+            }
+            toleratedDeviations.append(
+                "the tbsCertificate signature and signatureAlgorithm fields differ in encoding (\(innerAlgorithm.hasNullParameters ? "NULL" : "absent") "
+                    + "versus \(outerAlgorithm.hasNullParameters ? "NULL" : "absent") parameters of \(SignatureAlgorithm(outerAlgorithm)); "
+                    + "RFC 5280 §4.1.1.2 wants them identical): tolerated for a local pinned-certificate file")
         }
         let issuer = try DistinguishedName(fields.next(.sequence, "issuer"), input, "issuer")
         let (notBefore, notAfter) = try input.sequence(fields.next(.sequence, "validity"), .sequence, "validity") { v throws(DERError) in
@@ -191,14 +240,34 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
             subjectPublicKeyInfo: subjectPublicKeyInfo,
             issuerUniqueID: issuerUID,
             subjectUniqueID: subjectUID,
-            extensions: extensions)
+            extensions: extensions,
+            toleratedDeviations: toleratedDeviations)
+    }
+
+    /// Whether two AlgorithmIdentifiers name the same RSA PKCS #1 v1.5 algorithm and differ only
+    /// in one having NULL parameters and the other none (RFC 4055 §5 vs. the encoders that
+    /// drop the NULL).
+    static func differOnlyInNullParameters(_ a: AlgorithmIdentifier, _ b: AlgorithmIdentifier) -> Bool {
+        guard a.algorithm == b.algorithm, case .rsaPKCS1 = SignatureAlgorithm(a), case .rsaPKCS1 = SignatureAlgorithm(b) else { return false }
+        return (a.parameters == nil && b.hasNullParameters) || (a.hasNullParameters && b.parameters == nil)
     }
 
     /// Parses every `CERTIFICATE` block of a PEM text, or a single DER certificate.
     /// - Throws: ``CertificateLoadingError`` naming the block that failed.
     public static func load(_ bytes: [UInt8]) throws(CertificateLoadingError) -> [Certificate] {
+        try load(bytes, tolerating: [])
+    }
+
+    /// Parses every `CERTIFICATE` block of a PEM text, or a single DER certificate, accepting
+    /// the departures in `tolerating`; only for files the user trusts locally (see
+    /// ``ParsingTolerance``).
+    /// - Parameters:
+    ///   - bytes: PEM or DER.
+    ///   - tolerating: Departures from strict DER to accept.
+    /// - Throws: ``CertificateLoadingError`` naming the block that failed.
+    public static func load(_ bytes: [UInt8], tolerating: ParsingTolerance) throws(CertificateLoadingError) -> [Certificate] {
         guard PEMDocument.looksLikePEM(bytes) else {
-            do { return [try Certificate(derEncoded: bytes)] } catch { throw .der(error, block: nil) }
+            do { return [try Certificate(derEncoded: bytes, tolerating: tolerating)] } catch { throw .der(error, block: nil) }
         }
         let documents: [PEMDocument]
         do { documents = try PEMDocument.parseAll(String(decoding: bytes, as: UTF8.self)) } catch { throw .pem(error) }
@@ -218,7 +287,7 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
         var result: [Certificate] = []
         result.reserveCapacity(certificates.count)
         for (index, document) in certificates.enumerated() {
-            do { result.append(try Certificate(derEncoded: document.derBytes)) } catch {
+            do { result.append(try Certificate(derEncoded: document.derBytes, tolerating: tolerating)) } catch {
                 throw .der(error, block: (index: index + 1, line: document.line))
             }
         }

@@ -146,7 +146,10 @@ public struct AttributeTypeAndValue: Hashable, Sendable, CustomStringConvertible
     /// `type=value` in RFC 4514 form, as ``rfc4514``.
     public var description: String { rfc4514 }
 
-    /// RFC 4514 §2.4 escaping: `"+,;<>\` always, `#` and space at the start, space at the end, NUL as `\00`.
+    /// RFC 4514 §2.4 escaping: `"+,;<>\` always, `#` and space at the start, space at the end,
+    /// and as hex pairs NUL (`\00`) and every character ``DisplayText`` keeps from terminals
+    /// (ESC `\1B`, CR LF `\0D\0A`, …), which §2.4 allows for any character: the issuer chooses
+    /// the names, and they are printed and logged.
     static func escape(_ value: String) -> String {
         var out = ""
         let scalars = Array(value.unicodeScalars)
@@ -158,8 +161,8 @@ public struct AttributeTypeAndValue: Hashable, Sendable, CustomStringConvertible
             case "#" where i == 0, " " where i == 0 || i == scalars.count - 1:
                 out += "\\"
                 out.unicodeScalars.append(scalar)
-            case "\0":
-                out += "\\00"
+            case _ where DisplayText.mustEscape(scalar):
+                out += DisplayText.hexPairs(scalar)
             default:
                 out.unicodeScalars.append(scalar)
             }

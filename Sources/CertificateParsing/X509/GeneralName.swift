@@ -87,13 +87,14 @@ public enum GeneralName: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The form OpenSSL and curl print: `DNS:…`, `IP:…`, `email:…`, `URI:…`, `DirName:…`,
-    /// `othername:…`, `Registered ID:…`.
+    /// `othername:…`, `Registered ID:…`; control characters and backslashes in the names are
+    /// escaped (``DisplayText``), so a printed SAN is one line of plain text.
     public var description: String {
         switch self {
-        case .dnsName(let s): return "DNS:\(s)"
+        case .dnsName(let s): return "DNS:\(DisplayText.escaped(s))"
         case .ipAddress(let bytes): return "IP:\(IPAddressText.format(bytes))"
-        case .rfc822Name(let s): return "email:\(s)"
-        case .uri(let s): return "URI:\(s)"
+        case .rfc822Name(let s): return "email:\(DisplayText.escaped(s))"
+        case .uri(let s): return "URI:\(DisplayText.escaped(s))"
         case .directoryName(let n): return "DirName:\(n.rfc4514)"
         case .otherName(let type, _): return "othername:\(type.dotted)"
         case .registeredID(let oid): return "Registered ID:\(oid.dotted)"

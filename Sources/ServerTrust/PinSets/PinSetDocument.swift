@@ -66,7 +66,8 @@ public struct PinSetDocument: Sendable {
             throw PinSetError(.unknownKey, "signed by key \(envelope.keyID.prefix(16))…, which is not among the \(trustedKeys.count) trusted signing keys")
         }
         if case .invalid(let why) = key.check(envelope.signature, over: envelope.payload) {
-            throw PinSetError(.badSignature, "the signature does not verify under \(key): \(why)")
+            // The kind is the error's own; the reason alone says how (not "signature badSignature: …" again).
+            throw PinSetError(.badSignature, "the signature does not verify under \(key): \(why.reason)")
         }
         let payload = try parsePayload(envelope.payload)
         try refuseSigningKeysAsPins(payload, trustedKeys: trustedKeys)

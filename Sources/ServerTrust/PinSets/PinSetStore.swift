@@ -112,8 +112,12 @@ public struct PinSetStore: Sendable {
         object.append(("etag", etag.map(Self.quote) ?? "null"))
         object.append(("documents", "[" + documents.map { "\"" + Base64.encode($0) + "\"" }.joined(separator: ",\n  ") + "]"))
         let text = "{" + object.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ",\n ") + "}\n"
-        let temporary = DurableFile.temporaryName(for: path)
-        try Self.writeSynced(Array(text.utf8), to: temporary)
+        let temporary = DurableFile.temporaryName(beside: path)
+        do {
+            try DurableFile.create(temporary, with: Array(text.utf8))
+        } catch {
+            throw PinSetError(.storeWriteFailed, error.reason)
+        }
         if access(path, F_OK) == 0, rename(path, previousPath) != 0 {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
@@ -127,20 +131,20 @@ public struct PinSetStore: Sendable {
         DurableFile.syncDirectory(of: path)
     }
 
-    /// Writes `bytes` to `path` crash-safely: a temporary file beside it, `fsync`, rename(2),
-    /// `fsync` of the directory. Readers see the old file or the new one, never part of either.
+    /// Writes `bytes` to `path` crash-safely: a temporary file beside it,
+    /// `fsync`, rename(2), `fsync` of the directory. Readers see the old file or the new one,
+    /// never part of either.
     /// - Parameters:
     ///   - bytes: The contents.
     ///   - path: The file to replace or create.
     ///   - mode: Its permissions (0600 for a store; a published document may be 0644).
     /// - Throws: ``PinSetError`` (`storeWriteFailed`); `path` is then untouched.
     public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: UInt16 = 0o600) throws(PinSetError) {
-        do { try DurableFile.replace(path, with: bytes, mode: mode_t(mode)) } catch { throw PinSetError(.storeWriteFailed, error.reason) }
-    }
-
-    /// Writes `bytes` to a new file (mode 0600) and `fsync`s it.
-    static func writeSynced(_ bytes: [UInt8], to file: String) throws(PinSetError) {
-        do { try DurableFile.writeNew(bytes, to: file) } catch { throw PinSetError(.storeWriteFailed, error.reason) }
+        do {
+            try DurableFile.replace(path, with: bytes, mode: UInt32(mode))
+        } catch {
+            throw PinSetError(.storeWriteFailed, error.reason)
+        }
     }
 
     /// Removes `PATH.tmp-*` files: a save that crashed before its rename.

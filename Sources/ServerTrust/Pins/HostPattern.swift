@@ -1,3 +1,4 @@
+import Foundation
 import TrustEvaluation
 
 /// Which hosts a configuration entry applies to.
@@ -14,6 +15,16 @@ import TrustEvaluation
 /// A wildcard over a public suffix (`*.com`, `**.co.uk`) is refused, as TrustKit refuses
 /// `includeSubdomains` on one (the Public Suffix List check of TrustEvaluation's `DNSPattern`).
 /// When several patterns match a host the most specific one wins (``moreSpecific(than:)``).
+///
+/// A pattern written in Unicode (`σkhttp.com`, `**.bücher.example`) means its A-labels
+/// (`xn--khttp-fde.com`), as OkHttp's `CertificatePinner` reads it (`IDN.toASCII`): hosts
+/// reach a TLS client in that form (URLs, SNI, certificates' dNSNames are ASCII), so a Unicode
+/// pattern compared as written would never match and would leave the host unpinned. Letters
+/// are folded to lower case (final `ς` to `σ`, as IDNA2003's Nameprep does) and each label is
+/// put in NFC before encoding (RFC 5891 §5.3). ``description`` shows the A-label form.
+///
+/// An IPv4-mapped IPv6 address (`::ffff:192.168.1.1`) is the IPv4 address it maps, in a
+/// pattern and in the host matched (RFC 4291 §2.5.5.2), as the host check treats it.
 public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
     /// The forms of pattern.
     public enum Kind: String, Hashable, Sendable {
@@ -54,10 +65,18 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
             throw PolicyConfigurationError(.conflictingOptions, path: "", "includeSubdomains cannot be combined with the wildcard pattern \"\(text)\"")
         }
         if name.hasSuffix(".") { name = name.dropLast() }
+        if name.unicodeScalars.contains(where: { !$0.isASCII }) {
+            guard let ascii = Self.aLabels(name) else {
+                throw PolicyConfigurationError(.invalidHostPattern, path: "", "\"\(text)\" has a label that cannot be written as an A-label (IDNA)")
+            }
+            name = Substring(ascii)
+        }
         if let ip = IPAddress(String(name)) {
             guard kind == .exact && !includeSubdomains else {
                 throw PolicyConfigurationError(.invalidHostPattern, path: "", "\"\(text)\": an IP address cannot have wildcards or subdomains")
             }
+            // An IPv4-mapped address is the IPv4 node's (RFC 4291 §2.5.5.2): one pattern for both.
+            let ip = ip.mappedIPv4 ?? ip
             self.kind = .exact
             self.base = ip.description
             self.baseLabels = 0
@@ -83,6 +102,20 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
         self.ip = nil
     }
 
+    /// `name` with each label folded (lower case, final sigma as sigma), in NFC, and encoded
+    /// as its A-label.
+    static func aLabels(_ name: Substring) -> String? {
+        var labels: [String] = []
+        for label in name.split(separator: ".", omittingEmptySubsequences: false) {
+            var scalars = String.UnicodeScalarView()
+            scalars.append(contentsOf: label.lowercased().unicodeScalars.map { $0 == "\u{3C2}" ? "\u{3C3}" : $0 })
+            let folded = String(scalars).precomposedStringWithCanonicalMapping
+            guard let aLabel = InternationalHost.aLabel(Substring(folded)) else { return nil }
+            labels.append(aLabel)
+        }
+        return labels.joined(separator: ".")
+    }
+
     /// `api.example.com`, `*.example.com` or `**.example.com`.
     public var description: String {
         switch kind {
@@ -97,8 +130,9 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
     /// Compares bytes in place, without building a name, because it runs on every
     /// connection.
     public func matches(_ host: String) -> Bool {
-        if let ip { return IPAddress(host).map { $0 == ip } ?? false }
-        var host = host
+        if let ip { return IPAddress(host).map { ($0.mappedIPv4 ?? $0) == ip } ?? false }
+        // A host named in Unicode is compared in its A-label form, as the pattern is.
+        var host = host.utf8.contains(where: { $0 >= 0x80 }) ? (Self.aLabels(Substring(host)) ?? host) : host
         return host.withUTF8 { matches(name: $0) }
     }
 

@@ -64,7 +64,15 @@ public struct PinCheckResult: Hashable, Sendable {
             return matches.isEmpty ? "no negative pin matched (no positive pins configured)" : matches.map(\.description).joined(separator: "; ")
         case .noMatchingPin:
             if unmatchedScopes.isEmpty { return "no pin for \(pattern) is valid at \(ASN1TimeText.rfc3339(time))" }
-            return "no \(unmatchedScopes.map(\.rawValue).joined(separator: " or ")) pin for \(pattern) matches the chain"
+            // "no pin for …" (scope any), "no leaf pin for …", "no leaf or CA pin for …".
+            let scopes = unmatchedScopes.compactMap { scope -> String? in
+                switch scope {
+                case .any: return nil
+                case .leaf: return "leaf"
+                case .ca: return "CA"
+                }
+            }
+            return "no \(scopes.isEmpty ? "" : scopes.joined(separator: " or ") + " ")pin for \(pattern) matches the chain"
         case .negativePinMatched:
             guard let match = matches.first else { return "a negative pin matched" }
             let subject = subjects.indices.contains(match.position) ? subjects[match.position] : "?"

@@ -97,7 +97,7 @@ extension PolicyFile {
         var pinCountKnown = true
         if let hashes = reader.strings(entry, "kTSKPublicKeyHashes", path) {
             for (text, pinPath) in hashes {
-                guard let digest = Base64.decode(Array(text.utf8)), digest.count == 32, let pin = try? SPKIPin(algorithm: .sha256, digest: digest) else {
+                guard let digest = Self.trustKitPinDigest(text), digest.count == 32, let pin = try? SPKIPin(algorithm: .sha256, digest: digest) else {
                     reader.fail(.invalidPin, pinPath, "not a valid sha256 pin: TrustKit hashes are base64 of a 32-byte SHA-256 SPKI digest")
                     pinCountKnown = false
                     continue
@@ -131,5 +131,28 @@ extension PolicyFile {
             }
         }
         return PinnedHost(pattern: pattern, pins: pins, enforcePinning: enforce, expirationDate: expiration, reportURIs: uris)
+    }
+
+    /// A `kTSKPublicKeyHashes` string read as TrustKit reads it:
+    /// `[[NSData alloc] initWithBase64EncodedString:pin options:0]` (parse_configuration.m).
+    /// That decoder requires a length that is a multiple of 4 and nothing but the base64
+    /// alphabet and trailing `=`, but it ignores the padding bits of the last digit, which
+    /// RFC 4648 §3.5 wants zero; TrustKit's own tests pin `BBBB…BBB=`, whose last digit
+    /// carries a stray bit. Such a pin reads here as TrustKit reads it (the stray bits
+    /// dropped); everything else NSData refuses is refused. Only the TrustKit import is this
+    /// lenient: ServerTrust's own pins (``SPKIPin``) stay canonical.
+    static func trustKitPinDigest(_ text: String) -> [UInt8]? {
+        if let strict = Base64.decode(Array(text.utf8)) { return strict }
+        var bytes = Array(text.utf8)
+        let padding = bytes.reversed().prefix { $0 == UInt8(ascii: "=") }.count
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        guard bytes.count % 4 == 0, (1...2).contains(padding),
+            bytes.dropLast(padding).allSatisfy({ alphabet.contains($0) }),
+            let last = alphabet.firstIndex(of: bytes[bytes.count - padding - 1])
+        else { return nil }
+        // One `=`: the last digit's low 2 bits are padding; two: its low 4.
+        let kept = last & (padding == 1 ? 0b111100 : 0b110000)
+        bytes[bytes.count - padding - 1] = alphabet[kept]
+        return Base64.decode(bytes)
     }
 }

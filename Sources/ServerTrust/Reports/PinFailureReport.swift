@@ -96,12 +96,18 @@ public struct PinFailureReport: Hashable, Sendable {
         return Array(data)
     }
 
-    /// What makes two reports "identical" for rate limiting: everything but the date
-    /// (TrustKit's key: noted host name, host name, port, chain, known pins, validation
-    /// result), as a SHA-256 in hex.
+    /// What makes two reports "identical" for rate limiting, as a SHA-256 in hex: what the
+    /// app configured and where it connected (noted host name, host name, port, known pins,
+    /// enforcement, validation result), never the certificates served. TrustKit's key also
+    /// holds the chain, which the man in the middle being reported chooses: minting a new leaf
+    /// per connection would make every report unique and let all of them through. One report
+    /// per host and failure per interval tells the operator what happened; the chains of the
+    /// reports that were held back add nothing an attacker could not vary at will.
     public var rateLimitKey: String {
-        var text = [notedHostname, hostname, String(port), String(validationResult.rawValue)].joined(separator: "\n")
-        text += "\n" + validatedCertificateChain.joined() + "\n" + knownPins.joined(separator: ",")
+        let text = [
+            notedHostname, hostname, String(port), String(validationResult.rawValue), String(enforcePinning), String(includeSubdomains),
+            knownPins.joined(separator: ","),
+        ].joined(separator: "\n")
         return SHA256.hash(Array(text.utf8)).map { byte in
             let hex = String(byte, radix: 16)
             return byte < 16 ? "0" + hex : hex

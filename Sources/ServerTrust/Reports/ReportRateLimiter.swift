@@ -6,10 +6,15 @@ public import TrustEvaluation
 /// let through in a file, so a restart does not resend (TrustKit's limiter is in memory only
 /// and resets every 24 hours: `TSKReportsRateLimiter`).
 ///
+/// Reports are "identical" when they are about the same host, pins and failure
+/// (``PinFailureReport/rateLimitKey``), whatever chain was served: the chain is the attacker's
+/// to vary, so it must not open a new report per connection.
+///
 /// The store is a small JSON object `{"version": 1, "sent": {"<report key>": <seconds>}}`,
-/// rewritten atomically after each report let through, with entries older than the interval
-/// dropped. An unreadable or corrupt store starts empty: the worst outcome is one duplicate
-/// report, never a lost decision.
+/// rewritten atomically only when a report is let through, with entries older than the
+/// interval dropped and at most ``maximumEntries`` kept (the oldest go first), so its size and
+/// the cost of a rewrite stay bounded. An unreadable or corrupt store starts empty: the worst
+/// outcome is one duplicate report, never a lost decision.
 public final class ReportRateLimiter: Sendable {
     /// The interval, in seconds.
     public let interval: Int64
@@ -17,6 +22,12 @@ public final class ReportRateLimiter: Sendable {
     public let storePath: String?
     private let clock: TrustClock
     private let sent: Mutex<[String: Int64]>
+
+    /// The most reports remembered at once.
+    public static let maximumEntries = 1024
+
+    /// How many reports are remembered now.
+    package var entryCount: Int { sent.withLock { $0.count } }
 
     /// Creates a limiter.
     /// - Parameters:
@@ -39,6 +50,10 @@ public final class ReportRateLimiter: Sendable {
         let snapshot: [String: Int64]? = sent.withLock { table in
             if let last = table[key], now - last < interval, now >= last { return nil }
             table = table.filter { now - $0.value < interval && now >= $0.value }
+            if table.count >= Self.maximumEntries {
+                let oldest = table.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.prefix(table.count - Self.maximumEntries + 1)
+                for entry in oldest { table.removeValue(forKey: entry.key) }
+            }
             table[key] = now
             return table
         }
@@ -56,7 +71,9 @@ public final class ReportRateLimiter: Sendable {
         for (key, value) in entries {
             if let number = value as? NSNumber { table[key] = number.int64Value }
         }
-        return table
+        // A store written by hand or by an older version may hold more; keep the newest.
+        guard table.count > maximumEntries else { return table }
+        return Dictionary(uniqueKeysWithValues: table.sorted { ($0.value, $0.key) > ($1.value, $1.key) }.prefix(maximumEntries).map { ($0.key, $0.value) })
     }
 
     private func save(_ table: [String: Int64]) {

@@ -36,6 +36,14 @@ extension SecurityPolicy {
     }
 
     /// Loads the certificates of one PEM or DER file.
+    ///
+    /// A pinned-certificate file is local input the app ships and trusts, so it is read with
+    /// ``/CertificateParsing/Certificate/ParsingTolerance/signatureAlgorithmParameterEncoding``:
+    /// AFNetworking's and Alamofire's test certificates, which apps copied as their pins, write
+    /// one of their two signatureAlgorithm fields without the NULL parameters, which
+    /// `SecCertificateCreateWithData` accepts. Such a certificate loads, and says so in its
+    /// ``/CertificateParsing/Certificate/toleratedDeviations``. The same certificate served in a
+    /// handshake is still refused as malformed: only what the app itself supplies is read so.
     /// - Parameter path: The file.
     /// - Returns: Its certificates (at least one).
     /// - Throws: ``PolicyConfigurationError`` (`unreadable` or `notACertificate`) naming it.
@@ -45,7 +53,7 @@ extension SecurityPolicy {
             throw PolicyConfigurationError(.unreadable, path: path, "cannot read the file: \(error.reason)")
         }
         do {
-            return try Certificate.load(data)
+            return try Certificate.load(data, tolerating: .signatureAlgorithmParameterEncoding)
         } catch {
             throw PolicyConfigurationError(.notACertificate, path: path, "not a certificate (PEM or DER): \(error)")
         }

@@ -198,9 +198,19 @@ public struct SecurityPolicy: Sendable {
     /// (AFNetworking 4: "obtain the chain after being validated, which *should* contain the
     /// pinned certificate in the last position (if it's the Root CA)"; PR #3159 lets the pins
     /// complete an incomplete chain).
+    ///
+    /// Compat: this evaluation holds certificates to RFC 5280 alone (``/TrustEvaluation/ValidationPolicy/Profile/rfc5280``),
+    /// as `SecTrustEvaluateWithError` checks a chain that ends in anchors the app set with
+    /// `SecTrustSetAnchorCertificates`: a critical extension must be one it understands, but
+    /// the CA/Browser Forum's issuance rules are not applied. That is why AFNetworking accepts a
+    /// pinned self-signed certificate with a critical extendedKeyUsage, or a critical
+    /// subjectAltName beside a non-empty subject, which the Web PKI profile refuses (CA/B BR
+    /// 7.1.2.7.10 and 7.1.2.7.12). The host name, the serverAuth purpose, validity and the
+    /// signatures are checked as ever; strict semantics keep the Web PKI profile.
     private func evaluateCertificatePins(_ trust: PeerTrust, domain: String?, recorder: inout DecisionRecorder) -> TrustDecision {
         var trust = trust
         trust.setAnchors(pinned.anchors, only: true)
+        if semantics == .compat { trust.policy.profile = .rfc5280 }
         recorder.step(.anchors(.pinnedCertificates(count: pinnedCertificates.count)))
         var result = trust.evaluate()
         recorder.evaluation(result, of: trust, .pinnedCertificates)

@@ -4,33 +4,43 @@ import Foundation
     import Glibc
 #endif
 
-/// Crash-safe file writes, shared by the stores that keep state across restarts (pin sets, the
-/// CRL cache): a new file is written beside its destination, `fsync`ed, renamed over it, and the
-/// directory `fsync`ed, so a crash at any instant leaves the old file or the new one, never part
-/// of either (rename(2) is atomic within a file system; the `fsync`s order the data before the
-/// name, as the ext4 and XFS documentation require for crash safety).
-enum DurableFile {
-    /// What failed, on one line.
-    struct Failure: Error {
-        let reason: String
+/// Files replaced crash-safely and never through a name someone else chose: the one writer of
+/// the stores that keep state across restarts (the pin-set store, published pin sets, the CRL
+/// cache) and of the HTTP credential store. A crash at any instant leaves the old file or the
+/// new one, never part of either (rename(2) is atomic within a file system; the `fsync`s order
+/// the data before the name, as the ext4 and XFS documentation require).
+///
+/// A replacement writes a new file beside the target under a random name, created with
+/// `O_CREAT | O_EXCL | O_NOFOLLOW` (open(2): with `O_EXCL` the call fails if the name exists,
+/// symbolic link or not), so a link or file planted in the directory is never written
+/// through; then `fsync`, rename(2) over the target (which replaces a link at the target
+/// rather than following it), and `fsync` of the directory.
+package enum DurableFile {
+    /// Why a write failed, in words naming the file.
+    package struct Failure: Error, Sendable {
+        package let reason: String
     }
 
-    /// The temporary name a write to `path` uses: unique per process and call, and recognisable
-    /// by ``isTemporary(_:for:)`` so that a crashed write can be cleaned up.
-    static func temporaryName(for path: String) -> String {
+    /// A fresh temporary name beside `path`: `PATH.tmp-<pid>-<random>`.
+    package static func temporaryName(beside path: String) -> String {
         "\(path).tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
     }
 
     /// Whether the file named `name` is a temporary file of a write to a file named `target`.
-    static func isTemporary(_ name: String, for target: String) -> Bool {
+    package static func isTemporary(_ name: String, for target: String) -> Bool {
         name.hasPrefix(target + ".tmp-")
     }
 
-    /// Replaces (or creates) `path` with `bytes`, crash-safely.
-    /// - Throws: ``Failure``; `path` is then untouched.
-    static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o600) throws(Failure) {
-        let temporary = temporaryName(for: path)
-        try writeNew(bytes, to: temporary, mode: mode)
+    /// Replaces (or creates) `path` with `bytes`: readers see the old file or the new one,
+    /// never part of either.
+    /// - Parameters:
+    ///   - bytes: The contents.
+    ///   - path: The file.
+    ///   - mode: Its permissions, exactly (the umask may not widen or narrow them).
+    /// - Throws: ``Failure``; `path` is then untouched and no temporary file is left.
+    package static func replace(_ path: String, with bytes: [UInt8], mode: UInt32 = 0o600) throws(Failure) {
+        let temporary = temporaryName(beside: path)
+        try create(temporary, with: bytes, mode: mode)
         guard rename(temporary, path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
@@ -39,35 +49,29 @@ enum DurableFile {
         syncDirectory(of: path)
     }
 
-    /// Writes `bytes` to a file that must not exist yet (mode exactly `mode`) and `fsync`s it.
-    /// - Throws: ``Failure``; a partly written file is removed.
-    static func writeNew(_ bytes: [UInt8], to file: String, mode: mode_t = 0o600) throws(Failure) {
-        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+    /// Creates the new file `file` (it must not exist, not even as a symbolic link) with
+    /// `bytes`, and `fsync`s it.
+    package static func create(_ file: String, with bytes: [UInt8], mode: UInt32 = 0o600) throws(Failure) {
+        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
         guard descriptor >= 0 else { throw Failure(reason: "cannot create \(file): \(String(cString: strerror(errno)))") }
-        fchmod(descriptor, mode)  // the umask may narrow the mode, never widen it; state it exactly
+        fchmod(descriptor, mode_t(mode))  // the umask may narrow the mode; state it exactly
         var written = 0
-        while written < bytes.count {
+        var failure: String?
+        while failure == nil && written < bytes.count {
             let n = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                let reason = String(cString: strerror(errno))
-                close(descriptor)
-                unlink(file)
-                throw Failure(reason: "cannot write \(file): \(reason)")
-            }
-            written += n
+            if n <= 0 { failure = "cannot write \(file): \(String(cString: strerror(errno)))" } else { written += n }
         }
-        guard fsync(descriptor) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(descriptor)
-            unlink(file)
-            throw Failure(reason: "cannot fsync \(file): \(reason)")
-        }
+        if failure == nil && fsync(descriptor) != 0 { failure = "cannot fsync \(file): \(String(cString: strerror(errno)))" }
         close(descriptor)
+        if let failure {
+            unlink(file)
+            throw Failure(reason: failure)
+        }
     }
 
-    /// `fsync` on the directory of `file`, so the renames themselves are durable.
-    static func syncDirectory(of file: String) {
+    /// `fsync` on the directory, so the renames themselves are durable.
+    package static func syncDirectory(of file: String) {
         let directory = (file as NSString).deletingLastPathComponent
         let descriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
@@ -76,7 +80,7 @@ enum DurableFile {
     }
 
     /// Reads a regular file of at most `maximumSize` bytes: `nil` when it does not exist.
-    static func read(_ file: String, maximumSize: Int) -> Result<[UInt8], Failure>? {
+    package static func read(_ file: String, maximumSize: Int) -> Result<[UInt8], Failure>? {
         let descriptor = open(file, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             return errno == ENOENT ? nil : .failure(Failure(reason: "\(file): \(String(cString: strerror(errno)))"))

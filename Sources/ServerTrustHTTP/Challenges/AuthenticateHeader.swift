@@ -247,3 +247,13 @@ extension UInt8 {
     fileprivate static let quote = UInt8(ascii: "\"")
     fileprivate static let backslash = UInt8(ascii: "\\")
 }
+
+extension HTTPResponse {
+    /// The HTTP authentication challenges of this response's `WWW-Authenticate` fields that a
+    /// password answers (Basic, Digest), in the server's order, each with its realm: what a
+    /// layer that asks someone else for the credential (the URLSession drop-in asks the
+    /// `URLSession`'s delegate and credential storage) needs to know.
+    package var passwordChallenges: [(method: ProtectionSpace.AuthenticationMethod, realm: String?)] {
+        AuthenticateHeader.challenges(headers.values("WWW-Authenticate")).map { ($0.method, $0.realm) }
+    }
+}

@@ -1,5 +1,5 @@
 internal import Foundation
-internal import Glibc
+internal import ServerTrust
 internal import Synchronization
 
 /// The credentials a session remembers per protection space (`URLCredentialStorage`):
@@ -77,9 +77,10 @@ public final class CredentialStore: Sendable {
         var password: String
     }
 
-    /// Writes every permanent password credential to a temporary file created with mode
-    /// 0600, then renames it over the store, so the file is never readable by others, not
-    /// even briefly.
+    /// Writes every permanent password credential to a new file created with mode 0600 under a
+    /// random name (exclusively, never through a link planted in the directory), then renames
+    /// it over the store: the file is never readable by others, not even briefly, and a
+    /// symbolic link placed where the temporary file goes gets nothing written through it.
     private func save() throws(HTTPError) {
         guard let path else { return }
         let records: [Record] = entries.withLock { entries in
@@ -96,27 +97,10 @@ public final class CredentialStore: Sendable {
         } catch {
             throw HTTPError.fileError(path: path, reason: "\(error)")
         }
-        let temporary = path + ".tmp-\(getpid())"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw HTTPError.fileError(path: temporary, reason: String(cString: strerror(errno))) }
-        var failure: String?
-        if fchmod(descriptor, 0o600) != 0 { failure = String(cString: strerror(errno)) }
-        var offset = 0
-        while failure == nil && offset < data.count {
-            let written = data[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                failure = String(cString: strerror(errno))
-            } else {
-                offset += written
-            }
-        }
-        if failure == nil && fsync(descriptor) != 0 { failure = String(cString: strerror(errno)) }
-        close(descriptor)
-        if failure == nil && rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
-        if let failure {
-            unlink(temporary)
-            throw HTTPError.fileError(path: path, reason: failure)
+        do {
+            try DurableFile.replace(path, with: data, mode: 0o600)
+        } catch {
+            throw HTTPError.fileError(path: path, reason: error.reason)
         }
     }
 }

@@ -90,8 +90,9 @@ public struct Interceptor: RequestInterceptor {
 /// Bearer-token authentication that refreshes the token once for any number of concurrent
 /// 401s (Alamofire's `AuthenticationInterceptor` in spirit).
 ///
-/// Every attempt carries `Authorization: Bearer <token>`. A 401 to a request sent with the
-/// current token starts one refresh; every other request that meets a 401 meanwhile waits
+/// Every attempt carries `Authorization: Bearer <token>`. A 401 from the origin a request
+/// was sent to with the current token starts one refresh (a 401 from another origin reached
+/// by a redirect, which never saw the token, never does); every other request that meets a 401 meanwhile waits
 /// for that refresh instead of starting its own, and all of them are retried with the new
 /// token. A 401 to a request sent with an older token is retried at once with the newer one.
 /// A failed refresh ends the waiting requests with their 401. Each request is retried at most
@@ -141,13 +142,27 @@ public final class BearerTokenInterceptor: RequestInterceptor {
         return request
     }
 
-    /// After a 401: refresh once (shared by every request that meets a 401 meanwhile) and retry.
+    /// After a 401 from the origin the token was sent to: refresh once (shared by every request
+    /// that meets a 401 meanwhile) and retry. A 401 from another origin, reached by a redirect,
+    /// is that origin's answer to a request without the token (the session drops
+    /// `Authorization` across origins): refreshing for it would let any origin the app is
+    /// redirected to spend the app's refresh, so it is returned as it is.
     public func retry(_ context: RetryContext, for session: HTTPSession) async -> RetryDecision {
         guard case .success(let response) = context.result, response.statusCode == 401,
-            context.attempt <= maximumRefreshesPerRequest
+            context.attempt <= maximumRefreshesPerRequest,
+            Self.sameOrigin(response.url, context.sentRequest.url, base: session.configuration.baseURL)
         else { return .doNotRetry }
         let sent = context.sentRequest.headers["Authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         return await state.renew(after: sent, using: refresh) ? .retry(after: .zero) : .doNotRetry
+    }
+}
+
+extension BearerTokenInterceptor {
+    /// Whether the response's final URL has the origin (RFC 6454) of the request the token was
+    /// sent with; anything unparsable is another origin.
+    static func sameOrigin(_ responseURL: String, _ sentURL: String, base: String?) -> Bool {
+        guard let answered = try? RequestTarget(responseURL), let sent = try? RequestTarget.resolve(sentURL, against: base) else { return false }
+        return answered.hasSameOrigin(as: sent)
     }
 }
 

@@ -150,10 +150,12 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
     case responseSerializationFailed(reason: String, response: HTTPResponse)
     /// A file could not be read or written (upload parts, download destination, credential store).
     case fileError(path: String, reason: String)
-    /// A response body held in memory grew past the limit
-    /// (``HTTPSessionConfiguration/maximumResponseBodySize``, ``HTTPRequest/maximumResponseBodySize``),
-    /// counted after decoding; the transfer was stopped there. Stream large bodies
-    /// (``HTTPSession/stream(_:)``) or write them to a file (``HTTPRequest/destinationPath``).
+    /// A response body grew past its limit, counted after decoding; the transfer was stopped
+    /// there. In memory: ``HTTPSessionConfiguration/maximumResponseBodySize`` or
+    /// ``HTTPRequest/maximumResponseBodySize`` (stream large bodies with ``HTTPSession/stream(_:)``
+    /// or write them to a file, ``HTTPRequest/destinationPath``). Streamed or written to a file
+    /// with a content coding: ``HTTPSessionConfiguration/maximumDecodedBodySize``, the bound on
+    /// what a compressed body expands to.
     case responseBodyTooLarge(limit: Int)
     /// The session was invalidated before or during the request.
     case sessionInvalidated
@@ -187,7 +189,7 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
             return "unacceptable content type: \(r.headers["Content-Type"] ?? "none") for \(r.url)"
         case .responseSerializationFailed(let reason, let r): return "response serialization failed: \(reason) for \(r.url)"
         case .fileError(let path, let reason): return "file error: \(path): \(reason)"
-        case .responseBodyTooLarge(let limit): return "response body larger than \(limit) bytes (the in-memory limit; stream it or write it to a file)"
+        case .responseBodyTooLarge(let limit): return "response body larger than \(limit) bytes after decoding (the limit on a body held in memory, or on a compressed body's decoded size)"
         case .sessionInvalidated: return "session invalidated"
         }
     }

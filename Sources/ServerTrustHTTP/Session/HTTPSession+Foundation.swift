@@ -33,6 +33,24 @@ extension HTTPRequest {
         if self.headers["Content-Type"] == nil { self.headers["Content-Type"] = "application/json" }
     }
 
+    /// A request to a URL given as text whose body is `value` as JSON, as
+    /// the `URL` form makes it.
+    /// - Parameters:
+    ///   - method: The method (default POST).
+    ///   - url: Absolute, or relative to the session's base URL.
+    ///   - value: The body.
+    ///   - headers: Header fields; a `Content-Type` here replaces `application/json`.
+    ///   - encoder: The encoder.
+    /// - Throws: ``HTTPError/invalidRequest(_:)`` when `value` cannot be encoded.
+    public init<Body: Encodable>(
+        _ method: HTTPMethod = .post, _ url: String, json value: Body, headers: HTTPHeaders = HTTPHeaders(), encoder: JSONEncoder = JSONEncoder()
+    ) throws(HTTPError) {
+        let data: Data
+        do { data = try encoder.encode(value) } catch { throw HTTPError.invalidRequest("cannot encode \(Body.self) as JSON: \(error)") }
+        self.init(method, url, headers: headers, body: Array(data))
+        if self.headers["Content-Type"] == nil { self.headers["Content-Type"] = "application/json" }
+    }
+
     /// The body as `Data`.
     public var bodyData: Data? {
         get { body.map { Data($0) } }
@@ -126,6 +144,22 @@ extension HTTPSession {
     /// - Throws: ``HTTPError``.
     public func post<Body: Encodable>(
         _ url: URL, json value: Body, method: HTTPMethod = .post, headers: HTTPHeaders = HTTPHeaders(), encoder: JSONEncoder = JSONEncoder()
+    ) async throws(HTTPError) -> HTTPResponse {
+        try await send(try HTTPRequest(method, url, json: value, headers: headers, encoder: encoder))
+    }
+
+    /// `POST` (or another method) `value` as JSON to a URL given as text, as the `URL` form does:
+    /// `session.post("https://api.example.com/users", json: user)`.
+    /// - Parameters:
+    ///   - url: Absolute, or relative to the base URL.
+    ///   - value: The body.
+    ///   - method: The method (default POST).
+    ///   - headers: Extra header fields.
+    ///   - encoder: The encoder.
+    /// - Returns: The response.
+    /// - Throws: ``HTTPError``.
+    public func post<Body: Encodable>(
+        _ url: String, json value: Body, method: HTTPMethod = .post, headers: HTTPHeaders = HTTPHeaders(), encoder: JSONEncoder = JSONEncoder()
     ) async throws(HTTPError) -> HTTPResponse {
         try await send(try HTTPRequest(method, url, json: value, headers: headers, encoder: encoder))
     }

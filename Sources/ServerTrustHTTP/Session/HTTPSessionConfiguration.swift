@@ -82,14 +82,26 @@ public struct HTTPSessionConfiguration: Sendable {
     /// Offer HTTP/2 through ALPN when libcurl supports it.
     public var allowsHTTP2: Bool
     /// Send `Accept-Encoding` for gzip/deflate (and what else libcurl decodes) and decode.
+    /// `false` sends no `Accept-Encoding` and keeps a body as it was received (curl without
+    /// `--compressed`).
     public var acceptsCompressedResponses: Bool
     /// Redirects followed per request; 0 returns 3xx responses as they are.
     public var maximumRedirects: Int
     /// The most bytes of one response body held in memory, after decoding (default 64 MiB): a
     /// larger body fails with ``HTTPError/responseBodyTooLarge(limit:)`` as soon as it passes
     /// the limit, so a hostile or broken server cannot exhaust the client's memory. Bodies
-    /// streamed (``HTTPSession/stream(_:)``) or written to a file are not limited.
+    /// streamed (``HTTPSession/stream(_:)``) or written to a file are not limited by it (a decoded one is, by
+    /// ``maximumDecodedBodySize``).
     public var maximumResponseBodySize: Int
+    /// The most bytes of one response body, after decoding its `Content-Encoding`, streamed
+    /// (``HTTPSession/stream(_:)``) or written to a file (``HTTPRequest/destinationPath``)
+    /// (default 1 GiB): a larger decoded body fails with
+    /// ``HTTPError/responseBodyTooLarge(limit:)`` as soon as it passes the limit (a file
+    /// download then leaves no file). gzip expands up to about 1000 times, so without a bound
+    /// half a megabyte on the wire can fill half a gigabyte of disk or of a reader's buffers.
+    /// A body sent without a content coding is not limited here: its size is what the server
+    /// pays to send. In-memory bodies have the tighter ``maximumResponseBodySize``.
+    public var maximumDecodedBodySize: Int
     /// Follow redirects from `https` to `http`.
     public var allowsInsecureRedirects: Bool
     /// Client identities presented when a host asks for a certificate, without a challenge.
@@ -159,6 +171,7 @@ public struct HTTPSessionConfiguration: Sendable {
         self.acceptsCompressedResponses = true
         self.maximumRedirects = 10
         self.maximumResponseBodySize = 64 << 20
+        self.maximumDecodedBodySize = 1 << 30
         self.allowsInsecureRedirects = false
         self.clientIdentities = [:]
         self.tlsSessionResumption = true

@@ -19,11 +19,16 @@ final class PartialDownload: Sendable {
     let temporaryPath: String
     /// The temporary file, open for writing; `-1` once closed.
     private let state: Mutex<Int32>
+    /// The bound on a decoded body (``HTTPSessionConfiguration/maximumDecodedBodySize``).
+    let decodedBudget: DecodedBodyBudget?
 
     /// Creates the temporary file for `destination`.
+    /// - Parameters:
+    ///   - destination: The file the body is for.
+    ///   - decodedLimit: The most bytes of a decoded body, if bounded.
     /// - Throws: ``HTTPError/fileError(path:reason:)`` naming the destination when its folder
     ///   cannot hold a new file.
-    init(for destination: String) throws(HTTPError) {
+    init(for destination: String, decodedLimit: Int? = nil) throws(HTTPError) {
         let slash = destination.lastIndex(of: "/")
         let folder = slash.map { String(destination[..<$0]) } ?? "."
         let name = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
@@ -44,6 +49,7 @@ final class PartialDownload: Sendable {
         self.destination = destination
         self.temporaryPath = Self.text(template)
         self.state = Mutex(descriptor)
+        self.decodedBudget = decodedLimit.map(DecodedBodyBudget.init(limit:))
     }
 
     deinit { discard() }

@@ -62,13 +62,14 @@ struct RequestExecution {
 
         while true {
             // A new temporary file per hop: only the final hop's body may replace the destination.
-            let download = try request.destinationPath.map { path throws(HTTPError) in try PartialDownload(for: path) }
+            let decodedLimit = core.configuration.maximumDecodedBodySize
+            let download = try request.destinationPath.map { path throws(HTTPError) in try PartialDownload(for: path, decodedLimit: decodedLimit) }
             // Every way out of this hop but the final commit (a failure, a redirect, a retry
             // with credentials) removes its temporary file now, before the caller hears of it;
             // after a commit this does nothing. Left to `deinit`, the file stays as long as the
             // transfer that wrote it is referenced, which the caller cannot see.
             defer { download?.discard() }
-            let channel = streaming && download == nil ? BodyChannel() : nil
+            let channel = streaming && download == nil ? BodyChannel(decodedLimit: decodedLimit) : nil
             let sink: BodySink = download.map { .file($0) } ?? channel.map { .stream($0) } ?? .memory(limit: bodyLimit)
             let spec = TransferSpec(
                 target: target, method: method, headers: headers, body: body, streamedBody: streamedBody,

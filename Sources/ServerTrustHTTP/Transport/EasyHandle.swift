@@ -173,6 +173,11 @@ final class EasyHandle {
         if let list = core.resolveList, settings.loadsResolveList {
             check(CURLOPT_RESOLVE, CServerTrustShims_curl_easy_setopt_slist(handle, CURLOPT_RESOLVE, list.pointer))
         }
+        // No exceptions to the proxy, or to having none: an empty NOPROXY overrides no_proxy /
+        // NO_PROXY from the environment ("explicitly enables the proxy for all host names,
+        // even if there is an environment variable set for it", CURLOPT_NOPROXY(3)), which
+        // would otherwise send requests around a configured proxy.
+        setString(CURLOPT_NOPROXY, "")
         if let proxy = configuration.proxy {
             setString(CURLOPT_PROXY, proxy.url)
             if core.proxyTrust != nil {
@@ -201,9 +206,6 @@ final class EasyHandle {
             }
         } else {
             setString(CURLOPT_PROXY, "")  // ignore http_proxy/https_proxy from the environment
-            // No proxy, so no exceptions to it: without this curl reads no_proxy/NO_PROXY from
-            // the environment for every transfer.
-            setString(CURLOPT_NOPROXY, "")
         }
         setLong(CURLOPT_TIMEOUT_MS, max(1, Int(settings.timeout * 1000)))
         setLong(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(configuration.connectTimeout * 1000)))
@@ -303,6 +305,7 @@ final class EasyHandle {
             }
             transfer.response.body.append(contentsOf: bytes)
         case .file(let download):
+            guard admitDecoded(bytes.count, download.decodedBudget, transfer) else { return 0 }
             do {
                 try download.write(bytes)
             } catch {
@@ -316,9 +319,24 @@ final class EasyHandle {
                 captureHead(into: transfer)
                 transfer.deliverHead(transfer.response)
             }
+            // Checked before the offer and counted after it: a paused chunk is offered again.
+            guard admitDecoded(bytes.count, channel.decodedBudget, transfer, commit: false) else { return 0 }
             guard channel.offer(bytes) else { return Curl.writePause }
+            channel.decodedBudget?.add(bytes.count)
         }
         return bytes.count
+    }
+
+    /// Whether `count` more decoded bytes fit the sink's ``DecodedBodyBudget`` (a failure
+    /// stops the transfer with ``HTTPError/responseBodyTooLarge(limit:)``).
+    private func admitDecoded(_ count: Int, _ budget: DecodedBodyBudget?, _ transfer: Transfer, commit: Bool = true) -> Bool {
+        guard let budget else { return true }
+        let accepting = core.configuration.acceptsCompressedResponses
+        guard budget.admit(count, commit: commit, decoding: { DecodedBodyBudget.isDecoded(transfer.response.finalHeaders, accepting: accepting) }) else {
+            transfer.callbackFailure = .responseBodyTooLarge(limit: budget.limit)
+            return false
+        }
+        return true
     }
 
     /// The next bytes of a streamed body (``TransferSpec/streamedBody``).

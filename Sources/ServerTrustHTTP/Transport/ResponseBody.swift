@@ -39,9 +39,12 @@ final class BodyChannel: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The bound on a decoded body (``HTTPSessionConfiguration/maximumDecodedBodySize``).
+    let decodedBudget: DecodedBodyBudget?
 
-    init(capacity: Int = 1 << 20) {
+    init(capacity: Int = 1 << 20, decodedLimit: Int? = nil) {
         self.capacity = capacity
+        self.decodedBudget = decodedLimit.map(DecodedBodyBudget.init(limit:))
     }
 
     /// A channel whose body has ended, empty.

@@ -27,6 +27,11 @@ public struct LabCertificateSpec: Sendable, Hashable {
     public var subjectUniqueID: [UInt8]?
     /// The signature scheme; `nil` uses ``LabSignatureScheme/default(for:)`` of the signing key.
     public var signatureScheme: LabSignatureScheme?
+    /// The TBSCertificate's `signature` AlgorithmIdentifier, verbatim; `nil` writes the same
+    /// bytes as the outer `signatureAlgorithm` (as RFC 5280 §4.1.1.2 requires). Other bytes make
+    /// the two disagree, as in certificates whose tool dropped the NULL parameters in one of
+    /// them (``LabSignatureScheme/algorithmIdentifierDERWithoutParameters``).
+    public var tbsSignatureAlgorithmDER: [UInt8]?
 
     /// Creates a spec. Defaults make a v3 certificate valid from 30 days before to 60 days
     /// after ``LabClock/reference`` with a random positive 16-byte serial.
@@ -58,6 +63,7 @@ public struct LabCertificateSpec: Sendable, Hashable {
         self.issuerUniqueID = nil
         self.subjectUniqueID = nil
         self.signatureScheme = signatureScheme
+        self.tbsSignatureAlgorithmDER = nil
     }
 
     /// A random positive serial of `length` bytes whose first byte is 0x01…0x7F, so it is
@@ -184,7 +190,7 @@ public struct LabCertificate: Sendable, Hashable, CustomStringConvertible {
         var fields: [[UInt8]] = []
         if spec.version != 0 { fields.append(LabDER.explicit(0, LabDER.integer(spec.version))) }
         fields.append(LabDER.integer(content: spec.serial))
-        fields.append(algorithmIdentifier)
+        fields.append(spec.tbsSignatureAlgorithmDER ?? algorithmIdentifier)
         fields.append(issuerName)
         fields.append(LabDER.sequence([try LabDER.time(spec.notBefore), try LabDER.time(spec.notAfter)]))
         fields.append(subjectName)

@@ -128,6 +128,18 @@ public enum LabSignatureScheme: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// ``algorithmIdentifierDER`` with its parameters left out (the OID alone): what some
+    /// tools wrote in one of a certificate's two signature fields for RSA PKCS #1 v1.5, where
+    /// RFC 4055 gives NULL parameters.
+    ///
+    /// - Throws: ``LabError`` as ``algorithmIdentifierDER`` does.
+    public var algorithmIdentifierDERWithoutParameters: [UInt8] {
+        get throws {
+            let identifier = try LabDER.parse(try algorithmIdentifierDER).children()
+            return LabDER.sequence(Array(identifier.prefix(1).map(\.encoded)))
+        }
+    }
+
     /// The signature AlgorithmIdentifier as it must appear in a certificate.
     ///
     /// RSA PKCS#1 algorithms carry NULL parameters (RFC 4055 §5); ECDSA (RFC 5758 §3.2) and

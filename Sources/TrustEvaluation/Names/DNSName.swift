@@ -130,6 +130,16 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// The address as text: a dotted quad, or RFC 5952's canonical IPv6 form.
     public var description: String { IPAddressText.format(bytes[...]) }
+
+    /// For an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`, RFC 4291 §2.5.5.2, "used to
+    /// represent the addresses of IPv4 nodes as IPv6 addresses"), the IPv4 address it
+    /// represents; `nil` for any other address. IPv4-compatible (`::a.b.c.d`, deprecated by
+    /// §2.5.5.1) and translated (NAT64, RFC 6052) addresses are other hosts, reached another
+    /// way, and are not mapped.
+    public var mappedIPv4: IPAddress? {
+        guard bytes.count == 16, bytes.prefix(10).allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF else { return nil }
+        return IPAddress(bytes: bytes.suffix(4))
+    }
 }
 
 /// An iPAddress name constraint: address and a contiguous prefix mask (RFC 5280 §4.2.1.10).

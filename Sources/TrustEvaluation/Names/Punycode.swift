@@ -90,3 +90,11 @@ enum Punycode {
         return k + (base - tMin + 1) * delta / (delta + skew)
     }
 }
+
+/// The A-label of one label (``Punycode``), for the layers above that accept host names
+/// written in Unicode (`HostPattern`): they fold and normalize the label first.
+package enum InternationalHost {
+    /// The A-label of `label` (already lower-case and NFC): the label itself when ASCII, else
+    /// `xn--` and its Punycode; `nil` when it cannot be encoded in 63 octets.
+    package static func aLabel(_ label: Substring) -> String? { Punycode.aLabel(label) }
+}

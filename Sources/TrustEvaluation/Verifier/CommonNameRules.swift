@@ -25,7 +25,8 @@ enum CommonNameRules {
             {
                 return ValidationFailure(
                     .invalidCertificate,
-                    "commonName '\(value)' is an IPv6 address not written as RFC 5952 §4 text (\(IPAddressText.format(bytes[...]))) (CA/B BR 7.1.4.3)")
+                    "commonName '\(DisplayText.escaped(value))' is an IPv6 address not written as RFC 5952 §4 text (\(IPAddressText.format(bytes[...]))) (CA/B BR 7.1.4.3)"
+                )
             }
             // "If the value is a Fully-Qualified Domain Name or Wildcard Domain Name, then the
             // value MUST be encoded as a character-for-character copy of the dNSName entry":
@@ -34,7 +35,8 @@ enum CommonNameRules {
             if isDomainShaped(value), value.unicodeScalars.contains(where: { !$0.isASCII }) {
                 return ValidationFailure(
                     .invalidCertificate,
-                    "commonName '\(value)' is a domain name with non-ASCII characters; it must be the A-label (xn--) form of a SAN dNSName (CA/B BR 7.1.4.3)")
+                    "commonName '\(DisplayText.escaped(value))' is a domain name with non-ASCII characters; it must be the A-label (xn--) form of a SAN dNSName (CA/B BR 7.1.4.3)"
+                )
             }
         }
         return nil

@@ -60,11 +60,11 @@ struct NameConstraintChecker {
 
         var description: String {
             switch self {
-            case .dns(_, let raw): return "DNS:\(raw)"
+            case .dns(_, let raw): return "DNS:\(DisplayText.escaped(raw))"
             case .ip(let address, _): return "IP:\(address.map(\.description) ?? "(malformed)")"
-            case .email(_, let raw): return "email:\(raw)"
+            case .email(_, let raw): return "email:\(DisplayText.escaped(raw))"
             case .directory(let name): return "DirName:\(name.rfc4514)"
-            case .uri(_, let raw): return "URI:\(raw)"
+            case .uri(_, let raw): return "URI:\(DisplayText.escaped(raw))"
             case .other(let name): return name.description
             }
         }
@@ -99,11 +99,11 @@ struct NameConstraintChecker {
 
         var description: String {
             switch self {
-            case .dns(_, let raw): return "DNS:\(raw)"
+            case .dns(_, let raw): return "DNS:\(DisplayText.escaped(raw))"
             case .ip(let c): return "IP:\(c.map { IPAddressText.format(($0.address + $0.mask)[...]) } ?? "(malformed)")"
-            case .email(_, let raw): return "email:\(raw)"
+            case .email(_, let raw): return "email:\(DisplayText.escaped(raw))"
             case .directory(let name): return "DirName:\(name.rfc4514)"
-            case .uri(_, _, let raw): return "URI:\(raw)"
+            case .uri(_, _, let raw): return "URI:\(DisplayText.escaped(raw))"
             case .unsupported(let name): return name.description
             }
         }
@@ -178,7 +178,7 @@ struct NameConstraintChecker {
         switch (constraint, name) {
         case (.dns(let domain, let raw), .dns(let pattern, let nameRaw)):
             guard let domain else {
-                return raw.isEmpty ? .match : .failure("malformed dNSName constraint \"\(raw)\"")
+                return raw.isEmpty ? .match : .failure("malformed dNSName constraint \"\(DisplayText.escaped(raw))\"")
             }
             switch pattern {
             case .exact(let host)?:
@@ -195,15 +195,15 @@ struct NameConstraintChecker {
                     return .noMatch
                 }
             case nil:
-                return .failure("SAN dNSName \"\(nameRaw)\" is malformed, so name constraints cannot be checked")
+                return .failure("SAN dNSName \"\(DisplayText.escaped(nameRaw))\" is malformed, so name constraints cannot be checked")
             }
         case (.ip(let range), .ip(let address, let count)):
             guard let range else { return .failure("malformed iPAddress constraint") }
             guard let address else { return .failure("SAN iPAddress has \(count) bytes, so name constraints cannot be checked") }
             return range.contains(address) ? .match : .noMatch
         case (.email(let constraintValue, let raw), .email(let email, let nameRaw)):
-            guard let constraintValue else { return .failure("malformed rfc822Name constraint \"\(raw)\"") }
-            guard let email else { return .failure("SAN rfc822Name \"\(nameRaw)\" cannot be checked against name constraints") }
+            guard let constraintValue else { return .failure("malformed rfc822Name constraint \"\(DisplayText.escaped(raw))\"") }
+            guard let email else { return .failure("SAN rfc822Name \"\(DisplayText.escaped(nameRaw))\" cannot be checked against name constraints") }
             return constraintValue.matches(email) ? .match : .noMatch
         case (.directory(let c), .directory(let n)):
             // RFC 5280 §4.2.1.10: the name is within the subtree when its RDN sequence starts
@@ -214,8 +214,8 @@ struct NameConstraintChecker {
         case (.uri(let host, let subdomainsOnly, let raw), .uri(let nameHost, let nameRaw)):
             // RFC 5280 §4.2.1.10: a URI constraint names a host (exact) or, with a leading
             // period, every host below a domain; it is matched against the URI's host part.
-            guard let host else { return .failure("malformed URI constraint \"\(raw)\"") }
-            guard let nameHost else { return .failure("SAN URI \"\(nameRaw)\" has no host name to check against name constraints") }
+            guard let host else { return .failure("malformed URI constraint \"\(DisplayText.escaped(raw))\"") }
+            guard let nameHost else { return .failure("SAN URI \"\(DisplayText.escaped(nameRaw))\" has no host name to check against name constraints") }
             if subdomainsOnly { return nameHost.labelCount > host.labelCount && nameHost.isWithin(host) ? .match : .noMatch }
             return nameHost == host ? .match : .noMatch
         case (.unsupported(let c), .other(let n)) where sameKind(c, n):

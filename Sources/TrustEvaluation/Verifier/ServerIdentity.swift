@@ -6,7 +6,8 @@ public import CertificateParsing
 /// 7.1.4.3 which makes it a copy of a SAN entry): a certificate without a matching SAN entry
 /// does not match. DNS names are compared ASCII case-insensitively, one trailing dot on the
 /// reference name is ignored, wildcards only as the whole left-most label, IP literals only
-/// against iPAddress entries (RFC 6125 Appendix B.2) and never against dNSName.
+/// against iPAddress entries (RFC 6125 Appendix B.2) and never against dNSName; an
+/// IPv4-mapped IPv6 reference also matches the IPv4 address it maps (``IPAddress/mappedIPv4``).
 public enum ServerIdentity {
     /// Whether `certificate` is valid for `name`.
     public static func matches(_ certificate: Certificate, name: PeerName) -> Bool {
@@ -62,7 +63,16 @@ public enum ServerIdentity {
             }
             return false
         case .ip(let address):
-            for case .ipAddress(let bytes) in sans where bytes.elementsEqual(address.bytes) { return true }
+            // An IPv4-mapped reference (`::ffff:192.168.1.1`) names the IPv4 node (RFC 4291
+            // §2.5.5.2): the connection goes to 192.168.1.1, so a certificate for that address
+            // identifies it (OkHttp and Go accept it too). RFC 6125 §6.2.1 compares octets, so
+            // the mapping is applied to the reference only, never to a certificate's 16-octet
+            // mapped entry, which would otherwise answer for an IPv4 reference while escaping
+            // an IPv4 iPAddress name constraint on its issuer.
+            let mapped = address.mappedIPv4
+            for case .ipAddress(let bytes) in sans where bytes.elementsEqual(address.bytes) || mapped.map({ bytes.elementsEqual($0.bytes) }) == true {
+                return true
+            }
             return false
         case .email(let reference):
             for case .rfc822Name(let san) in sans {
@@ -74,13 +84,14 @@ public enum ServerIdentity {
         }
     }
 
-    /// The names a certificate is valid for, for messages ("valid for a, b, not c").
+    /// The names a certificate is valid for, for messages ("valid for a, b, not c"), escaped
+    /// for printing (``/CertificateParsing/DisplayText``).
     public static func names(of certificate: Certificate) -> [String] {
         certificate.subjectAlternativeNames.compactMap { name in
             switch name {
-            case .dnsName(let s): return s
+            case .dnsName(let s): return DisplayText.escaped(s)
             case .ipAddress(let bytes): return IPAddressText.format(bytes)
-            case .rfc822Name(let s): return s
+            case .rfc822Name(let s): return DisplayText.escaped(s)
             default: return nil
             }
         }

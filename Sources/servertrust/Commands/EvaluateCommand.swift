@@ -45,7 +45,7 @@ enum EvaluateCommand {
         let options = try Options(
             arguments, flags: TrustOptions.flagNames.union(["--explain", "--json", "--help"]), values: TrustOptions.valueNames.union(["--host", "--at"]))
         if options.flags.contains("--help") {
-            print(usage)
+            CLI.printSafe(usage)
             return ExitCode.success
         }
         guard options.positionals.count == 1, let chainPath = options.positionals.first else {
@@ -73,28 +73,22 @@ enum EvaluateCommand {
         let decision = decider.decide(ServedChain(certificates: chain, host: host))
 
         if options.flags.contains("--json") {
-            print(decision.record.jsonText)
+            CLI.printSafe(decision.record.jsonText)
         } else if options.flags.contains("--explain") {
-            print(decision.record.explanation)
+            CLI.printSafe(decision.record.explanation)
         } else if let failure = decision.failure {
-            print("rejected: \(failure)")
-            if let message = decision.record.pinFailureMessage { print(message) }
+            CLI.printSafe("rejected: \(failure)")
+            if let message = decision.record.pinFailureMessage { CLI.printSafe(message) }
         } else {
-            print("trusted: \(host) (\(decision.record.evaluator); \(decision.record.policy))")
-            if let pin = decision.record.matchedPin { print("pin: \(pin)") }
-            for note in decision.record.notes { print("note: \(note)") }
+            CLI.printSafe("trusted: \(host) (\(decision.record.evaluator); \(decision.record.policy))")
+            if let pin = decision.record.matchedPin { CLI.printSafe("pin: \(pin)") }
+            for note in decision.record.notes { CLI.printSafe("note: \(note)") }
         }
         return decision.isTrusted ? ExitCode.success : ExitCode.rejected
     }
 
     /// The certificates of a PEM or DER file; bad input is a one-line error naming the file.
     static func certificates(_ path: String) throws -> [Certificate] {
-        let bytes = try CLI.readFile(path)
-        do {
-            return try Certificate.load(bytes)
-        } catch {
-            if let kind = FileKind.describe(bytes) { throw CLIError("\(path): not a certificate: looks like \(kind)") }
-            throw CLIError("\(path): \(error)")
-        }
+        try FileKind.certificates(path)
     }
 }

@@ -64,6 +64,13 @@ enum GetCommand {
           --max-redirs N            redirects to follow (default 10; 0 returns the 3xx)
         output:
           -o, --output FILE         write the body to FILE (a progress bar on a terminal)
+          --compressed              ask for a compressed response (Accept-Encoding) and decode it; without
+                                    it the body is written as received, as curl does (decoded bodies are
+                                    bounded: HTTPSessionConfiguration.maximumDecodedBodySize, 1 GiB)
+          -v, --verbose             the request and response lines and the trust decision on stderr, as curl's
+                                    (> request, < response, * notes; credentials shown as [redacted])
+          -i, --include             the response's status line and fields on stdout before the body
+          -I, --head                a HEAD request; its status line and fields on stdout
           --json                    print status, headers, timing, TLS version and the decision (and an https
                                     proxy's, proxyDecision) as JSON
           -V, --version             print the versions of servertrust, libcurl and OpenSSL
@@ -84,6 +91,9 @@ enum GetCommand {
         /// How the user spelled each option, by its canonical name (`-m` for `--timeout`), for
         /// messages.
         var spellings: [String: String] = [:]
+
+        /// Where the values of ``SecretArguments/options`` sit.
+        var secretPositions: [SecretArguments.Position] = []
 
         func value(_ name: String) -> String? { values[name]?.last }
         func all(_ name: String) -> [String] { values[name] ?? [] }
@@ -113,6 +123,8 @@ enum GetCommand {
         "--json": "--json", "--help": "--help", "-k": "--insecure", "--version": "--version", "-V": "--version",
         "-s": "--silent", "--silent": "--silent", "-S": "--show-error", "--show-error": "--show-error",
         "-f": "--fail", "--fail": "--fail", "-L": "--location", "--location": "--location",
+        "--compressed": "--compressed", "-v": "--verbose", "--verbose": "--verbose", "-i": "--include", "--include": "--include",
+        "-I": "--head", "--head": "--head",
     ].merging(TrustOptions.flagNames.map { ($0, $0) }) { first, _ in first }
 
     /// curl's bundled one-letter flags (`-fsSL`, `-sk`), split into their letters: only
@@ -138,10 +150,12 @@ enum GetCommand {
                 let value: String
                 if let inline {
                     value = inline
+                    if SecretArguments.options.contains(name) { parsed.secretPositions.append(.init(argument: index, offset: argument.utf8.count + 1)) }
                 } else {
                     index += 1
                     guard index < arguments.count else { throw CLIError("\(argument) needs a value") }
                     value = arguments[index]
+                    if SecretArguments.options.contains(name) { parsed.secretPositions.append(.init(argument: index, offset: 0)) }
                 }
                 parsed.values[name, default: []].append(value)
                 parsed.spellings[name] = argument
@@ -166,6 +180,7 @@ enum GetCommand {
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try parse(arguments)
+        SecretArguments.blank(parsed.secretPositions, in: arguments)
         if parsed.flags.contains("--help") {
             print(usage)
             return ExitCode.success
@@ -185,6 +200,18 @@ enum GetCommand {
         }
         defer { session.invalidate() }
         let json = parsed.flags.contains("--json")
+        let verbose = parsed.flags.contains("--verbose")
+        // -i, and -I (a HEAD), print the response head on stdout before the body, as curl does.
+        let includeHead = parsed.flags.contains("--include") || parsed.flags.contains("--head")
+        if includeHead && (json || parsed.value("--output") != nil) {
+            throw CLIError(
+                "\(parsed.spelling(parsed.flags.contains("--head") ? "--head" : "--include")) prints the head on stdout: it cannot be combined with --json or -o"
+            )
+        }
+        if verbose {
+            let lines = CurlOutput.requestLines(request, defaults: configuration.defaultHeaders, hasCredential: request.credential != nil)
+            CLI.writeStderr(lines.joined(separator: "\n"))
+        }
         // Without -o or --json the body goes to stdout as it arrives, never held whole in memory
         // (as curl writes it); --json holds it (it is part of the object), within the body limit.
         let streamsToStdout = !json && parsed.value("--output") == nil
@@ -192,6 +219,8 @@ enum GetCommand {
             do throws(HTTPError) {
                 guard streamsToStdout else { return .success(try await session.send(request)) }
                 let streamed = try await session.stream(request)
+                if verbose { CLI.writeStderr(CurlOutput.responseLines(streamed.head).joined(separator: "\n")) }
+                if includeHead { CLI.writeStdout(CurlOutput.responseHead(streamed.head)) }
                 var iterator = streamed.body.makeAsyncIterator()
                 do {
                     while let chunk = try await iterator.next() { writeBytes(chunk) }
@@ -211,6 +240,7 @@ enum GetCommand {
         switch result {
         case .success(let response):
             if parsed.value("--output") != nil && isatty(2) != 0 && !parsed.flags.contains("--silent") { CLI.writeStderr("") }
+            if verbose && !streamsToStdout { CLI.writeStderr(CurlOutput.responseLines(response).joined(separator: "\n")) }
             if json {
                 CLI.writeStdout(responseJSON(response, includeBody: parsed.value("--output") == nil, outputPath: parsed.value("--output")).rendered + "\n")
             }
@@ -245,6 +275,10 @@ enum GetCommand {
         }
         let trustOptions = TrustOptions(values: parsed.values, flags: parsed.flags)
         var configuration = HTTPSessionConfiguration(serverTrust: try trustOptions.decider(host: host, alwaysPolicy: false, reporter: reporter))
+        // curl's default: no Accept-Encoding, and the body written as it was received (a
+        // server that sends gzip anyway gets its gzip written, not expanded); --compressed
+        // asks for and decodes it, within the library's bound on decoded bodies.
+        configuration.acceptsCompressedResponses = parsed.flags.contains("--compressed")
         configuration.resolve = parsed.all("--resolve")
         for entry in configuration.resolve {
             let parts = entry.split(separator: ":", maxSplits: 2)
@@ -290,6 +324,7 @@ enum GetCommand {
             request.bodyFilePath = upload
             request.method = .put
         }
+        if parsed.flags.contains("--head") { request.method = .head }
         if let method = parsed.value("--request") {
             guard !method.isEmpty, method.allSatisfy({ $0.isLetter }) else { throw CLIError("-X '\(method)' is not a method") }
             request.method = HTTPMethod(rawValue: method.uppercased())
@@ -350,17 +385,9 @@ enum GetCommand {
         return (String(text[..<colon]), String(text[text.index(after: colon)...]))
     }
 
-    /// The certificates of a PEM or DER file given to `option`. A file that is something else
-    /// says what it looks like ("not a certificate: looks like text"), not which DER element
-    /// the parser stumbled on.
+    /// The certificates of a PEM or DER file given to `option` (``FileKind/certificates(_:option:)``).
     static func certificates(_ path: String, option: String) throws -> [Certificate] {
-        let bytes = try ClientCertificateOptions.read(path, option: option)
-        do {
-            return try Certificate.load(bytes)
-        } catch {
-            if let kind = FileKind.describe(bytes) { throw CLIError("\(option) \(path): not a certificate: looks like \(kind)") }
-            throw CLIError("\(option) \(path): \(error)")
-        }
+        try FileKind.certificates(path, option: option)
     }
 
     /// curl's `-F` fields: `NAME=VALUE`, or `NAME=@FILE[;type=MIME]` for a file part (its file

@@ -8,7 +8,7 @@ enum InspectCommand {
     static let usage = """
         usage: servertrust inspect FILE... [--json]
                servertrust inspect https://HOST[:PORT] [--resolve HOST:PORT:ADDR] [--timeout S] [--handshake-only]
-                                   [--proxy URL] [--json]
+                                   [--proxy URL] [--cacert FILE | --anchors FILE | trust options of get] [--json]
 
         FILE: prints every certificate in PEM files and bundles (explanatory text allowed) and DER
         files, as `openssl x509 -text -noout` would, one block per certificate.
@@ -17,7 +17,9 @@ enum InspectCommand {
         what the server serves: TLS version, ALPN, and each certificate of the chain as sent (subject,
         issuer, validity and days left, SANs, key, signature algorithm, SHA-256 fingerprint, SPKI pin);
         then whether the chain verifies for HOST against the system roots (SSL_CERT_FILE /
-        SSL_CERT_DIR, default /etc/ssl/certs/ca-certificates.crt), and if not, why.
+        SSL_CERT_DIR, default /etc/ssl/certs/ca-certificates.crt), or under the trust options given
+        (--cacert FILE for a private CA, --anchors, --pin, --policy, …: as servertrust get takes them),
+        with the validated path, and if not, why.
         The chain is recorded, never trusted; one HEAD / request is sent (no credentials) to learn the
         HTTP protocol. Through --proxy it shows what a client on that network is served: an
         intercepting proxy's minted chain (Charles, mitmproxy, a corporate TLS inspector) fails to
@@ -29,18 +31,24 @@ enum InspectCommand {
           --resolve HOST:PORT:ADDR  connect to ADDR for HOST:PORT (as curl); TLS and the checks use HOST
           --timeout SECONDS         for connecting, the handshake and the HEAD request (default 10)
           --handshake-only          abort once the certificates arrive: nothing is sent, ALPN not shown
+          --cacert FILE             decide with only these roots (a private CA; repeatable), as get does
+          --anchors FILE            roots added to the system roots (repeatable); also --anchors-only, --pin,
+                                    --pinnedpubkey, --crl, --policy, --mode, --pinned-cert, --compat,
+                                    --no-validate-domain, --insecure (servertrust get --help)
           \(ProxyOptions.usage)
 
         exit codes: 0 success (a host: its chain verifies), 1 a host's chain does not verify against the
-        system roots (everything is still shown), 2 unreadable or malformed input or bad usage,
+        system roots or the trust options (everything is still shown), 2 unreadable or malformed input or bad usage,
         4 connection or TLS failure
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try Options(
-            arguments, flags: ["--json", "--help", "--handshake-only"], values: Set(["--resolve", "--timeout"]).union(ProxyOptions.names))
+            arguments, flags: Set(["--json", "--help", "--handshake-only"]).union(ChainVerification.flagNames),
+            values: Set(["--resolve", "--timeout"]).union(ProxyOptions.names).union(ChainVerification.valueNames))
+        SecretArguments.blank(options.secretPositions, in: arguments)
         if options.flags.contains("--help") {
-            print(usage)
+            CLI.printSafe(usage)
             return ExitCode.success
         }
         guard !options.positionals.isEmpty else {
@@ -50,18 +58,16 @@ enum InspectCommand {
             guard options.positionals.count == 1 else { throw CLIError("give one https:// URL, or files, not both or several URLs") }
             return try InspectHost.run(url, options: options)
         }
-        for option in ["--resolve", "--timeout"] + ProxyOptions.names.sorted() where options.values[option] != nil {
+        for option in ["--resolve", "--timeout"] + ProxyOptions.names.sorted() + ChainVerification.valueNames.sorted() where options.values[option] != nil {
             throw CLIError("\(option) is for an https:// URL, not files")
         }
-        if options.flags.contains("--handshake-only") { throw CLIError("--handshake-only is for an https:// URL, not files") }
+        for flag in ["--handshake-only"] + ChainVerification.flagNames.sorted() where options.flags.contains(flag) {
+            throw CLIError("\(flag) is for an https:// URL, not files")
+        }
         var loaded: [(file: String, certificates: [Certificate])] = []
         for path in options.positionals {
-            let bytes = try CLI.readFile(path)
-            do {
-                loaded.append((path, try Certificate.load(bytes)))
-            } catch {
-                throw CLIError("\(path): \(error)")
-            }
+            // A file on disk is read as a pinned-certificate file is (a note for a tolerated quirk).
+            loaded.append((path, try FileKind.certificates(path, tolerant: true)))
         }
         if options.flags.contains("--json") {
             var items: [JSON] = []
@@ -70,14 +76,14 @@ enum InspectCommand {
                     items.append(json(certificate, file: file, index: index))
                 }
             }
-            print(JSON.array(items).rendered)
+            CLI.printSafe(JSON.array(items).rendered)
         } else {
             var first = true
             for (file, certificates) in loaded {
                 for (index, certificate) in certificates.enumerated() {
-                    if !first { print("") }
+                    if !first { CLI.printSafe("") }
                     first = false
-                    print(human(certificate, file: file, index: index, count: certificates.count))
+                    CLI.printSafe(human(certificate, file: file, index: index, count: certificates.count))
                 }
             }
         }

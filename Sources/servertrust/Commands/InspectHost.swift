@@ -1,5 +1,6 @@
 import CertificateParsing
 import Foundation
+import ServerTrust
 import ServerTrustHTTP
 import TrustEvaluation
 
@@ -83,35 +84,64 @@ struct HTTPSTarget {
     }
 }
 
-/// Whether a served chain verifies against the system roots for a host (what a default
-/// HTTPS client decides), and the path or the reason.
-struct SystemVerification {
+/// Whether a served chain is trusted for a host: by the trust options given (`--cacert`,
+/// `--anchors`, `--pin`, `--policy`, … as `get` takes them, ``TrustOptions``), and without
+/// any, against the system roots with the host checked, which is what a default HTTPS client
+/// decides. `inspect https://` and `pins` show it; the decision is the one `get` with the same
+/// options would make.
+struct ChainVerification {
     let verified: Bool
     let path: [Certificate]?
     let failure: ValidationFailure?
-    /// Why verification could not run at all (unreadable system store).
+    /// Why not, when the refusal is not a path-validation failure (a pin, a policy rule), or
+    /// why the decision could not be made.
     let problem: String?
+    /// What the chain was checked against, for messages: "the system roots", "--cacert ca.pem".
+    let against: String
+    /// What the accepting decision rested on (``GetCommand/checked(_:)``), `nil` when refused.
+    let checked: String?
 
-    var reason: String? { problem ?? failure?.description }
+    var reason: String? { failure?.description ?? problem }
 
-    init(chain: [Certificate], host: String) {
-        guard let leaf = chain.first else {
-            (verified, path, failure, problem) = (false, nil, nil, "no certificate served")
+    /// The trust options of `get` that `inspect https://` and `pins` take too.
+    static let valueNames = TrustOptions.valueNames
+    static let flagNames = TrustOptions.flagNames
+
+    /// The trust options among `options`, with what they check against in words.
+    static func trustOptions(_ options: Options) -> (TrustOptions, against: String) {
+        let trust = TrustOptions(values: options.values.filter { valueNames.contains($0.key) }, flags: options.flags.intersection(flagNames))
+        var against: String
+        let cacerts = options.values["--cacert"] ?? []
+        let anchors = options.values["--anchors"] ?? []
+        if !cacerts.isEmpty || options.flags.contains("--anchors-only") {
+            against = "the roots in " + (cacerts + anchors).joined(separator: ", ")
+        } else if !anchors.isEmpty {
+            against = "the system roots and " + anchors.joined(separator: ", ")
+        } else {
+            against = "the system roots"
+        }
+        if let policy = options.values["--policy"]?.last { against += " under --policy \(policy)" }
+        if trust.hasPins { against += " with the pins given" }
+        return (trust, against)
+    }
+
+    /// The decider the options describe for `host`; bad options are exit 2 before connecting.
+    static func decider(_ trust: TrustOptions, host: String) throws -> ServerTrustDecider {
+        try trust.decider(host: host, alwaysPolicy: false)
+    }
+
+    init(chain: [Certificate], host: String, decider: ServerTrustDecider, against: String) {
+        self.against = against
+        guard !chain.isEmpty else {
+            (verified, path, failure, problem, checked) = (false, nil, nil, "no certificate served", nil)
             return
         }
-        let store: TrustStore
-        do {
-            store = try TrustStore.system()
-        } catch {
-            (verified, path, failure, problem) = (false, nil, nil, "system trust store: \(error)")
-            return
-        }
-        let outcome = Verifier(anchors: store, policy: .sslServer(host: host)).validate(
-            leaf: leaf, intermediates: Array(chain.dropFirst()), at: InspectCommand.currentTime)
-        switch outcome.result {
-        case .success(let verified): (self.verified, path, failure, problem) = (true, verified.certificates, nil, nil)
-        case .failure(let failure): (verified, path, self.failure, problem) = (false, nil, failure, nil)
-        }
+        let decision = decider.decide(ServedChain(certificates: chain, host: host))
+        verified = decision.isTrusted
+        path = decision.verifiedChain
+        failure = decision.validationFailure
+        problem = decision.failure.flatMap { $0.validationFailure == nil ? $0.description : nil }
+        checked = decision.isTrusted ? GetCommand.checked(decision) : nil
     }
 }
 
@@ -122,14 +152,16 @@ enum InspectHost {
         let target = try HTTPSTarget(argument, resolve: options.values["--resolve"] ?? [])
         let timeout = try HTTPSTarget.timeout(options)
         let proxy = try ProxyOptions.configuration(options)
+        let (trust, against) = ChainVerification.trustOptions(options)
+        let decider = try ChainVerification.decider(trust, host: target.host)
         let probe = try target.probe(
             timeout: timeout, request: options.flags.contains("--handshake-only") ? .handshakeOnly : .head,
             proxy: proxy)
-        let verification = SystemVerification(chain: probe.chain, host: target.host)
+        let verification = ChainVerification(chain: probe.chain, host: target.host, decider: decider, against: against)
         if options.flags.contains("--json") {
-            print(json(probe, target: target, proxy: proxy, verification: verification).rendered)
+            CLI.printSafe(json(probe, target: target, proxy: proxy, verification: verification).rendered)
         } else {
-            print(
+            CLI.printSafe(
                 human(
                     probe, target: target, proxy: proxy, verification: verification,
                     handshakeOnly: options.flags.contains("--handshake-only")))
@@ -138,7 +170,7 @@ enum InspectHost {
     }
 
     /// The host form's JSON object (README "The commands", `inspect https://HOST[:PORT]`).
-    static func json(_ probe: ProbeResult, target: HTTPSTarget, proxy: ProxyConfiguration?, verification: SystemVerification) -> JSON {
+    static func json(_ probe: ProbeResult, target: HTTPSTarget, proxy: ProxyConfiguration?, verification: ChainVerification) -> JSON {
         .object([
             ("url", .string(target.url)),
             ("host", .string(target.host)),
@@ -159,7 +191,7 @@ enum InspectHost {
     }
 
     static func human(
-        _ probe: ProbeResult, target: HTTPSTarget, proxy: ProxyConfiguration?, verification: SystemVerification,
+        _ probe: ProbeResult, target: HTTPSTarget, proxy: ProxyConfiguration?, verification: ChainVerification,
         handshakeOnly: Bool
     ) -> String {
         var lines: [(String, String)] = []
@@ -172,11 +204,14 @@ enum InspectHost {
         } else {
             lines.append(("ALPN", "unknown (the HEAD request failed: \(probe.requestError.map { "\($0)" } ?? "no response"))"))
         }
-        if verification.verified, let path = verification.path {
-            lines.append(("Verified", "yes, for \(target.host) against the system roots"))
-            lines.append(("Path", path.map { $0.subject.rfc4514.isEmpty ? "(empty subject)" : $0.subject.rfc4514 }.joined(separator: "  <-  ")))
+        if verification.verified {
+            let checked = verification.checked.flatMap { $0 == "chain" ? nil : " (checked: \($0))" } ?? ""
+            lines.append(("Verified", "yes, for \(target.host) against \(verification.against)\(checked)"))
+            if let path = verification.path {
+                lines.append(("Path", path.map { $0.subject.rfc4514.isEmpty ? "(empty subject)" : $0.subject.rfc4514 }.joined(separator: "  <-  ")))
+            }
         } else {
-            lines.append(("Verified", "NO, for \(target.host) against the system roots: \(verification.reason ?? "unknown")"))
+            lines.append(("Verified", "NO, for \(target.host) against \(verification.against): \(verification.reason ?? "unknown")"))
         }
         let width = lines.map(\.0.count).max() ?? 0
         var out =

@@ -231,8 +231,9 @@ enum PinSetCommand {
         let endpoint = try PinSetEndpoint(
             identity: LabTLSServer.Identity(chain: chain, key: key), path: path, address: options.flags.contains("--ipv6") ? .ipv6 : .ipv4
         ) { try? CLI.readFile(documentPath) }
-        let host = options.flags.contains("--ipv6") ? "[::1]" : "127.0.0.1"
-        CLI.writeStdout("serving \(documentPath) at https://\(host):\(endpoint.port)\(path)\n")
+        CLI.writeStdout(
+            servingLines(
+                documentPath, leaf: try? Certificate(derEncoded: chain[0].der), ipv6: options.flags.contains("--ipv6"), port: endpoint.port, path: path))
         let stop = DispatchSemaphore(value: 0)
         var sources: [any DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM] {
@@ -246,6 +247,24 @@ enum PinSetCommand {
         endpoint.stop()
         _ = sources
         return ExitCode.success
+    }
+}
+
+extension PinSetCommand {
+    /// What `serve` prints: the URL a client fetches, named by the host its certificate is
+    /// for (a URL on 127.0.0.1 would fail the host check of every client, ours included,
+    /// unless the certificate names that address), and, when that host is not the loopback
+    /// address itself, how to reach it (`--resolve`, as curl and `servertrust get` take it).
+    static func servingLines(_ document: String, leaf: Certificate?, ipv6: Bool, port: UInt16, path: String) -> String {
+        let loopback = ipv6 ? "::1" : "127.0.0.1"
+        let host = leaf.flatMap(PinsCommand.defaultHost) ?? loopback
+        let authority = (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
+        var text = "serving \(document) at https://\(authority)\(path)\n"
+        if IPAddressText.parse(host) != IPAddressText.parse(loopback) {
+            let address = ipv6 ? "[::1]" : loopback
+            text += "listening on \(address):\(port) only: reach \(host) there with --resolve \(host):\(port):\(address)\n"
+        }
+        return text
     }
 }
 

@@ -9,8 +9,8 @@ import TrustEvaluation
 /// proposed backup pin and warnings about expiry and incomplete chains.
 enum PinsCommand {
     static let usage = """
-        usage: servertrust pins FILE [--host H] [options]
-               servertrust pins https://HOST[:PORT] [--resolve HOST:PORT:ADDR | --proxy URL] [options]
+        usage: servertrust pins FILE [--host H] [--cacert FILE] [options]
+               servertrust pins https://HOST[:PORT] [--resolve HOST:PORT:ADDR | --proxy URL] [--cacert FILE] [options]
                servertrust pins lint POLICY [--chain CHAIN.pem] [--json]     (servertrust pins lint --help)
                servertrust pins check https://HOST --policy FILE             (servertrust pins check --help)
 
@@ -46,6 +46,12 @@ enum PinsCommand {
                                     a single form prints only that form, warnings go to stderr
           --backup-pin sha256/BASE64
                                     a spare key's pin to add (repeatable; also sha256//… or bare base64)
+          --cacert FILE             a private CA's roots: the chain is checked against them alone and the
+                                    backup pin is taken from them (repeatable; as get takes it)
+          --anchors FILE            roots added to the system roots (repeatable); also --anchors-only, --pin,
+                                    --pinnedpubkey, --crl, --policy, --compat, --no-validate-domain,
+                                    --insecure (servertrust get --help): the report says whether the
+                                    chain is trusted under them
           --resolve HOST:PORT:ADDR  connect to ADDR for HOST:PORT (as curl)
           --timeout SECONDS         for connecting and the handshake (default 10)
           \(ProxyOptions.usage)
@@ -65,9 +71,11 @@ enum PinsCommand {
         default: break
         }
         let options = try Options(
-            arguments, flags: ["--help"], values: Set(["--host", "--format", "--resolve", "--timeout", "--backup-pin"]).union(ProxyOptions.names))
+            arguments, flags: Set(["--help"]).union(ChainVerification.flagNames),
+            values: Set(["--host", "--format", "--resolve", "--timeout", "--backup-pin"]).union(ProxyOptions.names).union(ChainVerification.valueNames))
+        SecretArguments.blank(options.secretPositions, in: arguments)
         if options.flags.contains("--help") {
-            print(usage)
+            CLI.printSafe(usage)
             return ExitCode.success
         }
         guard options.positionals.count == 1, let source = options.positionals.first else {
@@ -95,6 +103,8 @@ enum PinsCommand {
         if HTTPSTarget.looksLikeURL(source) {
             guard options.value("--host") == nil else { throw CLIError("--host is for the FILE form; the URL names the host") }
             let target = try HTTPSTarget(source, resolve: options.values["--resolve"] ?? [])
+            // Bad trust options are bad input before anything is sent.
+            _ = try ChainVerification.decider(ChainVerification.trustOptions(options).0, host: target.host)
             let probe = try target.probe(
                 timeout: try HTTPSTarget.timeout(options), request: .handshakeOnly,
                 proxy: try ProxyOptions.configuration(options))
@@ -106,8 +116,7 @@ enum PinsCommand {
             for option in ["--resolve", "--timeout"] + ProxyOptions.names.sorted() where options.values[option] != nil {
                 throw CLIError("\(option) is for an https:// URL, not a file")
             }
-            let bytes = try CLI.readFile(source)
-            do { chain = try Certificate.load(bytes) } catch { throw CLIError("\(source): \(error)") }
+            chain = try FileKind.certificates(source)
             guard !chain.isEmpty else { throw CLIError("\(source): no certificate") }
             if let given = options.value("--host") {
                 host = given
@@ -122,15 +131,34 @@ enum PinsCommand {
         do { pattern = try HostPattern(host) } catch { throw CLIError("--host '\(host)': \(error.message)") }
         guard pattern.kind == .exact else { throw CLIError("--host '\(host)': give one host name, not a pattern (edit the output for subdomains)") }
 
-        let plan = PinPlan(chain: chain, host: host, spares: spares, now: InspectCommand.currentTime)
+        let (trust, against) = ChainVerification.trustOptions(options)
+        let verification = ChainVerification(chain: chain, host: host, decider: try ChainVerification.decider(trust, host: host), against: against)
+        let plan = PinPlan(
+            chain: chain, host: host, spares: spares, now: InspectCommand.currentTime, roots: try Self.roots(trust), verification: verification)
         switch format {
         case .all:
-            print(report(plan, origin: origin, port: port))
+            CLI.printSafe(report(plan, origin: origin, port: port))
         default:
             for warning in plan.warnings { CLI.writeStderr("servertrust: pins: warning: \(warning)") }
-            print(render(format, plan, port: port))
+            CLI.printSafe(render(format, plan, port: port))
         }
         return ExitCode.success
+    }
+
+    /// Where `pins` looks for the root a chain leads to: the `--cacert` / `--anchors` roots
+    /// and, unless those are the only ones, the system roots (as the decision is made).
+    static func roots(_ trust: TrustOptions) throws -> PinPlan.Roots {
+        let (custom, only) = try trust.customAnchors()
+        let given = TrustStore(custom, sources: ["the roots given"])
+        if only { return PinPlan.Roots(store: given, name: "the --cacert roots", problem: nil) }
+        do {
+            let system = try TrustStore.system()
+            return PinPlan.Roots(
+                store: custom.isEmpty ? system : system + given, name: custom.isEmpty ? "the system roots" : "the system roots and --anchors",
+                problem: nil)
+        } catch {
+            return PinPlan.Roots(store: custom.isEmpty ? nil : given, name: "the --anchors roots", problem: "\(error)")
+        }
     }
 
     /// The leaf's first DNS name (not a wildcard) or IP address SAN.
@@ -156,7 +184,15 @@ enum PinsCommand {
     }
 
     static func report(_ plan: PinPlan, origin: String, port: Int) -> String {
-        var out = "Pins for \(plan.host) (\(origin), \(plan.chain.count) certificate\(plan.chain.count == 1 ? "" : "s"))\n\n"
+        var out = "Pins for \(plan.host) (\(origin), \(plan.chain.count) certificate\(plan.chain.count == 1 ? "" : "s"))\n"
+        let verification = plan.verification
+        if verification.verified {
+            out += "Verified for \(plan.host) against \(verification.against)"
+            if let path = verification.path { out += ": " + path.map(\.subject.rfc4514).joined(separator: "  <-  ") }
+            out += "\n\n"
+        } else {
+            out += "NOT verified for \(plan.host) against \(verification.against): \(verification.reason ?? "unknown")\n\n"
+        }
         var rows: [(String, String, String)] = []
         for key in plan.keys {
             rows.append((key.role, key.pin, key.label))
@@ -338,19 +374,31 @@ struct PinPlan {
         let certificate: Certificate
         /// `leaf`, `intermediate` or `root`.
         let role: String
+        /// Found among the roots (``PinPlan/Roots``) rather than served.
         let fromSystemRoots: Bool
+        var rootsName = "the system roots"
         let now: Int64
 
         var pin: String { "sha256/" + certificate.spkiSHA256Base64 }
         var label: String {
             let subject = certificate.subject.rfc4514.isEmpty ? "(empty subject)" : certificate.subject.rfc4514
-            return subject + " (" + (fromSystemRoots ? "from the system roots, " : "")
+            return subject + " (" + (fromSystemRoots ? "from \(rootsName), " : "")
                 + InspectCommand.validityNote(certificate, now: now) + ")"
         }
     }
 
+    /// Where the root of a chain is looked for: the trust options' roots and, unless they are
+    /// the only ones, the system roots; `store` is `nil` when none can be read (`problem`).
+    struct Roots {
+        let store: TrustStore?
+        let name: String
+        let problem: String?
+    }
+
     let host: String
     let chain: [Certificate]
+    /// Whether the chain is trusted for ``host`` under the trust options (or the system roots).
+    let verification: ChainVerification
     /// The leaf, the CA certificates of the chain, and the root found in the system roots.
     let keys: [Key]
     /// The pins proposed: the root of every valid path, then the intermediates on them (the
@@ -378,18 +426,24 @@ struct PinPlan {
         return result
     }
 
-    init(chain: [Certificate], host: String, spares: [SPKIPin], now: Int64) {
+    init(chain: [Certificate], host: String, spares: [SPKIPin], now: Int64, roots: Roots, verification: ChainVerification) {
         self.host = host
         self.chain = chain
         self.spares = spares
+        self.verification = verification
         let leaf = chain[0]
         var warnings: [String] = []
         var explanation: [String] = []
-        var system: TrustStore?
-        do {
-            system = try TrustStore.system()
-        } catch {
-            warnings.append("the system roots cannot be read (\(error)): the root and the chain's completeness are not checked")
+        let system = roots.store
+        if let problem = roots.problem {
+            warnings.append(
+                "the system roots cannot be read (\(problem)): the root and the chain's completeness are "
+                    + (system == nil ? "not checked" : "checked against the roots given only"))
+        }
+        if !verification.verified {
+            warnings.append(
+                "the chain does not verify for \(host) against \(verification.against) (\(verification.reason ?? "unknown")): "
+                    + "pins do not make a chain trusted; a private CA's root goes to --cacert")
         }
 
         for index in chain.indices.dropLast() where chain[index].issuer != chain[index + 1].subject {
@@ -414,14 +468,25 @@ struct PinPlan {
                 \.certificates)
             complete = complete || !paths.isEmpty || system.certificates.contains { $0.subject == last.issuer }
             for root in paths.compactMap(\.last) where !keys.contains(where: { $0.certificate == root }) {
-                keys.append(Key(certificate: root, role: "root", fromSystemRoots: true, now: now))
+                var key = Key(certificate: root, role: "root", fromSystemRoots: true, now: now)
+                key.rootsName = roots.name
+                keys.append(key)
             }
         }
         if !complete {
+            // The missing issuer of a CA certificate that ends the served chain is most likely
+            // its root (servers do not send roots): a private CA's root, which clients are
+            // given, not served. The missing issuer of a lone leaf is an intermediate.
+            let advice =
+                last.isCertificateAuthority
+                ? "if it is your private root CA, give it with --cacert FILE (clients trust it the same way); if it is an "
+                    + "intermediate, make the server send it (clients that do not fetch missing intermediates, Android, curl "
+                    + "and ServerTrust among them, refuse the chain)"
+                : "make the server send its intermediates (clients that do not fetch missing intermediates, Android, curl and "
+                    + "ServerTrust among them, refuse the chain), or give the issuing CA with --cacert FILE"
             warnings.append(
                 "the chain is incomplete: the last certificate (\(last.subject.rfc4514)) was issued by \(last.issuer.rfc4514), "
-                    + "which is neither in the chain nor among the system roots; clients that do not fetch missing "
-                    + "intermediates (Android, curl, ServerTrust) will refuse it: make the server send its intermediates")
+                    + "which is neither in the chain nor among \(roots.name): \(advice)")
         }
         self.keys = keys
 
@@ -429,10 +494,10 @@ struct PinPlan {
         // valid path, the CA certificates served. Keys, not certificates: a CA re-issued on the
         // same key is one pin.
         let onPaths = paths.flatMap { $0.dropFirst() }
-        let roots = paths.isEmpty ? keys.filter { $0.role == "root" } : keys.filter { key in paths.contains { $0.last == key.certificate } }
+        let rootKeys = paths.isEmpty ? keys.filter { $0.role == "root" } : keys.filter { key in paths.contains { $0.last == key.certificate } }
         let intermediates = keys.filter { key in key.role == "intermediate" && (paths.isEmpty || onPaths.contains(key.certificate)) }
         var proposed: [Key] = []
-        for key in roots + intermediates where !proposed.contains(where: { $0.pin == key.pin }) { proposed.append(key) }
+        for key in rootKeys + intermediates where !proposed.contains(where: { $0.pin == key.pin }) { proposed.append(key) }
         if proposed.isEmpty { proposed = [keys[0]] }
         self.proposed = proposed
         if proposed.contains(where: { $0.role != "leaf" }) {
@@ -459,7 +524,7 @@ struct PinPlan {
         }
         if !proposed.contains(where: { $0.role != "leaf" }) {
             warnings.append(
-                (standalone ? "the leaf is self-signed" : "no CA certificate was served or found among the system roots")
+                (standalone ? "the leaf is self-signed" : "no CA certificate was served or found among \(roots.name)")
                     + ": there is no CA key to pin, so the leaf's key is; pin a spare key (--backup-pin) before shipping, "
                     + "or a re-key locks every client out")
         }

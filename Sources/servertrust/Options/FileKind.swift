@@ -65,3 +65,36 @@ enum FileKind {
         }
     }
 }
+
+extension FileKind {
+    /// The certificates of a PEM or DER file, for every command that reads one (`inspect`,
+    /// `pins`, `evaluate`, and the certificate options of `get`). A file that is something
+    /// else says what it looks like ("not a certificate: looks like text", "… PKCS#12"), not
+    /// which DER element the parser stumbled on; a certificate gone wrong keeps the parser's
+    /// message, which names the byte.
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - option: The option that named it (`--cacert`), for messages; `nil` for a positional.
+    ///   - tolerant: Read a local file the user trusts (`--pinned-cert`, `inspect FILE`) as
+    ///     `SecurityPolicy.loadCertificates(atPath:)` reads pinned certificates, accepting the
+    ///     signatureAlgorithm encoding quirk of AFNetworking's and Alamofire's test
+    ///     certificates; each such certificate is noted on stderr.
+    static func certificates(_ path: String, option: String? = nil, tolerant: Bool? = nil) throws -> [Certificate] {
+        let prefix = option.map { $0 + " " } ?? ""
+        let bytes: [UInt8]
+        do { bytes = try CLI.readFile(path) } catch let error as CLIError { throw CLIError(prefix + error.message) }
+        let tolerance: Certificate.ParsingTolerance = (tolerant ?? (option == "--pinned-cert")) ? .signatureAlgorithmParameterEncoding : []
+        do {
+            let certificates = try Certificate.load(bytes, tolerating: tolerance)
+            for (index, certificate) in certificates.enumerated() {
+                for deviation in certificate.toleratedDeviations {
+                    CLI.writeStderr("servertrust: note: \(prefix)\(path): certificate \(index + 1): \(deviation)")
+                }
+            }
+            return certificates
+        } catch {
+            if let kind = describe(bytes) { throw CLIError("\(prefix)\(path): not a certificate: looks like \(kind)") }
+            throw CLIError("\(prefix)\(path): \(error)")
+        }
+    }
+}

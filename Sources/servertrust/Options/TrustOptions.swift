@@ -1,4 +1,5 @@
 import CertificateParsing
+import Glibc
 import ServerTrust
 import TrustEvaluation
 
@@ -61,25 +62,52 @@ struct TrustOptions {
     /// for itself, never an issuer's.
     static func curlPins(_ text: String) throws -> [SPKIPin] {
         guard text.hasPrefix("sha256//") else {
+            // Not curl's list: a key file, or, when no such file exists and the text has the
+            // shape of a pin, a pin mistyped (one slash, bare base64, a hex fingerprint,
+            // sha1//), which is named as such rather than as a missing file.
+            if access(text, F_OK) != 0, let problem = misspelledCurlPin(text) {
+                throw CLIError("--pinnedpubkey '\(text)': \(problem); \(curlForms)")
+            }
             let digest = SHA256.hash(try publicKeyFile(text))
             do { return [try SPKIPin(algorithm: .sha256, digest: digest, scope: .leaf)] } catch { throw CLIError("--pinnedpubkey \(text): \(error.message)") }
         }
         return try text.split(separator: ";", omittingEmptySubsequences: false).map { item in
             // curl's list is sha256 only (its other digests are not pins it accepts here).
             guard item.hasPrefix("sha256//") else {
-                throw CLIError("--pinnedpubkey: '\(item)' is not sha256//BASE64 (curl's list is sha256//…;sha256//…)")
+                throw CLIError(
+                    "--pinnedpubkey: '\(item)' is not sha256//BASE64\(misspelledCurlPin(String(item)).map { " (\($0))" } ?? ""); \(curlForms)")
             }
             do { return try SPKIPin(String(item), scope: .leaf) } catch let error as PolicyConfigurationError {
-                throw CLIError("--pinnedpubkey '\(item)': \(error.message)")
+                throw CLIError(
+                    "--pinnedpubkey '\(item)': \(error.message.replacingOccurrences(of: "; a pin is " + SPKIPin.acceptedForms, with: "")); \(curlForms)")
             }
         }
+    }
+
+    /// What `--pinnedpubkey` accepts, for messages (curl(1)).
+    static let curlForms = "--pinnedpubkey takes 'sha256//BASE64[;sha256//BASE64…]' (two slashes) or a PEM or DER public key file"
+
+    /// Why `text`, which is not curl's `sha256//` form, looks like a pin rather than a file
+    /// name; `nil` when it does not.
+    static func misspelledCurlPin(_ text: String) -> String? {
+        let lower = text.lowercased()
+        if let slash = lower.firstIndex(of: "/"), ["sha1", "md5", "sha384", "sha512"].contains(String(lower[..<slash])) {
+            return "\(lower[..<slash]) is not a digest curl pins with (sha256 only)"
+        }
+        if SPKIPin.hexFingerprintDigits(Substring(text)) != nil {
+            return "this looks like a hex certificate fingerprint, not a pin (the base64 SHA-256 of the public key; 'servertrust pins FILE' prints it)"
+        }
+        if lower.hasPrefix("sha256/"), (try? SPKIPin(text)) != nil { return "one slash is OkHttp's form; curl writes sha256//" }
+        if !lower.hasPrefix("sha"), (try? SPKIPin(text)) != nil { return "bare base64 needs the sha256// prefix here" }
+        return nil
     }
 
     /// The SubjectPublicKeyInfo DER of a `--pinnedpubkey` file: a PEM `PUBLIC KEY` block (as
     /// `openssl pkey -pubout` writes it) or DER. A certificate is refused by name: curl wants
     /// the key, and `servertrust pins FILE` prints the pin of a certificate's key.
     static func publicKeyFile(_ path: String) throws -> [UInt8] {
-        let bytes = try CLI.readFile(path)
+        let bytes: [UInt8]
+        do { bytes = try CLI.readFile(path) } catch let error as CLIError { throw CLIError("--pinnedpubkey \(error.message); \(curlForms)") }
         if PEMDocument.looksLikePEM(bytes) {
             let documents: [PEMDocument]
             do { documents = try PEMDocument.parseAll(String(decoding: bytes, as: UTF8.self)) } catch {

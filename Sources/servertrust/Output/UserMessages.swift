@@ -80,7 +80,7 @@ enum UserMessages {
     static func names(of certificate: Certificate) -> [String] {
         let sans = certificate.subjectAlternativeNames.compactMap { name -> String? in
             switch name {
-            case .dnsName(let dns): return dns
+            case .dnsName(let dns): return DisplayText.escaped(dns)
             case .ipAddress(let bytes): return IPAddressText.format(bytes)
             default: return nil
             }

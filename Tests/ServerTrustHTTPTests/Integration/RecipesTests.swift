@@ -2,32 +2,49 @@ import Foundation
 import ServerTrustLab
 import Testing
 
-/// The README's "Use it in your app" recipes, as an app would use them: `examples/Recipes` is a
-/// package of its own that depends on this one by path and imports `ServerTrustKit` alone. The
-/// test builds it with `swift build` and runs each recipe against an nginx it starts, so a
-/// recipe that stops compiling, or stops working, fails here. The pinned recipes are also run
-/// against an impostor whose CA the "system" trusts (a corporate proxy's, Charles'), which
-/// they must refuse while an unpinned session accepts it.
+/// The README's recipes, as an app would use them. Every `swift` block of "Use it in your app",
+/// "URLSession on Linux" and "Rotating pins" is compiled from the README's own text, each block
+/// a file of its own with exactly the imports it shows, in a copy of `examples/Recipes` (a
+/// package of its own that depends on this one by path). The example's functions are the same
+/// blocks without their imports (checked character for character), and the test runs each one
+/// against an nginx it starts, so a recipe that stops compiling, or stops working, fails here.
+/// The pinned recipes are also run against an impostor whose CA the client trusts (a corporate
+/// proxy's, Charles'), which they must refuse while an unpinned session accepts it.
 @Suite("README recipes: an app package with one import, against nginx", .enabled(if: IntegrationTools.nginxSuiteEnabled))
 struct RecipesTests {
     static let repository = repositoryRoot()
     static let examplePackage = repository.appendingPathComponent("examples/Recipes")
     static let recipesSource = examplePackage.appendingPathComponent("Sources/recipes/Recipes.swift")
 
-    @Test("every swift block of the README's 'Use it in your app' and 'Rotating pins' is in the example package, character for character")
+    /// The README sections whose `swift` blocks are recipes (compiled, and run through the example).
+    static let recipeSections = ["## Use it in your app", "## URLSession on Linux: `ServerTrustURLSession`", "## Rotating pins"]
+
+    /// The recipe blocks of the README, as written (imports included); not the Package.swift fragment.
+    static func readmeRecipes() throws -> [String] {
+        let readme = try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)
+        return recipeSections.flatMap { swiftBlocks(inSection: $0, of: readme) }.filter { !$0.hasPrefix("// Package.swift") }
+    }
+
+    /// A block without its leading `import` lines and the blank line after them.
+    static func withoutImports(_ block: String) -> String {
+        var lines = block.split(separator: "\n", omittingEmptySubsequences: false)
+        while let first = lines.first, first.hasPrefix("import ") { lines.removeFirst() }
+        if lines.first?.isEmpty == true { lines.removeFirst() }
+        return lines.joined(separator: "\n")
+    }
+
+    @Test("every recipe block of the README shows its imports, and without them is in the example package, character for character")
     func readmeBlocksAreTheExample() throws {
-        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
         let source = try String(contentsOf: Self.recipesSource, encoding: .utf8)
-        let blocks = Self.swiftBlocks(inSection: "## Use it in your app", of: readme)
-        #expect(blocks.count >= 8, "the section has a block per recipe")
-        let rotation = Self.swiftBlocks(inSection: "## Rotating pins", of: readme)
-        #expect(rotation.count == 1, "the app's side of 'Rotating pins'")
-        for block in blocks + rotation where !block.hasPrefix("// Package.swift") && !block.hasPrefix("import ") {
-            #expect(source.contains(block), "README block not in examples/Recipes/Sources/recipes/Recipes.swift:\n\(block)")
+        let blocks = try Self.readmeRecipes()
+        #expect(blocks.count >= 11, "a block per recipe, the URLSession one and the app's side of 'Rotating pins'")
+        for block in blocks {
+            #expect(block.hasPrefix("import "), "a README recipe shows its imports:\n\(block)")
+            #expect(source.contains(Self.withoutImports(block)), "README block not in examples/Recipes/Sources/recipes/Recipes.swift:\n\(block)")
         }
     }
 
-    @Test("the example builds with one import; each recipe works against nginx; the pinned ones refuse a trusted impostor")
+    @Test("the README's recipe blocks compile as written; each recipe works against nginx; the pinned ones refuse a trusted impostor")
     func recipesRunAgainstNginx() async throws {
         let lab = try await offPool { try RecipeLab() }
         defer { lab.stop() }
@@ -43,6 +60,19 @@ struct RecipesTests {
         #expect(privateCA.status == 0 && privateCA.stdout == RecipeLab.hello, "\(privateCA)")
         let wrongCA = try await run(["private-ca", genuine, lab.impostorRootPath], trusting: lab.impostorRootPath)
         #expect(wrongCA.status == 1 && wrongCA.stdout.hasPrefix("error:"), "\(wrongCA)")
+
+        // A private CA and pins: the CA file holds both roots (the CA also issued a certificate
+        // for the name to someone else, here the impostor's root); the pins tell them apart.
+        let caPins = try await run(["private-ca-pins", genuine, RecipeLab.host, lab.trustedBundle] + lab.pins, trusting: lab.impostorRootPath)
+        #expect(caPins.status == 0 && caPins.stdout == RecipeLab.hello, "\(caPins)")
+        let caPinsImpostor = try await run(["private-ca-pins", impostor, RecipeLab.host, lab.trustedBundle] + lab.pins, trusting: lab.impostorRootPath)
+        #expect(caPinsImpostor.status == 1 && caPinsImpostor.stdout.contains("spkiPinningFailed"), "\(caPinsImpostor)")
+        let caPinsWrongCA = try await run(["private-ca-pins", genuine, RecipeLab.host, lab.impostorRootPath] + lab.pins, trusting: lab.rootPath)
+        #expect(caPinsWrongCA.status == 1 && caPinsWrongCA.stdout.hasPrefix("error:"), "only the CA file's roots: \(caPinsWrongCA)")
+
+        // Existing URLSession code through the drop-in: the private CA, the session's extra field sent.
+        let urlSession = try await run(["urlsession", lab.url(.genuine, "/api-key"), lab.rootPath], trusting: lab.impostorRootPath)
+        #expect(urlSession.status == 0 && urlSession.stdout == "key=recipes\n", "\(urlSession)")
 
         // Pinning: the genuine server passes, the impostor (whose CA the system trusts) is refused.
         let pinned: [(name: String, arguments: (String) -> [String])] = [
@@ -113,13 +143,37 @@ struct RecipesTests {
         return blocks
     }
 
-    /// `swift build` of the example package, in a build folder of its own; the executable.
+    /// `swift build` of a copy of the example package with one more target, `readme`, whose
+    /// files are the README's recipe blocks as written (one file each, its imports its own), in
+    /// a build folder of its own; the executable.
     static func buildExample(in directory: String) throws -> String {
         let scratch = directory + "/recipes-build"
+        let package = directory + "/recipes-package"
+        try FileManager.default.createDirectory(atPath: package + "/Sources/readme", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: examplePackage.path + "/Sources/recipes", toPath: package + "/Sources/recipes")
+        for (index, block) in try readmeRecipes().enumerated() {
+            try Data((block + "\n").utf8).write(to: URL(fileURLWithPath: package + "/Sources/readme/Recipe\(index + 1).swift"))
+        }
+        let manifest = """
+            // swift-tools-version:6.0
+            import PackageDescription
+
+            let package = Package(
+                name: "Recipes",
+                dependencies: [.package(path: "\(repository.path)")],
+                targets: [
+                    .executableTarget(name: "recipes", dependencies: [.product(name: "ServerTrustKit", package: "\(repository.lastPathComponent)")]),
+                    // The README's blocks, compiled as written.
+                    .target(name: "readme", dependencies: [.product(name: "ServerTrustKit", package: "\(repository.lastPathComponent)")]),
+                ],
+                swiftLanguageModes: [.v6]
+            )
+
+            """
+        try Data(manifest.utf8).write(to: URL(fileURLWithPath: package + "/Package.swift"))
         let swift = try IntegrationTools.require(IntegrationTools.swift, "swift", install: "the Swift toolchain on PATH")
         let result = try Self.execute(
-            swift, ["build", "--package-path", examplePackage.path, "--scratch-path", scratch, "--product", "recipes"],
-            environment: [:], timeout: 1500)
+            swift, ["build", "--package-path", package, "--scratch-path", scratch], environment: [:], timeout: 1500)
         guard result.status == 0 else { throw IntegrationError("swift build of examples/Recipes failed:\n\(result.stdout)\n\(result.stderr)") }
         let warnings = (result.stdout + result.stderr).split(separator: "\n").filter { $0.contains("warning:") }
         guard warnings.isEmpty else { throw IntegrationError("examples/Recipes builds with warnings:\n\(warnings.joined(separator: "\n"))") }
@@ -251,6 +305,7 @@ final class RecipeLab: Sendable {
                                 location /private/ { auth_basic "recipes"; auth_basic_user_file \(directory)/htpasswd; }
                                 location = /echo { echo_read_request_body; echo_request_body; }
                                 location = /user { default_type application/vnd.example.user+json; return 200 '{"id":42,"name":"bob"}'; }
+                                location = /api-key { return 200 "key=$http_x_api_key\\n"; }
 
                         """
                     if site == .clientCertificate {

@@ -54,6 +54,13 @@ struct FoundationAPITests {
         let posted = try await session.post(base.appendingPathComponent("echo"), json: item)
         #expect(posted.headers["Content-Type"] == "application/json")
         #expect(try posted.decode(Item.self) == item)
+        // The same with the URL as text, as the README's recipes write it; a JSONValue literal
+        // still picks the JSONValue overload.
+        let postedByText = try await session.post(server.url(host: Self.host, path: "/echo"), json: item)
+        #expect(postedByText.headers["Content-Type"] == "application/json")
+        #expect(try postedByText.decode(Item.self) == item)
+        let literal = try await session.post(server.url(host: Self.host, path: "/echo"), json: ["id": 8, "name": "eight"])
+        #expect(try literal.decode(Item.self) == Item(id: 8, name: "eight"))
         var request = HTTPRequest(.put, base.appendingPathComponent("echo"), body: Data("raw".utf8))
         request.timeoutDuration = .seconds(5)
         #expect(request.timeout == 5)

@@ -48,6 +48,45 @@ struct RequestHooksTests {
         #expect(try await other.get(url).statusCode == 401)
     }
 
+    @Test("a 401 from another origin reached by a redirect does not refresh the token: that origin never saw it")
+    func noRefreshForAnotherOrigin() async throws {
+        let pki = try Lab.pki(host: Self.host)
+        // The attacker's side: an origin the app's token was never sent to answers 401 to make
+        // the client refresh (and so spend, or leak through a logging refresh hook) its token.
+        let seenByOther = Recorder<String>()
+        let other = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.handler = { request in
+                seenByOther.append(request.header("Authorization") ?? "none")
+                return .text("not yours", status: 401)
+            }
+        }
+        defer { other.stop() }
+        let otherURL = other.url(host: Self.host, path: "/elsewhere")
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.handler = { request in
+                switch request.path {
+                case "/moved": return LabHTTPResponse(status: 302, headers: [("Location", otherURL)])
+                default: return request.header("Authorization") == "Bearer fresh" ? .text("ok") : .text("who are you?", status: 401)
+                }
+            }
+        }
+        defer { server.stop() }
+        let refreshes = Atomic<Int>(0)
+        let interceptor = BearerTokenInterceptor(token: "stale") { _ in
+            refreshes.add(1, ordering: .relaxed)
+            return "fresh"
+        }
+        let session = try Lab.session(trusting: pki, resolving: [(Self.host, server), (Self.host, other)]) { $0.interceptor = interceptor }
+        defer { session.invalidate() }
+        let response = try await session.get(server.url(host: Self.host, path: "/moved"))
+        #expect(response.statusCode == 401 && response.url == otherURL)
+        #expect(refreshes.load(ordering: .relaxed) == 0, "the refresh hook ran for a 401 of an origin that never saw the token")
+        #expect(seenByOther.all == ["none"], "the token crossed origins: \(seenByOther.all)")
+        // The token's own origin still refreshes on its 401.
+        #expect(try await session.get(server.url(host: Self.host, path: "/own")).statusCode == 200)
+        #expect(refreshes.load(ordering: .relaxed) == 1)
+    }
+
     /// A server answering 503 `failures` times per path, then 200.
     static func flaky(_ pki: LabPKI, failures: Int, retryAfter: String? = nil) throws -> (LabTLSServer, Recorder<String>) {
         let seen = Recorder<String>()

@@ -48,6 +48,32 @@ final class URLProtocolLab: Sendable {
 
     static func started() async throws -> URLProtocolLab { try await offPool { try URLProtocolLab() } }
 
+    /// Locations for the session-settings tests, on the TLS and the plain server alike (so
+    /// Foundation's own loader can be run against the plain one): the fields a request
+    /// arrived with, a response 10 s late, and a Basic-protected page.
+    static func sessionSettingsLocations(_ directory: String) -> String {
+        """
+                        location = /fields {
+                            default_type text/plain;
+                            return 200 "x-api-key=[$http_x_api_key] authorization=[$http_authorization] content-type=[$content_type] method=[$request_method]\\n";
+                        }
+                        location = /sleep { default_type text/plain; echo_sleep 10; echo "late"; }
+                        location = /jar {
+                            add_header Set-Cookie "a=1; Path=/" always;
+                            add_header Set-Cookie "b=2; Path=/" always;
+                            default_type text/plain;
+                            return 200 "cookie=[$http_cookie]\\n";
+                        }
+                        location /private/ {
+                            root \(directory)/html;
+                            index index.txt;
+                            default_type text/plain;
+                            auth_basic "lab";
+                            auth_basic_user_file \(directory)/htpasswd;
+                        }
+        """
+    }
+
     /// An nginx location sending "tick 1" … "tick 6", flushed one by one, `seconds` apart.
     static func trickle(_ path: String, every seconds: String) -> String {
         let ticks = (1...5).map { "echo \"tick \($0)\"; echo_flush; echo_sleep \(seconds);" }.joined(separator: " ")
@@ -116,6 +142,7 @@ final class URLProtocolLab: Sendable {
                             location = /redirect-loop { return 302 /redirect-loop; }
                             location = /to-http { return 302 http://\(NginxLab.host):\(ports[1])/; }
                             location = /to-valid { return 301 https://\(NginxLab.host):\(lab.port(.valid))/; }
+                \(Self.sessionSettingsLocations(directory))
                             location = /cookies {
                                 add_header Set-Cookie "a=1; Path=/" always;
                                 add_header Set-Cookie "b=2; Path=/" always;
@@ -127,6 +154,7 @@ final class URLProtocolLab: Sendable {
                             listen 127.0.0.1:\(ports[1]);
                             server_name \(NginxLab.host);
                             access_log \(directory)/logs/plain.log servertrust;
+                \(Self.sessionSettingsLocations(directory))
                             location / { default_type text/plain; return 200 "plain http\\n"; }
                         }
 

@@ -250,4 +250,70 @@ struct ResponseBodyTests {
             return
         }
     }
+
+    /// `bytes` gzip-compressed by the system's gzip (fixtures never come from the code under test).
+    static func gzip(_ bytes: [UInt8]) async throws -> [UInt8] {
+        let run = try await LabProcess.run("/bin/gzip", ["-c", "-9", "-n"], input: bytes)
+        guard run.status == 0 else { throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "gzip: \(run)"]) }
+        return run.stdout
+    }
+
+    @Test("a gzip bomb is stopped at maximumDecodedBodySize when written to a file or streamed; a plain body of the same size is not")
+    func decodedBodyBound() async throws {
+        let pki = try Lab.pki(host: Self.host)
+        // The attacker's body: 16 MiB of zeros, about 16 KiB on the wire.
+        let decoded = 16 << 20
+        let bomb = try await Self.gzip([UInt8](repeating: 0, count: decoded))
+        #expect(bomb.count < 64 << 10)
+        let plain = [UInt8](repeating: 0x41, count: 3 << 20)
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.handler = { request in
+                request.path == "/plain"
+                    ? LabHTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: .bytes(plain))
+                    : LabHTTPResponse(status: 200, headers: [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")], body: .bytes(bomb))
+            }
+        }
+        defer { server.stop() }
+        let limit = 1 << 20
+        let session = try Lab.session(trusting: pki, resolving: [(Self.host, server)]) { $0.maximumDecodedBodySize = limit }
+        defer { session.invalidate() }
+        let (folder, path, old) = try Self.existingFile()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+
+        // To a file: refused at the limit, the old file kept, no temporary file left.
+        var download = HTTPRequest(.get, server.url(host: Self.host, path: "/bomb"))
+        download.destinationPath = path
+        do {
+            _ = try await session.send(download)
+            Issue.record("the bomb was written whole: \((try? Self.contents(path).count) ?? -1) bytes")
+        } catch {
+            guard case .responseBodyTooLarge(let reported) = error, reported == limit else {
+                Issue.record("\(error)")
+                return
+            }
+        }
+        #expect(try Self.contents(path) == old)
+        #expect(try Self.leftovers(folder).isEmpty)
+
+        // Streamed: the reader gets at most the limit, then the error.
+        var received = 0
+        do {
+            let streamed = try await session.stream(HTTPRequest(.get, server.url(host: Self.host, path: "/bomb")))
+            for try await chunk in streamed.body { received += chunk.count }
+            Issue.record("the stream delivered the whole bomb: \(received) bytes")
+        } catch {
+            guard case .responseBodyTooLarge(let reported)? = error as? HTTPError, reported == limit else {
+                Issue.record("\(error)")
+                return
+            }
+        }
+        #expect(received <= limit)
+
+        // A body without a content coding is the server's to pay for: not limited here.
+        var plainDownload = HTTPRequest(.get, server.url(host: Self.host, path: "/plain"))
+        plainDownload.destinationPath = path
+        _ = try await session.send(plainDownload).validate()
+        #expect(try Self.contents(path) == plain)
+    }
+
 }

@@ -143,6 +143,10 @@ struct PinSetDocumentTests {
         let error = #expect(throws: PinSetError.self, "\(attack.name)") { try chain.accept(try attack.envelope()) }
         #expect(error?.kind == attack.kind, "\(attack.name): \(String(describing: error))")
         #expect(chain.current?.envelope == before && chain.serial == 3, "\(attack.name) changed the pins in force")
+        // The kind is said once: "badSignature: the signature does not verify under …: <how>".
+        if attack.kind == .badSignature, let summary = error?.summary {
+            #expect(summary.components(separatedBy: attack.kind.rawValue).count == 2, "\(attack.name): the kind repeats in \(summary)")
+        }
     }
 
     @Test("the skew tolerance is inclusive at both ends of the window, and its arithmetic saturates", arguments: [Int64.min, -1, Int64.max])

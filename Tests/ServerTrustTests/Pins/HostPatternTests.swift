@@ -38,7 +38,32 @@ struct HostPatternTests {
         Vector("2001:db8::1", "2001:0db8:0:0::1", true),
         Vector("**.2.10", "192.0.2.10", false),
         Vector("*.example.com", "192.0.2.10", false),
+        // Unicode patterns mean their A-labels, as OkHttp reads them (IDN.toASCII).
+        Vector("σkhttp.com", "xn--khttp-fde.com", true),
+        Vector("ΣKHTTP.com", "xn--khttp-fde.com", true),
+        Vector("ςkhttp.com", "xn--khttp-fde.com", true),
+        Vector("**.bücher.example", "shop.xn--bcher-kva.example", true),
+        Vector("*.bücher.example", "xn--bcher-kva.example", false),
+        Vector("bücher.example", "bücher.example", true),
+        Vector("bu\u{308}cher.example", "xn--bcher-kva.example", true),  // NFD input: NFC before encoding
+        Vector("σkhttp.com", "okhttp.com", false),
+        // An IPv4-mapped IPv6 address is the IPv4 node's (RFC 4291 §2.5.5.2).
+        Vector("192.168.1.1", "::ffff:192.168.1.1", true),
+        Vector("192.168.1.1", "[::ffff:c0a8:101]", true),
+        Vector("::ffff:192.168.1.1", "192.168.1.1", true),
+        Vector("192.168.1.1", "::192.168.1.1", false),
+        Vector("192.168.1.1", "64:ff9b::c0a8:101", false),
+        Vector("192.168.1.1", "::ffff:192.168.1.2", false),
     ]
+
+    @Test("a Unicode pattern is written and reported as its A-labels")
+    func unicodeDescription() throws {
+        #expect(try HostPattern("σkhttp.com").description == "xn--khttp-fde.com")
+        #expect(try HostPattern("**.Bücher.example").description == "**.xn--bcher-kva.example")
+        #expect(try HostPattern("::ffff:192.168.1.1").description == "192.168.1.1")
+        // A Unicode label over a public suffix is still refused once encoded.
+        #expect(throws: PolicyConfigurationError.self) { try HostPattern("*.中国") }
+    }
 
     @Test("matching", arguments: vectors)
     func matching(_ vector: Vector) throws {

@@ -104,6 +104,20 @@ struct PinningConfigurationTests {
         #expect(result.detail.contains("no pin for **.example.test is valid at"))
     }
 
+    @Test("a failed check names the pins in words: 'no pin', 'no leaf pin', 'no CA pin', never the scope's raw name")
+    func noMatchDetail() throws {
+        let stranger = try SPKIPin(algorithm: .sha256, digest: [UInt8](repeating: 7, count: 32))
+        let any = try configuration([stranger, f.backupPin]).check(certificates: chain, forHost: host, at: now)
+        #expect(any.outcome == .noMatchingPin)
+        #expect(any.detail == "no pin for **.example.test matches the chain", "\(any.detail)")
+        var leafPin = stranger
+        leafPin.scope = .leaf
+        var caPin = f.backupPin
+        caPin.scope = .ca
+        let scoped = try configuration([leafPin, caPin]).check(certificates: chain, forHost: host, at: now)
+        #expect(scoped.detail == "no leaf or CA pin for **.example.test matches the chain", "\(scoped.detail)")
+    }
+
     @Test("backup-pin rule: at least two distinct pins when enforcing, decided when the configuration is made")
     func backupPins() throws {
         let single = #expect(throws: PolicyFileError.self) { try configuration([rootPin]) }

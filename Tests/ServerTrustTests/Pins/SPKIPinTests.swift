@@ -50,11 +50,20 @@ struct SPKIPinTests {
             (Base64.encode([UInt8](repeating: 1, count: 20)), "20 bytes"),
             ("", "not base64"),
             ("sha256/", "not base64"),
+            // Hex fingerprints: 64 hex digits are valid base64 of 48 bytes, and were read as a
+            // SHA-384 pin that matches nothing.
+            (String(repeating: "ab12", count: 16), "64 hex digits look like a certificate fingerprint"),
+            (String(repeating: "AB12", count: 16), "64 hex digits look like a certificate fingerprint"),
+            ("sha256/" + String(repeating: "0f", count: 32), "64 hex digits look like a certificate fingerprint"),
+            (Array(repeating: "9C", count: 32).joined(separator: ":"), "64 hex digits look like a certificate fingerprint"),
+            (String(repeating: "a1", count: 20), "40 hex digits look like a certificate fingerprint"),
+            (String(repeating: "7e", count: 48), "96 hex digits"),
         ])
     func invalid(_ text: String, _ reason: String) {
         let error = #expect(throws: PolicyConfigurationError.self) { try SPKIPin(text) }
         #expect(error?.kind == .invalidPin)
         #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains(SPKIPin.acceptedForms) == true, "the message names the accepted forms: \(error?.message ?? "")")
     }
 
     @Test("validity windows include both ends")

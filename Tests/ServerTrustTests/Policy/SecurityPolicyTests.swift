@@ -102,6 +102,70 @@ struct SecurityPolicyTests {
         #expect(missing?.kind == .unreadable)
     }
 
+    @Test("a pinned .cer whose two signatureAlgorithm fields differ in encoding (AFNetworking's, Alamofire's test certificates) loads, noted")
+    func pinnedFileWithParameterQuirk() throws {
+        let directory = try PolicyFixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var spec = LabPKI.leafSpec(host: "foobar.com", keyAlgorithm: .rsa(bits: 2048))
+        spec.tbsSignatureAlgorithmDER = try LabSignatureScheme.rsaPKCS1(.sha256).algorithmIdentifierDERWithoutParameters
+        let quirky = try LabCertificate.issue(spec, subjectKey: try LabKey.shared(.rsa(bits: 2048), slot: 37))
+        #expect(FileManager.default.createFile(atPath: directory + "/foobar.com.cer", contents: Data(quirky.der)))
+        let loaded = try SecurityPolicy.certificates(inDirectory: directory)
+        #expect(loaded.map(\.derBytes) == [quirky.der])
+        #expect(loaded.first?.toleratedDeviations.first?.contains("tolerated for a local pinned-certificate file") == true)
+        // A certificate a server sends is parsed strictly: the same bytes are malformed there.
+        #expect(throws: DERError.self) { try Certificate(derEncoded: quirky.der) }
+    }
+
+    /// A self-signed leaf for the host, with the given extensions instead of the usual ones.
+    func selfSigned(_ extensions: [LabExtension], slot: Int) throws -> Certificate {
+        var spec = LabPKI.leafSpec(host: host, keyAlgorithm: .p256)
+        spec.extensions = extensions
+        return try Certificate(derEncoded: try LabCertificate.issue(spec, subjectKey: try LabKey.shared(.p256, slot: slot)).der)
+    }
+
+    @Test(
+        "compat certificate mode with allowInvalidCertificates accepts a pinned self-signed leaf with a critical EKU or a critical SAN beside a subject, as AFNetworking does; strict refuses it",
+        arguments: ["critical extendedKeyUsage", "critical subjectAltName beside a subject"])
+    func compatPinnedShape(_ shape: String) throws {
+        let extensions: [LabExtension]
+        switch shape {
+        case "critical extendedKeyUsage":
+            extensions = [
+                .basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["serverAuth"], critical: true), .subjectAltName([.dns(host)]),
+            ]
+        default:
+            extensions = [
+                .basicConstraints(ca: false), .keyUsage([.digitalSignature]), .extendedKeyUsage(["serverAuth"]), .subjectAltName([.dns(host)], critical: true),
+            ]
+        }
+        let pinned = try selfSigned(extensions, slot: 222)
+        let compat = SecurityPolicy(
+            pinningMode: .certificate, pinnedCertificates: [pinned], allowInvalidCertificates: true, validatesDomainName: true, semantics: .compat)
+        let accepted = compat.evaluate(f.trust([pinned]), forDomain: host)
+        #expect(accepted.isTrusted, "\(shape): \(String(describing: accepted.failure))")
+        var strict = compat
+        strict.semantics = .strict
+        #expect(!strict.evaluate(f.trust([pinned]), forDomain: host).isTrusted, "\(shape): strict keeps the Web PKI profile")
+        // Only the pinned certificate: an impostor of the same shape is refused, and the host
+        // is still checked.
+        let impostor = try selfSigned(extensions, slot: 223)
+        #expect(!compat.evaluate(f.trust([impostor]), forDomain: host).isTrusted, "an impostor of the same shape and name")
+        #expect(!compat.evaluate(f.trust([pinned], host: "other.example.test"), forDomain: "other.example.test").isTrusted)
+    }
+
+    @Test("compat keeps RFC 5280's own rules for pinned certificates: an unknown critical extension is still refused")
+    func compatUnknownCritical() throws {
+        let pinned = try selfSigned(
+            [
+                .basicConstraints(ca: false), .extendedKeyUsage(["serverAuth"]), .subjectAltName([.dns(host)]),
+                .raw(oid: "1.3.6.1.4.1.55555.1", critical: true, valueDER: LabDER.null()),
+            ], slot: 224)
+        let compat = SecurityPolicy(
+            pinningMode: .certificate, pinnedCertificates: [pinned], allowInvalidCertificates: true, validatesDomainName: true, semantics: .compat)
+        #expect(compat.evaluate(f.trust([pinned]), forDomain: host).failure?.validationFailure?.kind == .unhandledCriticalExtension)
+    }
+
     @Test("SecurityPolicy is a ServerTrustEvaluating")
     func asEvaluator() {
         let policy: any ServerTrustEvaluating = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [f.root])

@@ -46,6 +46,33 @@ struct TrustKitImportTests {
         #expect(manager.decide(f.trust(f.validChain, host: "unlisted.example.net"), forHost: "unlisted.example.net").failure?.kind == .hostValidationFailed)
     }
 
+    /// TrustKit's own tests pin "BBBB…BBB=": its last digit carries a stray padding bit, which
+    /// NSData's decoder (TrustKit reads pins with `initWithBase64EncodedString:options:0`)
+    /// ignores. The import reads it so; what NSData refuses stays refused.
+    @Test(
+        "a TrustKit pin with stray padding bits reads as TrustKit reads it; what NSData refuses is refused",
+        arguments: [
+            ("BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=", "sha256/BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBA=" as String?),
+            ("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="),
+            ("BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", nil),  // unpadded: NSData wants a multiple of 4
+            ("BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB-=", nil),  // outside the alphabet
+            ("BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB==", nil),  // 31 bytes
+        ])
+    func strayPaddingBits(_ text: String, _ expected: String?) throws {
+        let configuration: [String: Any] = [
+            "kTSKPinnedDomains": ["example.test": ["kTSKPublicKeyHashes": [text, backupHash]] as [String: Any]]
+        ]
+        guard let expected else {
+            let error = #expect(throws: PolicyFileError.self, "\(text)") { try PolicyFile.fromTrustKit(configuration) }
+            #expect(error?.problems.first?.kind == .invalidPin, "\(text): \(String(describing: error))")
+            return
+        }
+        let pins = try PolicyFile.fromTrustKit(configuration).pinning.pinnedHost(for: "example.test")?.pins.map(\.description)
+        #expect(pins == [expected, "sha256/" + backupHash], "\(text)")
+        // ServerTrust's own pin syntax stays canonical.
+        if expected != "sha256/" + text { #expect(throws: PolicyConfigurationError.self) { try SPKIPin("sha256/" + text) } }
+    }
+
     @Test("a JSON file with kTSKPinnedDomains loads as TrustKit")
     func jsonFile() throws {
         let json = #"{"kTSKPinnedDomains": {"example.test": {"kTSKPublicKeyHashes": ["\#(rootHash)", "\#(backupHash)"]}}}"#

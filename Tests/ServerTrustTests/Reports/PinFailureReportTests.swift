@@ -42,7 +42,7 @@ struct PinFailureReportTests {
         #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("{\"date-time\":"), "keys are sorted")
     }
 
-    @Test("the rate-limit key ignores the date and changes with anything else")
+    @Test("the rate-limit key ignores the date and the served chain (the attacker's to vary), and changes with anything else")
     func rateLimitKey() throws {
         let base = try report()
         let later = PinFailureReport(
@@ -52,6 +52,12 @@ struct PinFailureReportTests {
         #expect(later.rateLimitKey == base.rateLimitKey)
         #expect(try report(port: 8443).rateLimitKey != base.rateLimitKey)
         #expect(try report(result: .failedInvalidCertificateChain).rateLimitKey != base.rateLimitKey)
-        #expect(try report(chain: f.otherHostChain).rateLimitKey != base.rateLimitKey)
+        #expect(try report(chain: f.otherHostChain).rateLimitKey == base.rateLimitKey)
+        let otherPins = PinFailureReport(
+            date: base.date, hostname: base.hostname, port: base.port,
+            pinnedHost: PinnedHost(
+                pattern: try HostPattern("**.example.test"), pins: [SPKIPin(certificate: f.intermediate), f.backupPin], enforcePinning: false),
+            served: f.validChain, validated: f.validChain + [f.root], result: .failedNoMatchingPin)
+        #expect(otherPins.rateLimitKey != base.rateLimitKey)
     }
 }

@@ -81,8 +81,10 @@ struct HostnameVerificationTests {
         Case([.ipAddress("0:0:0:0:0:0:0:1")], "[::1]", true),
         Case([.ipAddress("2001:db8::1")], "2001:DB8:0:0:0:0:0:1", true),
         Case([.ipAddress("2001:db8::1")], "2001:db8::2", false),
+        // A mapped reference names the IPv4 node; a certificate's mapped entry never answers
+        // for an IPv4 reference (ipv4Mapped below).
         Case([.ipAddress("::ffff:127.0.0.1")], "127.0.0.1", false),
-        Case([.ipAddress("127.0.0.1")], "::ffff:127.0.0.1", false),
+        Case([.ipAddress("127.0.0.1")], "::ffff:127.0.0.1", true),
         Case([.dns("127.0.0.1")], "127.0.0.1", false),
         Case([.dns("localhost"), .ipAddress("127.0.0.1")], "127.0.0.1", true),
         // A DNS name never matches an iPAddress entry (nor other name types).
@@ -135,6 +137,35 @@ struct HostnameVerificationTests {
         #expect(ServerIdentity.matches(ipSAN, name: .dns("127.0.0.1")))
         #expect(!ServerIdentity.matches(dnsSAN, name: .ip("127.0.0.1")))
         #expect(ServerIdentity.matches(ipSAN, name: .ip("127.0.0.1")))
+    }
+
+    /// An IPv4-mapped IPv6 reference names the IPv4 node (RFC 4291 §2.5.5.2): a certificate
+    /// for that IPv4 address identifies it, as OkHttp and Go accept. The mapping applies to the
+    /// reference only: a certificate's 16-octet mapped entry does not answer for an IPv4
+    /// reference (it would escape an IPv4 name constraint on its issuer), and other IPv6 forms
+    /// that embed an IPv4 address (IPv4-compatible, NAT64) are other hosts.
+    @Test(
+        "an IPv4-mapped IPv6 host matches the IPv4 certificate it maps to; nothing else crosses families",
+        arguments: [
+            ("::ffff:192.168.1.1", [GeneralName.ipAddress([192, 168, 1, 1])], true),
+            ("[::ffff:c0a8:101]", [.ipAddress([192, 168, 1, 1])], true),
+            ("::ffff:192.168.1.1", [.ipAddress([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 192, 168, 1, 1])], true),
+            ("::ffff:192.168.1.1", [.ipAddress([192, 168, 1, 2])], false),
+            ("192.168.1.1", [.ipAddress([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 192, 168, 1, 1])], false),
+            ("::192.168.1.1", [.ipAddress([192, 168, 1, 1])], false),
+            ("64:ff9b::c0a8:101", [.ipAddress([192, 168, 1, 1])], false),
+            ("::ffff:192.168.1.1", [.dnsName("192.168.1.1")], false),
+        ])
+    func ipv4Mapped(_ host: String, _ sans: [GeneralName], _ expected: Bool) {
+        #expect(ServerIdentity.matches(sans, name: .host(host)) == expected, "\(host) vs \(sans)")
+    }
+
+    @Test("an IPv4-mapped host through the verifier: the IPv4 certificate validates for it")
+    func ipv4MappedThroughVerifier() throws {
+        let chain = try TrustChain.make(host: "192.168.1.1", sans: [.ip([192, 168, 1, 1])])
+        let mapped = try chain.validate(policy: TrustPKI.serverPolicy(host: "::ffff:192.168.1.1"))
+        #expect(mapped.failure == nil, "\(String(describing: mapped.failure))")
+        expectRejected(try chain.validate(policy: TrustPKI.serverPolicy(host: "::ffff:192.168.1.2")), .hostnameMismatch, at: 0)
     }
 
     /// URL hosts as `PeerName.host` classifies them.

@@ -1,8 +1,11 @@
 import Foundation
+import FoundationNetworking
 import ServerTrustKit
 
-// Each function below is one recipe of the README's "Use it in your app", character for
-// character (RecipesTests checks that the README's blocks are in this file). The URLs, files
+// Each function below is one recipe of the README's "Use it in your app" (and of "URLSession on
+// Linux" and "Rotating pins"), character for character: RecipesTests checks that each README
+// block, less its import lines, is in this file, and also builds the blocks themselves, imports
+// and all. The URLs, files
 // and pins are parameters so that the test can point them at its nginx; "the system roots"
 // are whatever `SSL_CERT_FILE` names, as with OpenSSL and curl.
 
@@ -11,6 +14,16 @@ import ServerTrustKit
 func getWithPrivateCA(_ url: String, caFile: String) async throws -> String {
     let anchors = try TrustStore(contentsOf: [caFile])  // PEM or DER; files or folders
     let session = try HTTPSession(serverTrust: ServerTrustDecider(DefaultTrustEvaluator(), anchors: anchors))
+    return try await session.get(url).validate().text
+}
+
+// MARK: - A private CA and pins
+
+func getWithPrivateCAAndPins(_ url: String, host: String, caFile: String, pins: [String]) async throws -> String {
+    let anchors = try TrustStore(contentsOf: [caFile])  // the private CA, and only it
+    let pinned = PinnedHost(pattern: try HostPattern(host), pins: try pins.map { try SPKIPin($0) })
+    let evaluator = SPKIPinsTrustEvaluator(configuration: try PinningConfiguration([pinned]))
+    let session = try HTTPSession(serverTrust: ServerTrustDecider(evaluator, anchors: anchors))
     return try await session.get(url).validate().text
 }
 
@@ -66,7 +79,7 @@ struct User: Codable, Sendable {
     var name: String
 }
 
-func postAndGetJSON(_ postURL: URL, _ getURL: String) async throws -> (posted: String, user: User) {
+func postAndGetJSON(_ postURL: String, _ getURL: String) async throws -> (posted: String, user: User) {
     let session = try HTTPSession(serverTrust: .system())
     let posted = try await session.post(postURL, json: User(id: 7, name: "alice")).validate()
     let user = try await session.get(getURL, as: User.self)
@@ -81,6 +94,18 @@ func uploadFile(_ url: String, path: String) async throws -> String {
     try form.appendFile(name: "photo", path: path, contentType: "image/jpeg")  // streamed from disk
     let session = try HTTPSession(serverTrust: .system())
     return try await session.post(url, multipart: form).validate().text
+}
+
+// MARK: - Existing URLSession code (README "URLSession on Linux")
+
+func getThroughURLSession(_ url: URL, caFile: String) async throws -> String {
+    let anchors = try TrustStore(contentsOf: [caFile])
+    ServerTrustURLProtocol.register(try HTTPSession(serverTrust: ServerTrustDecider(DefaultTrustEvaluator(), anchors: anchors)))
+    let configuration = URLSessionConfiguration.serverTrust()  // protocolClasses = [ServerTrustURLProtocol.self, …]
+    configuration.httpAdditionalHeaders = ["X-Api-Key": "recipes"]  // sent, as Foundation's loader sends them
+    configuration.timeoutIntervalForRequest = 30
+    let (data, _) = try await URLSession(configuration: configuration).data(from: url)  // unchanged URLSession code
+    return String(decoding: data, as: UTF8.self)
 }
 
 // MARK: - Pins from signed pin sets (README "Rotating pins"; compiled here, run by PinSetUpdaterTests)

@@ -33,12 +33,16 @@ do {
         print(try await getWithBasicAuth(value(0), user: value(1), password: value(2)), terminator: "")
     case "client-certificate":
         print(try await getWithClientCertificate(value(0), host: value(1), p12File: value(2), password: value(3)), terminator: "")
-    case "json":
-        guard let postURL = URL(string: value(0)) else {
+    case "private-ca-pins":
+        print(try await getWithPrivateCAAndPins(value(0), host: value(1), caFile: value(2), pins: Array(values.dropFirst(3))), terminator: "")
+    case "urlsession":
+        guard let url = URL(string: value(0)) else {
             print("error: not a URL: \(value(0))")
             exit(2)
         }
-        let (posted, user) = try await postAndGetJSON(postURL, value(1))
+        print(try await getThroughURLSession(url, caFile: value(1)), terminator: "")
+    case "json":
+        let (posted, user) = try await postAndGetJSON(value(0), value(1))
         print("posted \(posted)")
         print("user \(user.id) \(user.name)")
     case "upload":
