@@ -189,7 +189,8 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
             return "unacceptable content type: \(r.headers["Content-Type"] ?? "none") for \(r.url)"
         case .responseSerializationFailed(let reason, let r): return "response serialization failed: \(reason) for \(r.url)"
         case .fileError(let path, let reason): return "file error: \(path): \(reason)"
-        case .responseBodyTooLarge(let limit): return "response body larger than \(limit) bytes after decoding (the limit on a body held in memory, or on a compressed body's decoded size)"
+        case .responseBodyTooLarge(let limit):
+            return "response body larger than \(limit) bytes after decoding (the limit on a body held in memory, or on a compressed body's decoded size)"
         case .sessionInvalidated: return "session invalidated"
         }
     }
