@@ -36,6 +36,7 @@ enum TLSHooks {
                 guard let storeContext, let arg else { return 0 }
                 return TLSHooks.verdict(Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue().verifyServer(storeContext), storeContext)
             }, easy)
+        Unmanaged<EasyHandle>.fromOpaque(easy).takeUnretainedValue().requestEvidence(on: context)
         SSL_CTX_set_cert_cb(
             context,
             { ssl, arg in
@@ -126,12 +127,21 @@ extension EasyHandle {
         let target = transfer.spec.target
         let (der, ssl) = Self.presented(storeContext)
         let served: ServedChain
-        switch Self.servedChain(der, ssl: ssl, host: target.host, port: target.port) {
+        switch Self.servedChain(der, ssl: ssl, host: target.host, port: target.port, signedCertificateTimestamps: handshake.signedCertificateTimestamps) {
         case .success(let chain): served = chain
         case .failure(let rejection):
             transfer.trustDecision = rejection.decision
             return false
         }
+        // A decision that needs the stapled OCSP response is made where it has arrived, in
+        // the status callback (HandshakeCapture).
+        if let ssl, handshake.waitsForStaple(served, on: ssl) { return true }
+        return decide(served, ssl: ssl, for: transfer)
+    }
+
+    /// Decides `served` for `transfer` (running the challenge handlers if any), records the
+    /// decision on the transfer and, accepted, on the connection.
+    func decide(_ served: ServedChain, ssl: OpaquePointer?, for transfer: Transfer) -> Bool {
         let (decider, generation) = core.trust
         let decision = decideServerTrust(served, for: transfer, by: decider)
         transfer.trustDecision = decision
@@ -233,7 +243,9 @@ extension EasyHandle {
     /// The chain the peer served (`der`, leaf first), with what the handshake has settled so
     /// far (version, suite, ALPN). A certificate we cannot parse rejects the chain: it is never
     /// trusted.
-    private static func servedChain(_ der: [[UInt8]], ssl: OpaquePointer?, host: String, port: Int) -> Result<ServedChain, UnreadableChain> {
+    private static func servedChain(_ der: [[UInt8]], ssl: OpaquePointer?, host: String, port: Int, signedCertificateTimestamps: [UInt8]? = nil)
+        -> Result<ServedChain, UnreadableChain>
+    {
         var version: String?
         var cipher: String?
         var alpn: String?
@@ -262,7 +274,10 @@ extension EasyHandle {
                     UnreadableChain(decision: .rejected(served, by: "parser", .malformedCertificate, "certificate \(index) is malformed: \(error)")))
             }
         }
-        return .success(ServedChain(certificates: certificates, host: host, port: port, tlsVersion: version, cipher: cipher, alpn: alpn))
+        return .success(
+            ServedChain(
+                certificates: certificates, host: host, port: port, tlsVersion: version, cipher: cipher, alpn: alpn,
+                signedCertificateTimestamps: signedCertificateTimestamps))
     }
 
     /// Server trust with the challenge flow: the session-level handler if set, else the
@@ -333,6 +348,17 @@ extension EasyHandle {
     func answerCertificateRequest(_ ssl: OpaquePointer) -> Bool {
         guard let transfer else { return false }
         let target = transfer.spec.target
+        // A client certificate goes only to a server this connection's decision accepted
+        // (OpenSSL asks for it after the server's first flight, after the decision, in both
+        // TLS versions: HandshakeCapture); anything else ends the handshake unsent.
+        guard ConnectionTrust.record(of: ssl) != nil else {
+            transfer.trustDecision =
+                transfer.trustDecision
+                ?? .rejected(
+                    ServedChain(certificates: [], host: target.host, port: target.port), by: "transport", .customEvaluationFailed,
+                    "the server asked for a client certificate before it was accepted")
+            return false
+        }
         if let identity = core.presetIdentity(host: target.host, port: target.port) {
             return Self.use(identity, on: ssl)
         }
