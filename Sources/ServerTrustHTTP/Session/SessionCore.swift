@@ -10,6 +10,8 @@ final class SessionCore: Sendable {
     let resolveList: CurlSList?
     let credentials: CredentialStore
     let usesHTTP2: Bool
+    /// Staples seen in full handshakes, for connections decided without one.
+    let staples = StapleMemory()
     /// Set once a transfer completed with the `resolve` list loaded into the shared DNS cache.
     let resolveLoaded = Atomic<Bool>(false)
 

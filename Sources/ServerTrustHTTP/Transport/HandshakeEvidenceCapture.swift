@@ -1,6 +1,7 @@
 internal import COpenSSL
 internal import CServerTrustShims
 internal import ServerTrust
+internal import Synchronization
 
 /// What an origin connection's handshake brings besides the certificates, and the decision
 /// waiting for it: lane-thread state of one ``EasyHandle``, reset for every new connection
@@ -54,6 +55,9 @@ final class HandshakeCapture {
         return true
     }
 
+    /// Whether a decision on `ssl` waits for the staple.
+    func hasPending(for ssl: OpaquePointer) -> Bool { pending?.ssl == ssl }
+
     /// The chain kept for `ssl` by ``waitsForStaple(_:on:)``, once.
     func takePending(for ssl: OpaquePointer) -> ServedChain? {
         guard let pending, pending.ssl == ssl else { return nil }
@@ -99,11 +103,18 @@ extension EasyHandle {
         }
     }
 
-    /// The status callback's work: the decision on the chain the verify callback kept, with
-    /// the staple (or none) and the SCTs; `false` aborts the handshake.
-    func decideWithStaple(_ ssl: OpaquePointer) -> Bool {
+    /// The decision waiting for the staple, made now on the chain the verify callback kept,
+    /// with the staple (or none) and the SCTs: in the status callback, or earlier, when the
+    /// server asks for a client certificate (``answerCertificateRequest(_:)``). A decision
+    /// already made in this handshake is its verdict; `false` aborts the handshake.
+    func decidePending(_ ssl: OpaquePointer) -> Bool {
         guard let transfer else { return false }
         guard let kept = handshake.takePending(for: ssl) else {
+            if let record = ConnectionTrust.record(of: ssl) { return record.decided.decision.isTrusted }
+            // A resumed TLS 1.3 session: OpenSSL calls the status callback at the server's
+            // Finished even without a Certificate message. No handshake decides it; it is
+            // decided before the request, on the chain its session kept (connectionReady).
+            if SSL_session_reused(ssl) == 1 { return true }
             // The status callback without a chain read first: nothing to decide on.
             let target = transfer.spec.target
             transfer.trustDecision =
@@ -124,5 +135,44 @@ extension EasyHandle {
 /// OpenSSL's status callback on origin connections whose decision waits for the staple.
 let easyStatusCallback: OCSPStapling.StatusCallback = { ssl, argument in
     guard let ssl, let argument else { return 0 }
-    return Unmanaged<EasyHandle>.fromOpaque(argument).takeUnretainedValue().decideWithStaple(ssl) ? 1 : 0
+    return Unmanaged<EasyHandle>.fromOpaque(argument).takeUnretainedValue().decidePending(ssl) ? 1 : 0
+}
+
+/// The last stapled OCSP response each leaf came with in an accepted full handshake of this
+/// session, for the connections decided without a handshake's staple: a resumed TLS session
+/// (OpenSSL keeps no staple in the session) and a kept-alive connection decided again after
+/// ``HTTPSession/replaceServerTrust(_:)``. A staple is signed, dated evidence about one
+/// certificate, checked again (issuer, signer, window) by every decision that reads it, so one
+/// seen earlier is as good as the handshake's own while it is current; without it, such
+/// connections would fall back to CRLs, and a server that only staples would be "status
+/// unknown" on every resumption. A refused decision about a leaf forgets its staple (its new
+/// staple may say revoked), and the memory is bounded.
+final class StapleMemory: Sendable {
+    /// Leaves remembered at most (then it starts over).
+    static let capacity = 256
+    private let staples = Mutex<[[UInt8]: [UInt8]]>([:])
+
+    /// Remembers the staple of an accepted decision, or forgets the leaf's after a refusal.
+    func record(_ decision: TrustDecision) {
+        guard let leaf = decision.served.leaf else { return }
+        let key = leaf.sha256Fingerprint
+        staples.withLock { staples in
+            guard decision.isTrusted, let staple = decision.served.stapledOCSPResponse else {
+                staples[key] = nil
+                return
+            }
+            if staples.count >= Self.capacity { staples.removeAll() }
+            staples[key] = staple
+        }
+    }
+
+    /// `served` with the staple last seen for its leaf, when it came without one.
+    func adding(to served: ServedChain) -> ServedChain {
+        guard served.stapledOCSPResponse == nil, let leaf = served.leaf,
+            let staple = staples.withLock({ $0[leaf.sha256Fingerprint] })
+        else { return served }
+        return ServedChain(
+            certificates: served.certificates, host: served.host, port: served.port, tlsVersion: served.tlsVersion, cipher: served.cipher,
+            alpn: served.alpn, stapledOCSPResponse: staple, signedCertificateTimestamps: served.signedCertificateTimestamps)
+    }
 }

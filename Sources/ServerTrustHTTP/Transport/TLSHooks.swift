@@ -145,6 +145,7 @@ extension EasyHandle {
         let (decider, generation) = core.trust
         let decision = decideServerTrust(served, for: transfer, by: decider)
         transfer.trustDecision = decision
+        if handshake.requested.contains(.stapledOCSPResponse) { core.staples.record(decision) }
         // The decision belongs to this connection from now on, and says who made it
         // (ConnectionTrust).
         if decision.isTrusted, let ssl {
@@ -188,7 +189,7 @@ extension EasyHandle {
         case .decideAgain:
             break
         }
-        let served: ServedChain
+        var served: ServedChain
         switch Self.servedChain(TLSHooks.derChain(SSL_get_peer_cert_chain(ssl)), ssl: ssl, host: target.host, port: target.port) {
         case .success(let chain) where !chain.certificates.isEmpty: served = chain
         case .success(let chain):
@@ -198,6 +199,9 @@ extension EasyHandle {
             transfer.trustDecision = rejection.decision
             return false
         }
+        // No handshake brought a staple now: the one last seen for this leaf, if the host's
+        // policy reads staples (StapleMemory).
+        if core.handshakeEvidence(forHost: target.host).contains(.stapledOCSPResponse) { served = core.staples.adding(to: served) }
         let (decider, generation) = core.trust
         let decision = decideServerTrust(served, for: transfer, by: decider)
         transfer.trustDecision = decision
@@ -348,9 +352,12 @@ extension EasyHandle {
     func answerCertificateRequest(_ ssl: OpaquePointer) -> Bool {
         guard let transfer else { return false }
         let target = transfer.spec.target
-        // A client certificate goes only to a server this connection's decision accepted
-        // (OpenSSL asks for it after the server's first flight, after the decision, in both
-        // TLS versions: HandshakeCapture); anything else ends the handshake unsent.
+        // A client certificate is chosen only for a server this connection's decision accepted.
+        // OpenSSL asks for it while it reads the server's flight (after CertificateRequest in
+        // TLS 1.2, after CertificateVerify in TLS 1.3), before the status callback; the staple
+        // has arrived by then in both versions, so a decision waiting for it is made here
+        // (HandshakeCapture), and a refusal ends the handshake before any certificate is chosen.
+        if handshake.hasPending(for: ssl), !decidePending(ssl) { return false }
         guard ConnectionTrust.record(of: ssl) != nil else {
             transfer.trustDecision =
                 transfer.trustDecision
