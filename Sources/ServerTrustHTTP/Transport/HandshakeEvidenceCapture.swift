@@ -21,16 +21,21 @@ internal import Synchronization
 /// In OpenSSL 3.0's client state machine (`ssl/statem/statem_clnt.c`) the status callback
 /// runs in `tls_process_initial_server_flight`, at the end of the server's first flight
 /// (ServerHelloDone in TLS 1.2; the server's Finished, in `tls_process_finished`, in TLS 1.3),
-/// before the client writes anything of its own: its Certificate message, whose client
-/// certificate the certificate callback (`tls_prepare_client_certificate`) supplies, comes
-/// after, and so does every byte of application data. The certificate callback also refuses
-/// to present a certificate on a connection no decision has accepted
-/// (``EasyHandle/answerCertificateRequest(_:)``), so a client certificate never goes to a
-/// server not yet accepted, whatever the order.
+/// before the client writes anything of its own: its Certificate message and every byte of
+/// application data come after. One thing runs earlier: the certificate callback that picks a
+/// client certificate (`tls_prepare_client_certificate`) is called while the flight is read,
+/// right after CertificateRequest in TLS 1.2 and after CertificateVerify in TLS 1.3. By then
+/// the staple has arrived in both versions (TLS 1.2's CertificateStatus precedes
+/// CertificateRequest; TLS 1.3's rides in the Certificate message), so a decision still
+/// waiting is made there, first (``EasyHandle/answerCertificateRequest(_:)``): a refused server
+/// is never offered a certificate, and no handler is asked for one on its behalf; the status
+/// callback then returns that decision's verdict.
 ///
-/// A resumed session has no Certificate message and runs neither callback: it is decided
-/// before the request (``EasyHandle/connectionReady()``) on the chain the session kept, which
-/// carries no staple and no SCTs, so revocation there is settled by CRLs (cached, usually).
+/// A resumed session has no Certificate message and no verify callback (TLS 1.3 still runs the
+/// status callback, without a staple, which lets the handshake go on): it is decided before the
+/// request (``EasyHandle/connectionReady()``) on the chain the session kept, which carries no
+/// staple and no SCTs of its own; the staple the session's first handshake brought is used
+/// there (``StapleMemory``), else CRLs settle it (cached, usually).
 final class HandshakeCapture {
     /// What was asked of the server on the connection being opened.
     private(set) var requested: HandshakeEvidence = []
