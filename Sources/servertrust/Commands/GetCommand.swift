@@ -22,7 +22,16 @@ enum GetCommand {
           --anchors FILE            extra trust anchors, added to the system roots (repeatable)
           --anchors-only            trust only --anchors, not the system roots
           --crl FILE                CRLs (PEM or DER) every certificate of the path but the anchor must be
-                                    covered by and not revoked in (curl's --crlfile; repeatable)
+                                    covered by and not revoked in (curl's --crlfile; repeatable; with
+                                    --revocation, one more source)
+          --revocation off|soft-fail|hard-fail
+                                    check revocation from the server's stapled OCSP response, --crl and the
+                                    CRLs the certificates' distribution points name (fetched, cached);
+                                    soft-fail accepts a status that cannot be found (default: off, or the
+                                    --policy file's)
+          --revocation-depth leaf|chain
+                                    the leaf only, or every certificate but the anchor (default chain)
+          --crl-cache DIR           keep fetched CRLs in DIR (created, mode 0700), as well as in memory
           --pinnedpubkey 'sha256//BASE64[;sha256//BASE64…]' | --pinnedpubkey FILE
                                     the leaf's public key must be one of these (curl's; FILE: a PEM or DER
                                     public key); with -k only the leaf's key is checked, as by curl

@@ -282,4 +282,48 @@ struct RevocationWireTests {
         #expect(steps.contains { $0.hasPrefix("revocation: passed: not revoked: the stapled OCSP response says good") }, "\(steps)")
         #expect(lab.fetches(RevocationWireLab.Point.missing.rawValue).isEmpty)
     }
+
+    @Test("servertrust get and evaluate check revocation with --revocation and with a policy file's revocation object; a staple refuses over the CLI too")
+    func commandLine() async throws {
+        let lab = try await RevocationWireLab.started()
+        defer { lab.stop() }
+        let root = try LabFiles.write(lab.rootIssuer.certificate.pem, to: lab.directory + "/root.pem")
+        func get(_ site: Site, _ options: [String]) async throws -> ServertrustCLI.Result {
+            try await ServertrustCLI.run(["get", lab.url(site, "/?cli"), "--cacert", root] + lab.resolve.flatMap { ["--resolve", $0] } + options)
+        }
+        let good = try await get(.good, ["--revocation", "hard-fail"])
+        #expect(good.status == 0 && good.stdout == RevocationWireLab.index, "\(good)")
+        let revoked = try await get(.revokedLeaf, ["--revocation", "soft-fail", "--revocation-depth", "leaf"])
+        #expect(
+            revoked.status == 1 && revoked.stderr.contains("revoked") && revoked.stderr.contains("by the CRL \(lab.crl.url("/crl/issuing.crl"))"), "\(revoked)")
+        let stapled = try await get(.stapleRevoked13, ["--revocation", "soft-fail"])
+        #expect(stapled.status == 1 && stapled.stderr.contains("by the stapled OCSP response"), "\(stapled)")
+        let down = try await get(.serverDown, ["--revocation", "soft-fail"])
+        #expect(down.status == 0, "soft-fail: \(down)")
+        let downHard = try await get(.serverDown, ["--revocation", "hard-fail", "--crl-cache", lab.directory + "/cli-cache"])
+        #expect(downHard.status == 1 && downHard.stderr.contains("revocationStatusUnknown"), "\(downHard)")
+        let cached = try await get(.good, ["--revocation", "hard-fail", "--crl-cache", lab.directory + "/cli-cache"])
+        #expect(cached.status == 0, "\(cached)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: lab.directory + "/cli-cache").filter { $0.hasSuffix(".crl") }
+        #expect(files.count == 2, "the leaf's and the CA's CRLs were kept on disk: \(files)")
+
+        // A policy file's revocation object, at the top level.
+        let policy = lab.directory + "/policy.json"
+        try Data(
+            #"{"version": 1, "anchors": ["root.pem"], "anchorsOnly": true, "revocation": {"mode": "hard-fail"}, "hosts": [{"host": "\#(RevocationWireLab.host)"}]}"#
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: policy))
+        let filed = try await ServertrustCLI.run(
+            ["get", lab.url(.revokedIntermediate, "/?policy"), "--policy", policy] + lab.resolve.flatMap { ["--resolve", $0] })
+        #expect(filed.status == 1 && filed.stderr.contains("revoked"), "\(filed)")
+
+        // evaluate fetches the chain's CRLs as a connection would; --offline does not.
+        let chain = lab.directory + "/revoked-leaf.pem"
+        let evaluated = try await ServertrustCLI.run(["evaluate", chain, "--host", RevocationWireLab.host, "--cacert", root, "--revocation", "hard-fail"])
+        #expect(evaluated.status == 1 && evaluated.stdout.contains("revoked"), "\(evaluated)")
+        let offline = try await ServertrustCLI.run(
+            ["evaluate", chain, "--host", RevocationWireLab.host, "--cacert", root, "--revocation", "hard-fail", "--offline"])
+        #expect(offline.status == 1 && offline.stdout.contains("revocationStatusUnknown") && offline.stdout.contains("CRLs are not fetched"), "\(offline)")
+    }
 }
