@@ -176,7 +176,9 @@ public struct RevocationPolicy: Sendable {
             (provider, withoutProvider) = (nil, "CRLs are not fetched from its distribution points (this policy reads no fetched CRLs)")
         case .distributionPoints:
             (provider, withoutProvider) = (
-                nil, "CRLs are not fetched from its distribution points (no fetcher is bound to this decision: offline, or a decider used outside an HTTPS session)"
+                nil,
+                "CRLs are not fetched from its distribution points (no fetcher is bound to this decision: offline, "
+                    + "or a decider used outside an HTTPS session)"
             )
         case .provider(let given):
             (provider, withoutProvider) = (given, nil)
