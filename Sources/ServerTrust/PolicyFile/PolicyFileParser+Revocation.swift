@@ -54,10 +54,10 @@ extension PolicyFileParser {
     ) -> RevocationPolicy {
         guard host != nil || fileLevel != nil else { return RevocationPolicy(revocationLists: crls) }
         let mode = host?.mode ?? fileLevel?.mode ?? .off
-        if mode == .off, !crls.isEmpty {
-            reader.fail(
-                .conflictingOptions, (host ?? fileLevel).map { "\($0.path).mode" } ?? path,
-                "revocation is off, but crls are given for \(path == "$" ? "the hosts no entry covers" : "this host")")
+        let modePath = (host?.mode != nil ? host : fileLevel).map { "\($0.path).mode" } ?? path
+        // Once per object that says off, however many hosts inherit it.
+        if mode == .off, !crls.isEmpty, !reader.problems.contains(where: { $0.path == modePath && $0.kind == .conflictingOptions }) {
+            reader.fail(.conflictingOptions, modePath, "revocation is off, but crls are given (they would be ignored)")
         }
         return RevocationPolicy(
             mode: mode, depth: host?.depth ?? fileLevel?.depth ?? .chain, revocationLists: crls,

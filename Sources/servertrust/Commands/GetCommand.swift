@@ -438,6 +438,10 @@ enum GetCommand {
             ),
         ]
         if decision.isTrusted { pairs.append(("checked", .string(checked(decision)))) }
+        // What the whole-path checks found (revocation: what settled each certificate).
+        if let findings = decision.record.validatedPath?.findings, !findings.isEmpty {
+            pairs.append(("pathChecks", .array(findings.map { .string($0.description) })))
+        }
         if !decision.record.notes.isEmpty { pairs.append(("notes", .array(decision.record.notes.map(JSON.string)))) }
         if let failure = decision.validationFailure { pairs.append(("failureKind", .string(failure.kind.rawValue))) }
         if let verified = decision.verifiedChain { pairs.append(("verifiedChain", .array(verified.map { .string($0.subject.rfc4514) }))) }
