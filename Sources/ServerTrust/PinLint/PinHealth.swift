@@ -66,7 +66,8 @@ package struct PinHealth: Sendable {
         let anchors = hostPolicy.anchors
         let store = anchors.only ? anchors.store : (anchors.store.count == 0 ? roots : anchors.store + roots)
         let found = Verifier(anchors: store, policy: .sslServer(host: host)).validPaths(
-            leaf: leaf, intermediates: Array(chain.dropFirst()), at: time, checks: hostPolicy.revocation.pathChecks)
+            leaf: leaf, intermediates: Array(chain.dropFirst()), at: time,
+            checks: hostPolicy.revocation.pathChecks(for: ServedChain(certificates: chain, host: host)))
         let paths = found.paths.map(\.certificates)
         self.paths = paths
         failure = found.failure

@@ -37,6 +37,9 @@ public struct PinSetDocument: Sendable {
     public let expiresAt: Int64
     /// The pins, by host pattern.
     public let pins: PinningConfiguration
+    /// The revocation settings it asks for (they may strengthen the baseline's, never weaken
+    /// them: ``PinSetRevocation``).
+    public let revocation: PinSetRevocation
     /// The keys trusted to sign the documents after this one, when it rotates them; `nil`
     /// keeps the keys in force.
     public let nextSigningKeys: [PinSetSigningKey]?
@@ -54,6 +57,7 @@ public struct PinSetDocument: Sendable {
         let issuedAt: Int64
         let expiresAt: Int64
         let pins: PinningConfiguration
+        let revocation: PinSetRevocation
         let nextSigningKeys: [PinSetSigningKey]?
     }
 
@@ -73,7 +77,7 @@ public struct PinSetDocument: Sendable {
         try refuseSigningKeysAsPins(payload, trustedKeys: trustedKeys)
         return PinSetDocument(
             envelope: bytes, payload: envelope.payload, signedBy: key, serial: payload.serial, issuedAt: payload.issuedAt,
-            expiresAt: payload.expiresAt, pins: payload.pins, nextSigningKeys: payload.nextSigningKeys)
+            expiresAt: payload.expiresAt, pins: payload.pins, revocation: payload.revocation, nextSigningKeys: payload.nextSigningKeys)
     }
 
     /// The signing keys are never TLS keys: a document that pins one of the keys trusted to
@@ -177,7 +181,9 @@ public struct PinSetDocument: Sendable {
         guard parser.reader.problems.isEmpty, let pins, let meta else {
             throw PinSetError(.malformed, "the payload breaks the pin-set schema", problems: parser.reader.problems)
         }
-        return Payload(serial: meta.serial, issuedAt: meta.issuedAt, expiresAt: meta.expiresAt, pins: pins, nextSigningKeys: meta.keys)
+        return Payload(
+            serial: meta.serial, issuedAt: meta.issuedAt, expiresAt: meta.expiresAt, pins: pins, revocation: parser.pinSetRevocation,
+            nextSigningKeys: meta.keys)
     }
 
     static func parsePinSetMember(

@@ -18,8 +18,9 @@ import TrustEvaluation
 ///    unmatched hosts, else a refusal;
 /// 2. a signed pin set in force replaces that policy's pins for the hosts it names, and only
 ///    its pins (pins, negative pins, expiry, report-only mode, report URIs): the evaluator,
-///    the anchors and whether they are the only ones, and the revocation settings stay the
-///    baseline's;
+///    the anchors and whether they are the only ones, and the revocation sources stay the
+///    baseline's; its revocation mode and depth may strengthen the baseline's, never weaken
+///    them (``PinSetRevocation``);
 /// 3. an expired signed pin set gives way as its ``PinSetExpiry`` says, with a note.
 public struct TrustPolicy: ServerTrustEvaluating {
     /// One host pattern and its policy.
@@ -125,6 +126,7 @@ public struct TrustPolicy: ServerTrustEvaluating {
                 notes.append("signed pin set \(document.serial) expired at \(ASN1TimeText.rfc3339(document.expiresAt)): the baseline policy decides")
             }
         }
+        overlaySignedRevocation(on: &policy, host: host, at: time, notes: &notes)
         return Resolution(policy: policy, pattern: rule?.pattern, notes: notes)
     }
 
@@ -212,7 +214,7 @@ public struct TrustPolicy: ServerTrustEvaluating {
             let configured = hostPolicy.anchors.store
             trust.setAnchors(trust.anchors.isEmpty ? configured : TrustStore(trust.anchors) + configured, only: hostPolicy.anchors.only || trust.anchorsOnly)
         }
-        trust.pathChecks = trust.pathChecks + hostPolicy.revocation.pathChecks
+        trust.pathChecks = trust.pathChecks + hostPolicy.revocation.pathChecks(for: trust.served)
         // The host's pins are checked on the path the evaluator validates: every evaluation
         // prefers a valid path they are on (PeerTrust.evaluate).
         if let pins = hostPolicy.pins, let requirement = PinRequirement.pinSet(pins, host: host, at: time) { trust.prefer([requirement]) }

@@ -18,8 +18,12 @@ struct PolicyFileParser {
     /// What decision records call the document.
     let source: String
     var reader = ConfigReader()
+    /// The revocation settings of a signed pin set, read by ``parsePinSet(_:)``.
+    var pinSetRevocation = PinSetRevocation.none
 
-    static let topLevelKeys: Set<String> = ["version", "semantics", "allHostsMustBeEvaluated", "anchors", "anchorsOnly", "crls", "reportUris", "hosts"]
+    static let topLevelKeys: Set<String> = [
+        "version", "semantics", "allHostsMustBeEvaluated", "anchors", "anchorsOnly", "crls", "revocation", "reportUris", "hosts",
+    ]
 
     /// Which evaluators use each host key (a key for an evaluator not in use is an error: it
     /// would otherwise be silently ignored, the failure mode of Alamofire #3363).
@@ -41,7 +45,7 @@ struct PolicyFileParser {
     ]
 
     static let hostKeys: Set<String> = Set(hostKeyUsers.keys).union([
-        "host", "includeSubdomains", "excludeFromParentPolicy", "evaluator", "anchors", "anchorsOnly", "crls",
+        "host", "includeSubdomains", "excludeFromParentPolicy", "evaluator", "anchors", "anchorsOnly", "crls", "revocation",
     ])
 
     /// The signed-pin-set profile, the one place it is written: a document from the network
@@ -50,8 +54,14 @@ struct PolicyFileParser {
     /// `crls` and any other file path; the evaluator, its validation switches and anchors; an
     /// exclusion) is refused with `notAllowedInPinSet` by ``checkKeys(_:_:_:)``, which every
     /// object of a document goes through, so no field reader needs a rule of its own.
-    static let pinSetTopLevelKeys: Set<String> = ["version", "reportUris", "hosts", "pinSet"]
-    static let pinSetHostKeys: Set<String> = ["host", "includeSubdomains", "pins", "negativePins", "enforcePinning", "expirationDate", "reportUris"]
+    static let pinSetTopLevelKeys: Set<String> = ["version", "reportUris", "hosts", "pinSet", "revocation"]
+    static let pinSetHostKeys: Set<String> = [
+        "host", "includeSubdomains", "pins", "negativePins", "enforcePinning", "expirationDate", "reportUris", "revocation",
+    ]
+    /// A `revocation` object: in a signed pin set, mode and depth (it may strengthen the
+    /// baseline's revocation, never weaken it, and names no folder).
+    static let revocationKeys: Set<String> = ["mode", "depth", "cacheDirectory"]
+    static let pinSetRevocationKeys: Set<String> = ["mode", "depth"]
 
     init(baseDirectory: String, profile: Profile = .file, source: String = "policy document") {
         self.baseDirectory = baseDirectory
@@ -62,12 +72,12 @@ struct PolicyFileParser {
     /// Refuses the keys of `object` outside the profile's `allowed` set: in a signed pin set, a
     /// key the policy-file schema knows is `notAllowedInPinSet`; any other key is `unknownKey`.
     mutating func checkKeys(_ object: [String: Any], _ level: KeyLevel, _ path: String) {
-        let fileKeys = level == .topLevel ? Self.topLevelKeys : Self.hostKeys
+        let fileKeys = level == .topLevel ? Self.topLevelKeys : level == .host ? Self.hostKeys : Self.revocationKeys
         switch profile {
         case .file:
             reader.allowOnly(object, fileKeys, path)
         case .signedPinSet:
-            let allowed = level == .topLevel ? Self.pinSetTopLevelKeys : Self.pinSetHostKeys
+            let allowed = level == .topLevel ? Self.pinSetTopLevelKeys : level == .host ? Self.pinSetHostKeys : Self.pinSetRevocationKeys
             for key in object.keys.sorted() where !allowed.contains(key) {
                 if fileKeys.contains(key) {
                     reader.fail(
@@ -83,6 +93,7 @@ struct PolicyFileParser {
     enum KeyLevel {
         case topLevel
         case host
+        case revocation
     }
 
     /// The version member: required, 1.
@@ -118,6 +129,7 @@ struct PolicyFileParser {
         let anchors: [Certificate]
         let anchorsOnly: Bool
         let crls: [CertificateRevocationList]
+        let revocation: RevocationObject?
         let reportURIs: [String]
     }
 
@@ -130,28 +142,32 @@ struct PolicyFileParser {
         let allHosts = reader.bool(object, "allHostsMustBeEvaluated", "$") ?? true
         let defaults = FileDefaults(
             semantics: semantics, anchors: certificates(object, "anchors", "$") ?? [], anchorsOnly: reader.bool(object, "anchorsOnly", "$") ?? false,
-            crls: revocationLists(object, "crls", "$") ?? [], reportURIs: reader.uris(object, "reportUris", "$") ?? [])
+            crls: revocationLists(object, "crls", "$") ?? [], revocation: parseRevocation(object, "$"), reportURIs: reader.uris(object, "reportUris", "$") ?? []
+        )
         let entries = hostEntries(object) { parser, element, path in parser.parseHost(element, path, defaults) }
         checkPatterns(entries.map { ($0.0.pattern, $0.0.policy.pins?.isExcluded == true, $0.1) })
         // Hosts no entry covers get default validation with the file's anchors and CRLs.
         let unmatched =
-            allHosts ? nil : hostPolicy(evaluators: [DefaultTrustEvaluator()], pins: nil, hostAnchors: [], anchorsOnly: nil, hostCRLs: [], defaults, "$")
+            allHosts
+            ? nil
+            : hostPolicy(evaluators: [DefaultTrustEvaluator()], pins: nil, hostAnchors: [], anchorsOnly: nil, hostCRLs: [], hostRevocation: nil, defaults, "$")
         return TrustPolicy(rules: entries.map(\.0), unmatched: unmatched)
     }
 
     /// The one place a host's policy is assembled from the file's layers: the host entry's own
     /// values where it gives them, the top level's otherwise (anchors and CRLs add up,
     /// `anchorsOnly` is the entry's if it says, else the file's).
-    func hostPolicy(
+    mutating func hostPolicy(
         evaluators: [any ServerTrustEvaluating], pins: PinnedHost?, hostAnchors: [Certificate], anchorsOnly: Bool?,
-        hostCRLs: [CertificateRevocationList], _ defaults: FileDefaults, _ path: String
+        hostCRLs: [CertificateRevocationList], hostRevocation: RevocationObject?, _ defaults: FileDefaults, _ path: String
     ) -> HostTrustPolicy {
         let anchors = defaults.anchors + hostAnchors
         let only = anchorsOnly ?? defaults.anchorsOnly
         return HostTrustPolicy(
             evaluator: evaluators.count == 1 ? evaluators[0] : CompositeTrustEvaluator(evaluators: evaluators),
             anchors: anchors.isEmpty && !only ? .none : TrustAnchors(anchors, only: only),
-            pins: pins, revocation: RevocationPolicy(revocationLists: defaults.crls + hostCRLs), source: "\(source) \(path)")
+            pins: pins, revocation: revocationPolicy(crls: defaults.crls + hostCRLs, host: hostRevocation, defaults.revocation, path),
+            source: "\(source) \(path)")
     }
 
     mutating func parseSemantics(_ object: [String: Any], _ path: String) -> PolicySemantics? {
@@ -190,7 +206,7 @@ struct PolicyFileParser {
             // Unpinned, with default validation and the file's anchors and CRLs.
             let policy = hostPolicy(
                 evaluators: [DefaultTrustEvaluator(validateHost: true)], pins: .excluded(pattern), hostAnchors: [], anchorsOnly: nil, hostCRLs: [],
-                defaults, path)
+                hostRevocation: nil, defaults, path)
             return TrustPolicy.Rule(pattern, policy)
         }
         let kinds = parseEvaluators(object, path)
@@ -239,7 +255,8 @@ struct PolicyFileParser {
         if evaluators.isEmpty { return nil }
         let policy = hostPolicy(
             evaluators: evaluators, pins: pins, hostAnchors: self.certificates(object, "anchors", path) ?? [],
-            anchorsOnly: reader.bool(object, "anchorsOnly", path), hostCRLs: revocationLists(object, "crls", path) ?? [], defaults, path)
+            anchorsOnly: reader.bool(object, "anchorsOnly", path), hostCRLs: revocationLists(object, "crls", path) ?? [],
+            hostRevocation: parseRevocation(object, path), defaults, path)
         return TrustPolicy.Rule(pattern, policy)
     }
 
@@ -252,10 +269,12 @@ struct PolicyFileParser {
         checkKeys(object, .topLevel, "$")
         checkVersion(object)
         let reportURIs = reader.uris(object, "reportUris", "$") ?? []
+        pinSetRevocation = PinSetRevocation(everyHost: parsePinSetRevocation(object, "$"), entries: [:])
         let entries = hostEntries(object) { parser, element, path -> PinnedHost? in
             guard let entry = parser.reader.object(element, path) else { return nil }
             parser.checkKeys(entry, .host, path)
             guard let pattern = parser.parsePattern(entry, path) else { return nil }
+            if let setting = parser.parsePinSetRevocation(entry, path) { parser.pinSetRevocation.entries[pattern] = setting }
             if entry["pins"] == nil && entry["negativePins"] == nil {
                 parser.reader.fail(.noPins, path, "\(pattern) has no pins: a signed pin set entry gives pins")
                 return nil

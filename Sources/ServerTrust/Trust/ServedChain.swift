@@ -21,6 +21,18 @@ public struct ServedChain: Sendable {
     public let cipher: String?
     /// The application protocol the server selected by ALPN, if any.
     public let alpn: String?
+    /// The DER OCSP response the server stapled to the handshake (status_request, RFC 6066 §8;
+    /// in TLS 1.3 on the leaf's CertificateEntry, RFC 8446 §4.4.2.1), when the client asked for
+    /// one and the server sent it. Unverified: the revocation check verifies it against the
+    /// validated path (``/TrustEvaluation/OCSPResponseVerifier``). `nil` on a resumed session,
+    /// which has no Certificate message.
+    public let stapledOCSPResponse: [UInt8]?
+    /// The `extension_data` of the server's TLS `signed_certificate_timestamp` extension (type
+    /// 18, RFC 6962 §3.3.1): a TLS-encoded SignedCertificateTimestampList, from the TLS 1.2
+    /// ServerHello or the TLS 1.3 leaf's CertificateEntry, when the client offered the
+    /// extension and the server answered it (what `CertificateTransparency.evaluate` takes as
+    /// `tlsSCTList`). Unverified. `nil` on a resumed session.
+    public let signedCertificateTimestamps: [UInt8]?
 
     /// Creates a served chain.
     ///
@@ -31,8 +43,11 @@ public struct ServedChain: Sendable {
     ///   - tlsVersion: The negotiated version, if known.
     ///   - cipher: The negotiated cipher suite, if known.
     ///   - alpn: The ALPN protocol selected, if any.
+    ///   - stapledOCSPResponse: The stapled OCSP response, if any.
+    ///   - signedCertificateTimestamps: The TLS SCT extension's bytes, if any.
     public init(
-        certificates: [Certificate], host: String?, port: Int = 443, tlsVersion: String? = nil, cipher: String? = nil, alpn: String? = nil
+        certificates: [Certificate], host: String?, port: Int = 443, tlsVersion: String? = nil, cipher: String? = nil, alpn: String? = nil,
+        stapledOCSPResponse: [UInt8]? = nil, signedCertificateTimestamps: [UInt8]? = nil
     ) {
         self.certificates = certificates
         self.host = host
@@ -40,6 +55,8 @@ public struct ServedChain: Sendable {
         self.tlsVersion = tlsVersion
         self.cipher = cipher
         self.alpn = alpn
+        self.stapledOCSPResponse = stapledOCSPResponse
+        self.signedCertificateTimestamps = signedCertificateTimestamps
     }
 
     /// The leaf, if the server sent any certificate.

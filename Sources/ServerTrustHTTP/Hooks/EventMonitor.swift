@@ -1,4 +1,5 @@
 public import ServerTrust
+public import TrustEvaluation
 
 /// Sees what a session's requests do, for logging and metrics (Alamofire's `EventMonitor`):
 /// each attempt's start, every trust decision (new connections, resumed and reused ones),
@@ -12,6 +13,13 @@ public protocol EventMonitor: Sendable {
     /// A hop's server was decided: its connection's decision (``/ServerTrust/TrustDecision/isFromEarlierHandshake``
     /// for a reused connection), accepted or rejected.
     func request(_ request: HTTPRequest, didDecideTrust decision: TrustDecision)
+    /// A hop's server was accepted although the revocation status of some certificate of its
+    /// path could not be established (soft-fail: no staple, the CRL server unreachable, a stale
+    /// or forged CRL): one finding per such certificate, saying why
+    /// (``/ServerTrust/DecisionRecord/unknownRevocationStatus``). Sent after
+    /// ``request(_:didDecideTrust:)``, for decisions made in a handshake of this request, not
+    /// again for each request a kept-alive connection serves.
+    func request(_ request: HTTPRequest, didAcceptWithUnknownRevocationStatus findings: [PathCheckFinding], decision: TrustDecision)
     /// A redirect is followed.
     func request(_ request: HTTPRequest, willRedirectFrom url: String, to location: String, statusCode: Int)
     /// An attempt ended and the request is sent again after `delay`.
@@ -23,6 +31,7 @@ public protocol EventMonitor: Sendable {
 extension EventMonitor {
     public func requestDidStart(_ request: HTTPRequest, attempt: Int) {}
     public func request(_ request: HTTPRequest, didDecideTrust decision: TrustDecision) {}
+    public func request(_ request: HTTPRequest, didAcceptWithUnknownRevocationStatus findings: [PathCheckFinding], decision: TrustDecision) {}
     public func request(_ request: HTTPRequest, willRedirectFrom url: String, to location: String, statusCode: Int) {}
     public func request(_ request: HTTPRequest, willRetryAfter delay: Duration, attempt: Int, outcome: Result<HTTPResponse, HTTPError>) {}
     public func request(_ request: HTTPRequest, didFinishWith result: Result<HTTPResponse, HTTPError>, metrics: HTTPRequestMetrics) {}

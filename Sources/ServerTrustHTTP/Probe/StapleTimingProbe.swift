@@ -21,6 +21,11 @@ package enum StapleTimingProbe {
         package var statusCallbackRan = false
         /// The staple as the status callback could read it.
         package var inStatusCallback: [UInt8]?
+        /// The `signed_certificate_timestamp` extension's bytes as the verify callback could read
+        /// them, when the probe offered the extension (``SignedCertificateTimestampExtension``).
+        package var sctsInVerifyCallback: [UInt8]?
+        /// The same, as the status callback could read them.
+        package var sctsInStatusCallback: [UInt8]?
     }
 
     /// Why a probe could not connect: curl's words.
@@ -39,15 +44,18 @@ package enum StapleTimingProbe {
 
     /// Connects to `host:port` at `address`, pinned to `version`, asks for a staple and records
     /// where it was visible; runs `duringStatusCallback` inside the status callback, as a
-    /// revocation check reading the staple there would run (a CRL fetch, say).
+    /// revocation check reading the staple there would run (a CRL fetch, say). With
+    /// `offersSCTExtension`, the ClientHello also offers the `signed_certificate_timestamp`
+    /// extension, read as the transport reads it.
     ///
     /// - Returns: The observation, or curl's error text.
     package static func observe(
-        host: String, port: Int, address: String, version: Version, timeout: Double = 10, duringStatusCallback: (@Sendable () -> Void)? = nil
+        host: String, port: Int, address: String, version: Version, timeout: Double = 10, offersSCTExtension: Bool = false,
+        duringStatusCallback: (@Sendable () -> Void)? = nil
     ) -> Result<Observation, Failure> {
         guard Curl.initialized, let handle = curl_easy_init() else { return .failure(Failure(reason: "curl_easy_init failed")) }
         defer { curl_easy_cleanup(handle) }
-        let recorder = Recorder(duringStatusCallback: duringStatusCallback)
+        let recorder = Recorder(duringStatusCallback: duringStatusCallback, offersSCTExtension: offersSCTExtension)
         let opaque = Unmanaged.passUnretained(recorder).toOpaque()
         guard let resolve = CurlSList(["\(host):\(port):\(address)"]) else { return .failure(Failure(reason: "curl_slist_append failed")) }
         let versionOption = version == .tls12 ? CURL_SSLVERSION_TLSv1_2 | CURL_SSLVERSION_MAX_TLSv1_2 : CURL_SSLVERSION_TLSv1_3 | CURL_SSLVERSION_MAX_TLSv1_3
@@ -74,7 +82,13 @@ package enum StapleTimingProbe {
     final class Recorder: Sendable {
         let observation = Mutex(Observation())
         let duringStatusCallback: (@Sendable () -> Void)?
-        init(duringStatusCallback: (@Sendable () -> Void)?) { self.duringStatusCallback = duringStatusCallback }
+        let offersSCTExtension: Bool
+        /// Written and read only by the probing thread's handshake callbacks.
+        nonisolated(unsafe) let capture = HandshakeCapture()
+        init(duringStatusCallback: (@Sendable () -> Void)?, offersSCTExtension: Bool) {
+            self.duringStatusCallback = duringStatusCallback
+            self.offersSCTExtension = offersSCTExtension
+        }
     }
 }
 
@@ -87,19 +101,25 @@ private let probeSSLContextCallback: curl_ssl_ctx_callback = { _, sslContext, us
             guard let storeContext, let arg else { return 0 }
             let recorder = Unmanaged<StapleTimingProbe.Recorder>.fromOpaque(arg).takeUnretainedValue()
             let ssl = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()).map(OpaquePointer.init)
+            let scts = recorder.capture.signedCertificateTimestamps
             recorder.observation.withLock { observation in
                 observation.verifyCallbackRan = true
                 observation.inVerifyCallback = ssl.flatMap(OCSPStapling.staple(of:))
+                observation.sctsInVerifyCallback = scts
             }
             return 1
         }, userdata)
+    let recorder = Unmanaged<StapleTimingProbe.Recorder>.fromOpaque(userdata).takeUnretainedValue()
+    if recorder.offersSCTExtension { SignedCertificateTimestampExtension.request(on: context, into: recorder.capture) }
     OCSPStapling.request(
         on: context,
         statusCallback: { ssl, arg in
             guard let ssl, let arg else { return 0 }
             let recorder = Unmanaged<StapleTimingProbe.Recorder>.fromOpaque(arg).takeUnretainedValue()
             recorder.duringStatusCallback?()
+            let scts = recorder.capture.signedCertificateTimestamps
             recorder.observation.withLock { observation in
+                observation.sctsInStatusCallback = scts
                 observation.statusCallbackRan = true
                 observation.inStatusCallback = OCSPStapling.staple(of: ssl)
                 observation.tlsVersion = TLSHooks.versionName(ssl)

@@ -84,10 +84,7 @@ public final class FetchingCRLProvider: CRLProvider {
         var results: [String: Result<FetchedCRL, CRLUnavailable>] = [:]
         for point in locations.points {
             for url in point.urls {
-                let result =
-                    results[url]
-                    ?? (ContinuousClock.now < deadline
-                        ? crl(at: url, for: certificate, point: point.distributionPoint, at: time, until: deadline) : .failure(.noTimeLeft))
+                let result = results[url] ?? crl(at: url, for: certificate, point: point.distributionPoint, at: time, until: deadline)
                 results[url] = result
                 switch result {
                 case .success(let fetched):
@@ -115,6 +112,9 @@ public final class FetchingCRLProvider: CRLProvider {
         -> Result<FetchedCRL, CRLUnavailable>
     {
         if let entry = cache.entry(for: url), cache.isFresh(entry, at: time) { return .success(Self.fetched(entry, .cache)) }
+        // A fresh cache entry costs no time, so it is given even when the budget is spent;
+        // anything that would wait is not tried.
+        guard ContinuousClock.now < deadline else { return .failure(.noTimeLeft) }
         while true {
             let joined: (flight: Flight, leads: Bool)? = flights.withLock { table in
                 if let flight = table[url] { return (flight, false) }

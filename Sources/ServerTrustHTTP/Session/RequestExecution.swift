@@ -97,6 +97,9 @@ struct RequestExecution {
                 default: decision = raw.trustDecisionBox?.decision
                 }
                 if let decision { for monitor in monitors { monitor.request(request, didDecideTrust: decision) } }
+                if let decision, !decision.isFromEarlierHandshake, case let unknown = decision.record.unknownRevocationStatus, !unknown.isEmpty {
+                    for monitor in monitors { monitor.request(request, didAcceptWithUnknownRevocationStatus: unknown, decision: decision) }
+                }
             }
             if let error = hopFailure {
                 // A proxy that refused the CONNECT with 407: a proxy challenge.

@@ -10,6 +10,8 @@ final class SessionCore: Sendable {
     let resolveList: CurlSList?
     let credentials: CredentialStore
     let usesHTTP2: Bool
+    /// Staples seen in full handshakes, for connections decided without one.
+    let staples = StapleMemory()
     /// Set once a transfer completed with the `resolve` list loaded into the shared DNS cache.
     let resolveLoaded = Atomic<Bool>(false)
 
@@ -59,7 +61,7 @@ final class SessionCore: Sendable {
                         throw HTTPError.invalidRequest("proxy '\(proxy.url)': no decider given and the system trust store cannot be read: \(error)")
                     }
                 }
-                proxyTrust = ProxyTrust(host: target.host, port: target.port, decider: decider)
+                proxyTrust = ProxyTrust(host: target.host, port: target.port, decider: try Self.fetchingCRLs(decider))
             default:
                 throw HTTPError.invalidRequest("proxy '\(proxy.url)': the scheme must be http:// or https://")
             }
@@ -67,7 +69,7 @@ final class SessionCore: Sendable {
             proxyTrust = nil
         }
         hasHTTPSProxy = proxyTrust != nil
-        self.currentTrust = Mutex((configuration.serverTrust, 0))
+        self.currentTrust = Mutex(InstalledTrust(try Self.fetchingCRLs(configuration.serverTrust), generation: 0))
         self.credentials = try CredentialStore(path: configuration.credentialStorePath)
         self.usesHTTP2 = configuration.allowsHTTP2 && Curl.supportsHTTP2
     }
@@ -75,21 +77,71 @@ final class SessionCore: Sendable {
     /// The decider new connections are decided by, and its generation, one value: replaced
     /// whole (``HTTPSession/replaceServerTrust(_:)``), so no connection is ever decided by half
     /// of an old policy and half of a new one.
-    private let currentTrust: Mutex<(decider: ServerTrustDecider, generation: Int)>
+    private let currentTrust: Mutex<InstalledTrust>
     /// The generation of ``currentTrust``, read per request without the lock: a reused
     /// connection decided under an older generation is decided again before it serves.
     let trustGeneration = Atomic<Int>(0)
 
     /// The decider for a connection being decided now, with its generation.
-    var trust: (decider: ServerTrustDecider, generation: Int) { currentTrust.withLock { $0 } }
+    var trust: (decider: ServerTrustDecider, generation: Int) { currentTrust.withLock { ($0.decider, $0.generation) } }
 
     /// Replaces the decider; connections decided by the old one are decided again before they
-    /// serve another request.
+    /// serve another request. Its CRL fetching is bound as at the start
+    /// (``ServerTrustDecider/withCRLFetching()``); a cache folder that cannot be used here
+    /// (the session's start checked the first decider's) leaves that host's CRLs in memory
+    /// only, in the process's shared provider.
     func replaceTrust(_ decider: ServerTrustDecider) {
+        let bound = (try? decider.withCRLFetching()) ?? Self.fetchingCRLsInMemory(decider)
         currentTrust.withLock { current in
-            current = (decider, current.generation + 1)
+            current = InstalledTrust(bound, generation: current.generation + 1)
             trustGeneration.store(current.generation, ordering: .releasing)
         }
+    }
+
+    /// What the decider of a connection to `host` needs from its handshake besides the
+    /// certificates (the stapled OCSP response): derived from the policy
+    /// (``/ServerTrust/TrustPolicy/handshakeEvidence(forHost:at:)``). A policy none of whose
+    /// hosts needs anything is answered without resolving the host.
+    func handshakeEvidence(forHost host: String) -> HandshakeEvidence {
+        let (decider, anyHost) = currentTrust.withLock { ($0.decider, $0.evidenceForAnyHost) }
+        guard !anyHost.isEmpty else { return [] }
+        return decider.policy.handshakeEvidence(forHost: host, at: decider.clock.now())
+    }
+
+    /// The decider in force, its generation, and what any of its hosts may need from a
+    /// handshake (derived once, when it is installed).
+    struct InstalledTrust {
+        let decider: ServerTrustDecider
+        let generation: Int
+        let evidenceForAnyHost: HandshakeEvidence
+
+        init(_ decider: ServerTrustDecider, generation: Int) {
+            self.decider = decider
+            self.generation = generation
+            self.evidenceForAnyHost = decider.policy.handshakeEvidenceForAnyHost
+        }
+    }
+
+    /// `decider` with its CRL fetching bound (``ServerTrustDecider/withCRLFetching()``); a
+    /// cache folder that cannot be used is the session's configuration error.
+    static func fetchingCRLs(_ decider: ServerTrustDecider) throws(HTTPError) -> ServerTrustDecider {
+        do {
+            return try decider.withCRLFetching()
+        } catch {
+            throw HTTPError.fileError(path: error.directory, reason: "the CRL cache folder cannot be used: \(error.reason)")
+        }
+    }
+
+    /// `decider` with every distribution-point fetch bound to the in-memory provider.
+    static func fetchingCRLsInMemory(_ decider: ServerTrustDecider) -> ServerTrustDecider {
+        guard let provider = try? FetchingCRLProvider.shared(cacheDirectory: nil) else { return decider }
+        let policy = decider.policy.mapHosts { host in
+            guard case .distributionPoints = host.revocation.fetching else { return host }
+            var host = host
+            host.revocation.fetching = .provider(provider)
+            return host
+        }
+        return ServerTrustDecider(policy: policy, anchors: decider.anchors, clock: decider.clock)
     }
 
     /// The last request URL resolved against the base URL, and its target. Parsing is a pure

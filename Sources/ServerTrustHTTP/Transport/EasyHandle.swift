@@ -34,6 +34,9 @@ final class EasyHandle {
     /// Whether the current response's header block is still open: no blank line has ended
     /// it yet. Read by the lane before ``collectInfo(into:)`` closes it.
     var isHeaderBlockOpen: Bool { blockOpen }
+    /// What the connection being opened brings besides the certificates (staple, SCTs), and a
+    /// decision waiting for the staple.
+    let handshake = HandshakeCapture()
     /// The settings the handle is set to, when the next transfer may find them still right.
     @exclusivity(unchecked) private var configuredFor: TransferOptions.Settings?
 

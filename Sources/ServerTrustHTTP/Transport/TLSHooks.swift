@@ -36,6 +36,7 @@ enum TLSHooks {
                 guard let storeContext, let arg else { return 0 }
                 return TLSHooks.verdict(Unmanaged<EasyHandle>.fromOpaque(arg).takeUnretainedValue().verifyServer(storeContext), storeContext)
             }, easy)
+        Unmanaged<EasyHandle>.fromOpaque(easy).takeUnretainedValue().requestEvidence(on: context)
         SSL_CTX_set_cert_cb(
             context,
             { ssl, arg in
@@ -126,15 +127,25 @@ extension EasyHandle {
         let target = transfer.spec.target
         let (der, ssl) = Self.presented(storeContext)
         let served: ServedChain
-        switch Self.servedChain(der, ssl: ssl, host: target.host, port: target.port) {
+        switch Self.servedChain(der, ssl: ssl, host: target.host, port: target.port, signedCertificateTimestamps: handshake.signedCertificateTimestamps) {
         case .success(let chain): served = chain
         case .failure(let rejection):
             transfer.trustDecision = rejection.decision
             return false
         }
+        // A decision that needs the stapled OCSP response is made where it has arrived, in
+        // the status callback (HandshakeCapture).
+        if let ssl, handshake.waitsForStaple(served, on: ssl) { return true }
+        return decide(served, ssl: ssl, for: transfer)
+    }
+
+    /// Decides `served` for `transfer` (running the challenge handlers if any), records the
+    /// decision on the transfer and, accepted, on the connection.
+    func decide(_ served: ServedChain, ssl: OpaquePointer?, for transfer: Transfer) -> Bool {
         let (decider, generation) = core.trust
         let decision = decideServerTrust(served, for: transfer, by: decider)
         transfer.trustDecision = decision
+        if handshake.requested.contains(.stapledOCSPResponse) { core.staples.record(decision) }
         // The decision belongs to this connection from now on, and says who made it
         // (ConnectionTrust).
         if decision.isTrusted, let ssl {
@@ -178,7 +189,7 @@ extension EasyHandle {
         case .decideAgain:
             break
         }
-        let served: ServedChain
+        var served: ServedChain
         switch Self.servedChain(TLSHooks.derChain(SSL_get_peer_cert_chain(ssl)), ssl: ssl, host: target.host, port: target.port) {
         case .success(let chain) where !chain.certificates.isEmpty: served = chain
         case .success(let chain):
@@ -188,6 +199,9 @@ extension EasyHandle {
             transfer.trustDecision = rejection.decision
             return false
         }
+        // No handshake brought a staple now: the one last seen for this leaf, if the host's
+        // policy reads staples (StapleMemory).
+        if core.handshakeEvidence(forHost: target.host).contains(.stapledOCSPResponse) { served = core.staples.adding(to: served) }
         let (decider, generation) = core.trust
         let decision = decideServerTrust(served, for: transfer, by: decider)
         transfer.trustDecision = decision
@@ -233,7 +247,9 @@ extension EasyHandle {
     /// The chain the peer served (`der`, leaf first), with what the handshake has settled so
     /// far (version, suite, ALPN). A certificate we cannot parse rejects the chain: it is never
     /// trusted.
-    private static func servedChain(_ der: [[UInt8]], ssl: OpaquePointer?, host: String, port: Int) -> Result<ServedChain, UnreadableChain> {
+    private static func servedChain(_ der: [[UInt8]], ssl: OpaquePointer?, host: String, port: Int, signedCertificateTimestamps: [UInt8]? = nil)
+        -> Result<ServedChain, UnreadableChain>
+    {
         var version: String?
         var cipher: String?
         var alpn: String?
@@ -262,7 +278,10 @@ extension EasyHandle {
                     UnreadableChain(decision: .rejected(served, by: "parser", .malformedCertificate, "certificate \(index) is malformed: \(error)")))
             }
         }
-        return .success(ServedChain(certificates: certificates, host: host, port: port, tlsVersion: version, cipher: cipher, alpn: alpn))
+        return .success(
+            ServedChain(
+                certificates: certificates, host: host, port: port, tlsVersion: version, cipher: cipher, alpn: alpn,
+                signedCertificateTimestamps: signedCertificateTimestamps))
     }
 
     /// Server trust with the challenge flow: the session-level handler if set, else the
@@ -333,6 +352,20 @@ extension EasyHandle {
     func answerCertificateRequest(_ ssl: OpaquePointer) -> Bool {
         guard let transfer else { return false }
         let target = transfer.spec.target
+        // A client certificate is chosen only for a server this connection's decision accepted.
+        // OpenSSL asks for it while it reads the server's flight (after CertificateRequest in
+        // TLS 1.2, after CertificateVerify in TLS 1.3), before the status callback; the staple
+        // has arrived by then in both versions, so a decision waiting for it is made here
+        // (HandshakeCapture), and a refusal ends the handshake before any certificate is chosen.
+        if handshake.hasPending(for: ssl), !decidePending(ssl) { return false }
+        guard ConnectionTrust.record(of: ssl) != nil else {
+            transfer.trustDecision =
+                transfer.trustDecision
+                ?? .rejected(
+                    ServedChain(certificates: [], host: target.host, port: target.port), by: "transport", .customEvaluationFailed,
+                    "the server asked for a client certificate before it was accepted")
+            return false
+        }
         if let identity = core.presetIdentity(host: target.host, port: target.port) {
             return Self.use(identity, on: ssl)
         }

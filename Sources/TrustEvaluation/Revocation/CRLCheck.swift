@@ -50,9 +50,11 @@ extension Search {
     mutating func checkRevocation(_ path: CandidatePath, crls: [CertificateRevocationList]) -> PathCheckResult {
         var signers = SignerCache()
         var findings: [PathCheckFinding] = []
+        let naming = CRLNaming.issuers(crls)
         for index in 0..<(path.certificates.count - 1) {
-            switch revocationStatus(of: index, in: path, crls: crls, signers: &signers) {
-            case .success(let settledBy):
+            switch revocationStatus(of: index, in: path, crls: crls, signers: &signers, freshness: .exact, naming: naming) {
+            case .success(let settlements):
+                let settledBy = settlements.map { naming.settled($0) }.joined(separator: "; ")
                 findings.append(
                     PathCheckFinding(check: CRLCheck.name, .passed, certificateIndex: index, certificate: path.certificates[index], "not revoked: \(settledBy)")
                 )
@@ -80,21 +82,27 @@ extension Search {
         let exhausted: Bool
     }
 
-    /// §6.3.3 for the certificate at `index` of `path`: the CRL that settled it (named as an
-    /// operator finds it), or why it is revoked or undetermined.
+    /// §6.3.3 for the certificate at `index` of `path`: the CRLs of `crls` (by index) that
+    /// settled it, or why it is revoked (``ValidationFailure/Kind/revoked``) or undetermined
+    /// (``ValidationFailure/Kind/revocationStatusUnknown``), or that the budget ran out.
+    ///
+    /// `freshness` is the time rule of (a) and (c) (a CRL is current, by its thisUpdate and
+    /// nextUpdate, with the skew it allows); `naming` says how a CRL is named in the failure
+    /// and in what settled the certificate (its issuer, or the URL it was fetched from).
     mutating func revocationStatus(
-        of index: Int, in path: CandidatePath, crls: [CertificateRevocationList], signers: inout SignerCache
-    ) -> Result<String, ValidationFailure> {
+        of index: Int, in path: CandidatePath, crls: [CertificateRevocationList], signers: inout SignerCache, freshness: RevocationFreshness,
+        naming: CRLNaming
+    ) -> Result<[CRLSettlement], ValidationFailure> {
         let certificate = path.certificates[index]
         var covered: RevocationReasons = []
         var notUsed: [String] = []
-        var settledBy: [String] = []
+        var settledBy: [CRLSettlement] = []
         for point in CRLScope.distributionPoints(of: certificate) where covered != .all {
             for (crlIndex, crl) in crls.enumerated() where !crl.isDelta && covered != .all {
                 if let why = CRLScope.outOfScope(crl, for: certificate, point: point, profile: verifier.policy.profile) {
                     // Only CRLs that at least name the right issuer say something worth
                     // reporting when nothing else covers the certificate.
-                    if crl.issuer.matches(certificate.issuer) || point?.crlIssuer != nil { notUsed.append("CRL from \"\(crl.issuer.rfc4514)\": \(why)") }
+                    if crl.issuer.matches(certificate.issuer) || point?.crlIssuer != nil { notUsed.append("\(naming.label(crlIndex)): \(why)") }
                     continue
                 }
                 // (d)–(e): the CRL must add reasons not yet covered.
@@ -103,7 +111,7 @@ extension Search {
                 let unusable = signers.unusable[crlIndex] ?? CRLScope.unusable(crl, policy: verifier.policy)
                 signers.unusable[crlIndex] = unusable
                 if let why = unusable {
-                    notUsed.append("CRL from \"\(crl.issuer.rfc4514)\": \(why)")
+                    notUsed.append("\(naming.label(crlIndex)): \(why)")
                     continue
                 }
                 // (f)–(g): the signer, validated to the same trust anchor, and the signature.
@@ -112,49 +120,46 @@ extension Search {
                 case .success(let s): signer = s
                 case .failure(let failure):
                     if failure.exhausted { return .failure(Budget.exhaustedFailure) }
-                    notUsed.append("CRL from \"\(crl.issuer.rfc4514)\": \(failure.reason)")
+                    notUsed.append("\(naming.label(crlIndex)): \(failure.reason)")
                     continue
                 }
                 // (c), (h): the newest current delta CRL for this base, signed by the same key.
-                let delta = currentDelta(for: crl, signer: signer, crls: crls)
+                let delta = currentDelta(for: crl, signer: signer, crls: crls, freshness: freshness)
                 if case .failure(let failure) = delta, failure.exhausted { return .failure(Budget.exhaustedFailure) }
-                let usableDelta = try? delta.get()
+                let usableDelta = (try? delta.get()) ?? nil
                 // (a): the complete CRL must be current, unless a current delta CRL updates it
                 // and the certificate or the CRL points to delta CRLs (freshestCRL).
-                if time < crl.thisUpdate.secondsSince1970 {
-                    notUsed.append("CRL from \"\(crl.issuer.rfc4514)\" is not valid before \(crl.thisUpdate.rfc3339)")
+                switch freshness.problem(thisUpdate: crl.thisUpdate, nextUpdate: crl.nextUpdate, at: time) {
+                case nil: break
+                case .notYetValid?:
+                    notUsed.append("\(naming.label(crlIndex)) is not valid before \(crl.thisUpdate.rfc3339)")
                     continue
-                }
-                if let next = crl.nextUpdate, time > next.secondsSince1970 {
+                case .expired?, .nextUpdateBeforeThisUpdate?:
                     let pointsToDeltas = crl.freshestCRL != nil || certificate.extensions[OID.freshestCRL] != nil
                     guard usableDelta != nil && pointsToDeltas else {
-                        notUsed.append("CRL from \"\(crl.issuer.rfc4514)\" is out of date (next update \(next.rfc3339))")
+                        let next = crl.nextUpdate.map { " (next update \($0.rfc3339))" } ?? ""
+                        notUsed.append("\(naming.label(crlIndex)) is out of date\(next)")
                         continue
                     }
                 }
                 // (i)–(k): a delta entry decides first; removeFromCRL undoes a hold.
                 var status: RevocationReason?
-                if let usableDelta, let entry = CRLScope.entry(for: certificate, in: usableDelta) { status = entry.reason ?? .unspecified }
+                if let usableDelta, let entry = CRLScope.entry(for: certificate, in: crls[usableDelta]) { status = entry.reason ?? .unspecified }
                 if status == nil, let entry = CRLScope.entry(for: certificate, in: crl) { status = entry.reason ?? .unspecified }
                 if let status, status != .removeFromCRL {
-                    // Name the CRL as an operator finds it: its issuer, its number and when it
-                    // was issued (a delta entry names the delta).
-                    let delta = usableDelta.flatMap { CRLScope.entry(for: certificate, in: $0) != nil ? $0 : nil }
-                    let source = delta ?? crl
-                    let number = source.number.map { ", cRLNumber \($0)" } ?? ""
+                    // Name the CRL as an operator finds it (a delta entry names the delta).
+                    let deltaListed = usableDelta.flatMap { CRLScope.entry(for: certificate, in: crls[$0]) != nil ? $0 : nil }
                     return .failure(
                         ValidationFailure(
                             .revoked,
-                            "serial \(certificate.serialNumber) is revoked (\(status)) by the \(delta == nil ? "" : "delta ")CRL from "
-                                + "\"\(source.issuer.rfc4514)\" (thisUpdate \(source.thisUpdate.rfc3339)\(number))"
+                            "serial \(certificate.serialNumber) is revoked (\(status)) by the \(deltaListed == nil ? "" : "delta ")"
+                                + naming.detail(deltaListed ?? crlIndex)
                         )
                         .at(index, certificate))
                 }
                 // (l).
                 covered.formUnion(reasons)
-                let number = crl.number.map { ", cRLNumber \($0)" } ?? ""
-                settledBy.append(
-                    "CRL from \"\(crl.issuer.rfc4514)\" (thisUpdate \(crl.thisUpdate.rfc3339)\(number)\(usableDelta == nil ? "" : ", with a delta CRL"))")
+                settledBy.append(CRLSettlement(crl: crlIndex, delta: usableDelta))
             }
         }
         guard covered == .all else {
@@ -163,7 +168,7 @@ extension Search {
             if !notUsed.isEmpty { detail += ": " + notUsed.prefix(3).joined(separator: "; ") }
             return .failure(ValidationFailure(.revocationStatusUnknown, detail + " (RFC 5280 6.3.3)").at(index, certificate))
         }
-        return .success(settledBy.joined(separator: "; "))
+        return .success(settledBy)
     }
 
     /// §6.3.3 (f)–(g): the certificate whose key verifies `crl`, when it may sign CRLs for a
@@ -272,22 +277,60 @@ extension Search {
         }
     }
 
-    /// The newest delta CRL among `crls` that updates `base` (§5.2.4), is current, and verifies
-    /// with `signer`'s key (§6.3.3 (h)); `.success(nil)` when there is none.
-    mutating func currentDelta(for base: CertificateRevocationList, signer: Certificate, crls: [CertificateRevocationList])
-        -> Result<CertificateRevocationList?, SignerFailure>
-    {
-        var best: CertificateRevocationList?
-        for delta in crls where delta.isDelta && CRLScope.isDelta(delta, for: base) {
+    /// The newest delta CRL among `crls` (its index) that updates `base` (§5.2.4), is current
+    /// by `freshness`, and verifies with `signer`'s key (§6.3.3 (h)); `.success(nil)` when there
+    /// is none.
+    mutating func currentDelta(
+        for base: CertificateRevocationList, signer: Certificate, crls: [CertificateRevocationList], freshness: RevocationFreshness
+    ) -> Result<Int?, SignerFailure> {
+        var best: Int?
+        for (index, delta) in crls.enumerated() where delta.isDelta && CRLScope.isDelta(delta, for: base) {
             guard CRLScope.unusable(delta, policy: verifier.policy) == nil else { continue }
-            guard time >= delta.thisUpdate.secondsSince1970, delta.nextUpdate.map({ time <= $0.secondsSince1970 }) ?? true else { continue }
-            if let best, let a = best.number, let b = delta.number, b <= a { continue }
+            guard freshness.problem(thisUpdate: delta.thisUpdate, nextUpdate: delta.nextUpdate, at: time) == nil else { continue }
+            if let best, let a = crls[best].number, let b = delta.number, b <= a { continue }
             guard budget.spendSignatureCheck() else { return .failure(SignerFailure(reason: "budget", exhausted: true)) }
             guard let key = try? verifier.signatureVerifier.makeKey(signer.subjectPublicKeyInfo),
                 verifier.signatureVerifier.verify(signature: delta.signature, over: delta.tbsBytes, algorithm: delta.signatureAlgorithm, key: key)
             else { continue }
-            best = delta
+            best = index
         }
         return .success(best)
     }
+}
+
+/// A CRL (by index into the list checked) that covered a certificate in RFC 5280 §6.3.3 (l),
+/// with the delta CRL that updated it, if one did.
+struct CRLSettlement: Hashable {
+    let crl: Int
+    let delta: Int?
+}
+
+/// How the CRLs of one §6.3 check are named in decision records: a short label for why one was
+/// not used, and the full name (issuer or URL, number, thisUpdate, provenance) for the CRL that
+/// settled or revoked a certificate.
+struct CRLNaming {
+    let label: (Int) -> String
+    let detail: (Int) -> String
+
+    /// The full name of what settled a certificate, a delta included.
+    func settled(_ settlement: CRLSettlement) -> String {
+        detail(settlement.crl) + (settlement.delta == nil ? "" : ", with a delta CRL")
+    }
+
+    /// CRLs named by their issuer, thisUpdate and number (the caller's files, which have no URL).
+    static func issuers(_ crls: [CertificateRevocationList], suffix: String = "") -> CRLNaming {
+        CRLNaming(
+            label: { "CRL from \"\(crls[$0].issuer.rfc4514)\"" },
+            detail: { index in
+                let crl = crls[index]
+                let number = crl.number.map { ", cRLNumber \($0)" } ?? ""
+                return "CRL from \"\(crl.issuer.rfc4514)\" (thisUpdate \(crl.thisUpdate.rfc3339)\(number))\(suffix)"
+            })
+    }
+}
+
+extension RevocationFreshness {
+    /// RFC 5280 §6.3.3 (a) to the second, as ``CRLCheck`` applies it to the CRLs it is given:
+    /// no skew, and a CRL without nextUpdate stays current (the caller chose it).
+    static let exact = RevocationFreshness(clockSkew: 0, maximumAgeWithoutNextUpdate: .max, maximumOCSPValidity: .max)
 }

@@ -85,6 +85,22 @@ public struct PathCheckFinding: Hashable, Sendable, CustomStringConvertible {
     public let outcome: Outcome
     /// What exactly, for people.
     public let detail: String
+    /// What kind of finding it is, for programs (``Code/revocationStatusUnknown``,
+    /// ``Code/shortLivedExemption``, …), when the check gives one: a monitor matches on this,
+    /// never on ``detail``.
+    public let code: Code?
+
+    /// A finding's kind, for programs: a stable dotted name (`revocation.statusUnknown`). Each
+    /// check declares its own codes as static members.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The dotted name.
+        public let rawValue: String
+        /// Creates a code.
+        /// - Parameter rawValue: The dotted name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The dotted name.
+        public var description: String { rawValue }
+    }
 
     /// Creates a finding.
     /// - Parameters:
@@ -93,12 +109,14 @@ public struct PathCheckFinding: Hashable, Sendable, CustomStringConvertible {
     ///   - certificateIndex: The certificate concerned (0 = the leaf), if one.
     ///   - certificate: That certificate, for its subject.
     ///   - detail: What exactly.
-    public init(check: String, _ outcome: Outcome, certificateIndex: Int? = nil, certificate: Certificate? = nil, _ detail: String) {
+    ///   - code: What kind of finding it is, for programs.
+    public init(check: String, _ outcome: Outcome, certificateIndex: Int? = nil, certificate: Certificate? = nil, _ detail: String, code: Code? = nil) {
         self.check = check
         self.outcome = outcome
         self.certificateIndex = certificateIndex
         self.subject = certificate?.subject.rfc4514
         self.detail = detail
+        self.code = code
     }
 
     /// `CRL: passed: not revoked … (certificate 0 "CN=…")`, one line.

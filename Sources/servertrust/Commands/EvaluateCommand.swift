@@ -1,5 +1,6 @@
 import CertificateParsing
 import ServerTrust
+import ServerTrustHTTP
 import TrustEvaluation
 
 /// `servertrust evaluate CHAIN.pem --host H [options]`: judges a served chain offline, as an
@@ -12,7 +13,8 @@ enum EvaluateCommand {
     static let usage = """
         usage: servertrust evaluate CHAIN.pem --host H [options]
 
-        Judges CHAIN.pem (the leaf first, then what the server sends) for host H, offline.
+        Judges CHAIN.pem (the leaf first, then what the server sends) for host H, with no connection to it
+        (CRLs named by the certificates are fetched when revocation is checked, unless --offline).
         System roots come from SSL_CERT_FILE / SSL_CERT_DIR (default /etc/ssl/certs/ca-certificates.crt).
 
         options:
@@ -31,7 +33,16 @@ enum EvaluateCommand {
           --pinnedpubkey 'sha256//BASE64[;…]' | FILE
                                     curl's pin: the leaf's public key must be one of these (FILE: a PEM or DER
                                     public key)
-          --crl FILE                CRLs (PEM or DER) the path must be covered by and not revoked in (repeatable)
+          --crl FILE                CRLs (PEM or DER) the path must be covered by and not revoked in (repeatable;
+                                    alone hard-fail, with --revocation one more source)
+          --revocation off|soft-fail|hard-fail
+                                    check revocation from --crl and the CRLs the certificates' distribution
+                                    points name (fetched); soft-fail accepts a status that cannot be found
+                                    (default: off, or the --policy file's)
+          --revocation-depth leaf|chain
+                                    the leaf only, or every certificate but the anchor (default chain)
+          --crl-cache DIR           keep fetched CRLs in DIR (created, mode 0700), as well as in memory
+          --offline                 fetch nothing: only --crl counts
           --compat                  AFNetworking's exact semantics, quirks included (default: strict, the
                                     quirks fixed; --strict is accepted)
           --policy FILE             a JSON policy file (docs/policy-schema.md) instead of the options above
@@ -43,7 +54,8 @@ enum EvaluateCommand {
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try Options(
-            arguments, flags: TrustOptions.flagNames.union(["--explain", "--json", "--help"]), values: TrustOptions.valueNames.union(["--host", "--at"]))
+            arguments, flags: TrustOptions.flagNames.union(["--explain", "--json", "--help", "--offline"]),
+            values: TrustOptions.valueNames.union(["--host", "--at"]))
         if options.flags.contains("--help") {
             CLI.printSafe(usage)
             return ExitCode.success
@@ -69,7 +81,12 @@ enum EvaluateCommand {
             clock = .fixed(time.secondsSince1970)
         }
         let trustOptions = TrustOptions(values: options.values, flags: options.flags)
-        let decider = try trustOptions.decider(host: host, alwaysPolicy: true, clock: clock)
+        var decider = try trustOptions.decider(host: host, alwaysPolicy: true, clock: clock)
+        // CRLs named by the chain's distribution points are fetched as a connection would fetch
+        // them, unless --offline says not to (the record then says they were not fetched).
+        if !options.flags.contains("--offline") {
+            do { decider = try decider.withCRLFetching() } catch { throw CLIError("--crl-cache \(error.directory): \(error.reason)") }
+        }
         let decision = decider.decide(ServedChain(certificates: chain, host: host))
 
         if options.flags.contains("--json") {

@@ -22,7 +22,16 @@ enum GetCommand {
           --anchors FILE            extra trust anchors, added to the system roots (repeatable)
           --anchors-only            trust only --anchors, not the system roots
           --crl FILE                CRLs (PEM or DER) every certificate of the path but the anchor must be
-                                    covered by and not revoked in (curl's --crlfile; repeatable)
+                                    covered by and not revoked in (curl's --crlfile; repeatable; with
+                                    --revocation, one more source)
+          --revocation off|soft-fail|hard-fail
+                                    check revocation from the server's stapled OCSP response, --crl and the
+                                    CRLs the certificates' distribution points name (fetched, cached);
+                                    soft-fail accepts a status that cannot be found (default: off, or the
+                                    --policy file's)
+          --revocation-depth leaf|chain
+                                    the leaf only, or every certificate but the anchor (default chain)
+          --crl-cache DIR           keep fetched CRLs in DIR (created, mode 0700), as well as in memory
           --pinnedpubkey 'sha256//BASE64[;sha256//BASE64…]' | --pinnedpubkey FILE
                                     the leaf's public key must be one of these (curl's; FILE: a PEM or DER
                                     public key); with -k only the leaf's key is checked, as by curl
@@ -457,6 +466,10 @@ enum GetCommand {
             ),
         ]
         if decision.isTrusted { pairs.append(("checked", .string(checked(decision)))) }
+        // What the whole-path checks found (revocation: what settled each certificate).
+        if let findings = decision.record.validatedPath?.findings, !findings.isEmpty {
+            pairs.append(("pathChecks", .array(findings.map { .string($0.description) })))
+        }
         if !decision.record.notes.isEmpty { pairs.append(("notes", .array(decision.record.notes.map(JSON.string)))) }
         if let failure = decision.validationFailure { pairs.append(("failureKind", .string(failure.kind.rawValue))) }
         if let verified = decision.verifiedChain { pairs.append(("verifiedChain", .array(verified.map { .string($0.subject.rfc4514) }))) }

@@ -117,6 +117,7 @@ enum InspectCommand {
             pairs.append(("extendedKeyUsage", .array(eku.usages.map { .string(ExtendedKeyUsage.name(of: $0)) })))
         }
         pairs.append(("selfIssued", .bool(c.isSelfIssued)))
+        pairs += revocationJSON(c)
         return .object(pairs)
     }
 
@@ -172,6 +173,7 @@ enum InspectCommand {
         }
         lines.append(("SHA-256", colonHex(c.sha256Fingerprint)))
         lines.append(("SPKI pin", "sha256/\(c.spkiSHA256Base64)"))
+        lines += revocationLines(c)
         lines += embeddedSCTs(c).map { ("SCT", $0) }
         let width = lines.map(\.0.count).max() ?? 0
         var out = "\(file) [\(index + 1)/\(count)]\n"

@@ -30,6 +30,10 @@ enum BenchHTTPS {
           --signature-memo on|off   on (default, as in the library): signature checks go through the
                                     process-wide memo of verified signatures; off: every signature is
                                     verified afresh (SignatureMemo.shared.isEnabled = false)
+          --revocation off|soft-fail|hard-fail, --revocation-depth leaf|chain
+                                    check revocation (default off): the staple, and the CRLs the chain's
+                                    distribution points name, fetched once by the warm-up and then from
+                                    the cache (scripts/https-revocation.sh)
           --alg A, --impl NAME      labels copied into the JSON line
 
         exit codes: 0 every request succeeded, 1 some request failed (the JSON line says how many),
@@ -41,7 +45,7 @@ enum BenchHTTPS {
             arguments, flags: ["--help"],
             values: [
                 "--url", "--connect-ip", "--cainfo", "--pin", "--mode", "--requests", "--max-seconds", "--alg", "--impl", "--expect-bytes",
-                "--signature-memo",
+                "--signature-memo", "--revocation", "--revocation-depth",
             ])
         if options.flags.contains("--help") {
             print(usage)
@@ -67,7 +71,17 @@ enum BenchHTTPS {
         case "off": SignatureMemo.shared.isEnabled = false
         case let other: throw CLIError("--signature-memo: '\(other)' is not on or off")
         }
-        let session = try makeSession(url: url, cainfo: cainfo, connectIP: connectIP, pin: options.value("--pin")) { configuration in
+        var revocation = RevocationPolicy.off
+        if let text = options.value("--revocation") {
+            guard let mode = RevocationMode(rawValue: text) else { throw CLIError("--revocation: '\(text)' is not off, soft-fail or hard-fail") }
+            revocation = RevocationPolicy(mode: mode)
+        }
+        if let text = options.value("--revocation-depth") {
+            guard let depth = RevocationDepth(rawValue: text) else { throw CLIError("--revocation-depth: '\(text)' is not leaf or chain") }
+            revocation.depth = depth
+        }
+        let session = try makeSession(url: url, cainfo: cainfo, connectIP: connectIP, pin: options.value("--pin"), revocation: revocation) {
+            configuration in
             configuration.minimumTLSVersion = .tls1_3
             configuration.allowsHTTP2 = false
             configuration.tlsSessionResumption = mode != "newconn"
@@ -119,7 +133,8 @@ enum BenchHTTPS {
     /// the leaf; the pin the bench passes is the leaf's); no compression, redirects or default
     /// headers. `configure` sets the rest.
     static func makeSession(
-        url: String, cainfo: String, connectIP: String, pin pinText: String?, configure: (inout HTTPSessionConfiguration) -> Void
+        url: String, cainfo: String, connectIP: String, pin pinText: String?, revocation: RevocationPolicy = .off,
+        configure: (inout HTTPSessionConfiguration) -> Void
     ) throws -> HTTPSession {
         guard let components = URLComponents(string: url), let host = components.host else { throw CLIError("--url: '\(url)' is not a URL") }
         let port = components.port ?? 443
@@ -142,7 +157,8 @@ enum BenchHTTPS {
                 throw CLIError("--pin: \(error)")
             }
         }
-        var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(evaluator, anchors: anchors))
+        var configuration = HTTPSessionConfiguration(
+            serverTrust: ServerTrustDecider(policy: TrustPolicy(HostTrustPolicy(evaluator: evaluator, revocation: revocation)), anchors: anchors))
         configuration.resolve = ["\(host):\(port):\(connectIP)"]
         configuration.acceptsCompressedResponses = false
         configuration.maximumRedirects = 0

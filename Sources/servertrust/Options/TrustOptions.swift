@@ -19,7 +19,10 @@ import TrustEvaluation
 ///   without pins nothing is checked (curl's `-k`).
 /// - `--anchors` adds roots to the system's, `--anchors-only` trusts only them.
 /// - `--crl FILE` (curl's `--crlfile`): CRLs every chain is checked against, whatever decides
-///   it; hard-fail, so every certificate of the path but the anchor must be covered.
+///   it; alone, hard-fail, so every certificate of the path but the anchor must be covered.
+/// - `--revocation off|soft-fail|hard-fail`, `--revocation-depth leaf|chain`, `--crl-cache DIR`:
+///   the revocation setting of every host (``RevocationPolicy``), over a policy file's: the
+///   staple, `--crl`'s CRLs and CRLs fetched from the distribution points (cached in DIR too).
 ///
 /// curl's spellings, with curl's meaning (curl(1)):
 /// - `--cacert FILE`: "Tells curl to use the specified certificate file to verify the peer";
@@ -33,7 +36,10 @@ import TrustEvaluation
 ///   only, so these pins have ``PinScope/leaf`` (a `--pin` may name any certificate of the
 ///   validated path). With `--pin` as well, both must match.
 struct TrustOptions {
-    static let valueNames: Set<String> = ["--anchors", "--cacert", "--pin", "--pinnedpubkey", "--mode", "--pinned-cert", "--policy", "--crl"]
+    static let valueNames: Set<String> = [
+        "--anchors", "--cacert", "--pin", "--pinnedpubkey", "--mode", "--pinned-cert", "--policy", "--crl", "--revocation", "--revocation-depth",
+        "--crl-cache",
+    ]
     static let flagNames: Set<String> = ["--anchors-only", "--no-validate-domain", "--allow-invalid", "--insecure", "--strict", "--compat"]
 
     let values: [String: [String]]
@@ -169,18 +175,71 @@ struct TrustOptions {
     /// describe, with the command line's anchors (`--anchors`, `--cacert`) and CRLs (`--crl`)
     /// added to every host's policy, as a layer over the file.
     func trustPolicy(host: String, alwaysPolicy: Bool) throws -> TrustPolicy {
+        let revocation = try revocationFlags()
         let (custom, only) = try customAnchors()
         let crls = try revocationLists() ?? []
         let base = try unlayeredPolicy(host: host, alwaysPolicy: alwaysPolicy)
-        guard !custom.isEmpty || only || !crls.isEmpty else { return base }
+        guard !custom.isEmpty || only || !crls.isEmpty || revocation.isGiven else { return base }
         return base.mapHosts { policy in
             var policy = policy
             if !custom.isEmpty || only {
                 let anchors = policy.anchors.store.certificates + custom
                 policy.anchors = TrustAnchors(anchors, only: policy.anchors.only || only, source: "--anchors/--cacert")
             }
-            policy.revocation = policy.revocation.adding(crls)
+            policy.revocation = revocation.applied(to: policy.revocation.adding(crls))
             return policy
+        }
+    }
+
+    /// `--revocation`, `--revocation-depth` and `--crl-cache`, checked.
+    func revocationFlags() throws -> RevocationFlags {
+        var flags = RevocationFlags()
+        if let text = values["--revocation"]?.last {
+            guard let mode = RevocationMode(rawValue: text) else { throw CLIError("--revocation: '\(text)' is not off, soft-fail or hard-fail") }
+            flags.mode = mode
+        }
+        if let text = values["--revocation-depth"]?.last {
+            guard let depth = RevocationDepth(rawValue: text) else { throw CLIError("--revocation-depth: '\(text)' is not leaf or chain") }
+            flags.depth = depth
+        }
+        if let folder = values["--crl-cache"]?.last {
+            guard !folder.isEmpty else { throw CLIError("--crl-cache: an empty folder name") }
+            flags.cacheDirectory = folder
+        }
+        if flags.mode == .off, values["--crl"] != nil { throw CLIError("--crl cannot be combined with --revocation off") }
+        // Without a mode, the depth and the folder apply to a policy file's revocation setting.
+        if flags.mode == .off || (flags.mode == nil && values["--policy"] == nil) {
+            for (option, given) in [("--revocation-depth", flags.depth != nil), ("--crl-cache", flags.cacheDirectory != nil)] where given {
+                throw CLIError("\(option) needs --revocation soft-fail or hard-fail (or a --policy file that checks revocation)")
+            }
+        }
+        return flags
+    }
+
+    /// The revocation flags, laid over each host's setting.
+    struct RevocationFlags {
+        var mode: RevocationMode?
+        var depth: RevocationDepth?
+        var cacheDirectory: String?
+
+        var isGiven: Bool { mode != nil || depth != nil || cacheDirectory != nil }
+
+        /// `setting` with the flags applied: a mode replaces the setting's (with the staple and
+        /// fetched CRLs as sources, its CRLs kept); a depth or a folder changes a setting that
+        /// checks revocation.
+        func applied(to setting: RevocationPolicy) -> RevocationPolicy {
+            var setting = setting
+            if let mode {
+                guard mode != .off else { return .off }
+                var fetching = RevocationPolicy.Fetching.distributionPoints(cacheDirectory: cacheDirectory)
+                if case .distributionPoints(let folder) = setting.fetching { fetching = .distributionPoints(cacheDirectory: cacheDirectory ?? folder) }
+                setting = RevocationPolicy(
+                    mode: mode, depth: depth ?? (setting.isOn ? setting.depth : .chain), revocationLists: setting.revocationLists, fetching: fetching)
+            } else if setting.isOn {
+                if let depth { setting.depth = depth }
+                if let cacheDirectory, case .distributionPoints = setting.fetching { setting.fetching = .distributionPoints(cacheDirectory: cacheDirectory) }
+            }
+            return setting
         }
     }
 

@@ -26,8 +26,8 @@ struct RevocationLiveTests {
         let record = "\(try #require(good.trustDecision).record)"
         // The record says the CRL check ran on the path through the whole-path hook, and which
         // CRL settled each certificate below the anchor.
-        #expect(record.contains("checks:    CRL: 2 passed on the validated path"), "the record says CRLs were checked: \(record)")
-        #expect(good.trustDecision?.record.steps.filter { $0.description.hasPrefix("CRL: passed: not revoked: CRL from") }.count == 2, "\(record)")
+        #expect(record.contains("checks:    revocation: 2 passed on the validated path"), "the record says CRLs were checked: \(record)")
+        #expect(good.trustDecision?.record.steps.filter { $0.description.hasPrefix("revocation: passed: not revoked: CRL from") }.count == 2, "\(record)")
 
         let revokedLeaf = await failure { try await lab.session(crls).get(lab.url(.revokedLeaf, "/")) }
         guard case .serverTrustRejected(let leafDecision)? = revokedLeaf else {

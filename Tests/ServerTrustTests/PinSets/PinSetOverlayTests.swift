@@ -67,7 +67,7 @@ struct PinSetOverlayTests {
         for policy in [clean, try Self.updated(clean)] {
             let decision = decide(policy, f.validChain)
             #expect(decision.isTrusted, "\(decision.explanation)")
-            #expect(decision.record.steps.contains { $0.description.hasPrefix("CRL: passed: not revoked") }, "\(decision.explanation)")
+            #expect(decision.record.steps.contains { $0.description.hasPrefix("revocation: passed: not revoked") }, "\(decision.explanation)")
         }
     }
 
