@@ -268,7 +268,9 @@ struct Search<SignatureCheck: SignatureVerifier> {
                 let result = runCheck(check, candidate)
                 findings += result.findings
                 if let failure = result.failure {
-                    return .failure(deadEnd(path, failure, reachedAnchor: failure.kind != .budgetExhausted))
+                    // The refusal carries what the checks found, so the record can say why.
+                    let found = failure.kind == .budgetExhausted ? failure : failure.with(findings: findings)
+                    return .failure(deadEnd(path, found, reachedAnchor: failure.kind != .budgetExhausted))
                 }
             }
         }
