@@ -102,6 +102,12 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
     public var chain: [String] { (validatedPath?.certificates ?? served).map(\.subject.rfc4514) }
     /// The path (leaf to anchor) of the last successful chain evaluation, if any.
     public internal(set) var validatedPath: VerifiedChain?
+    /// The violations the whole-path checks found on the validated path and only report, by
+    /// policy (Certificate Transparency in `report` mode): each a noted finding carrying the
+    /// failure an enforcing policy would have refused the path with
+    /// (``/TrustEvaluation/PathCheckFinding/reportedFailure``). An HTTPS session tells its event
+    /// monitors about them.
+    public var reportedViolations: [PathCheckFinding] { validatedPath?.findings.filter { $0.reportedFailure != nil } ?? [] }
     /// The host-name check of the last chain evaluation.
     public var hostname: HostnameResult {
         guard let policy = lastEvaluation?.policy else { return .notChecked(reason: "no evaluation with a host name") }

@@ -35,8 +35,15 @@ struct DecisionRecorder {
         record.lastEvaluation = result
         if let chain = result.chain { record.validatedPath = chain }
         step(.evaluation(kind, failure: result.failure))
-        // What the whole-path checks found on the accepted path, as typed steps.
-        for finding in result.chain?.findings ?? [] { step(.pathCheck(finding)) }
+        // What the whole-path checks found on the accepted path, or on the path whose check
+        // refused it, as typed steps; a violation a check only reports is also a note.
+        for finding in result.chain?.findings ?? result.failure?.findings ?? [] {
+            step(.pathCheck(finding))
+            if let reported = finding.reportedFailure {
+                let text = "\(finding.check), report only: \(reported.detail)"
+                if !record.notes.contains(text) { note(text) }
+            }
+        }
     }
 
     /// Records which certificates the pins are compared with (``ProvenChain``).

@@ -19,7 +19,8 @@ import TrustEvaluation
 /// 2. a signed pin set in force replaces that policy's pins for the hosts it names, and only
 ///    its pins (pins, negative pins, expiry, report-only mode, report URIs): the evaluator,
 ///    the anchors and whether they are the only ones, and the revocation settings stay the
-///    baseline's;
+///    baseline's; while in force, it may raise the Certificate Transparency mode (and name the
+///    policy) but never lower it (``PinSetCTRequirement``);
 /// 3. an expired signed pin set gives way as its ``PinSetExpiry`` says, with a note.
 public struct TrustPolicy: ServerTrustEvaluating {
     /// One host pattern and its policy.
@@ -125,6 +126,12 @@ public struct TrustPolicy: ServerTrustEvaluating {
                 notes.append("signed pin set \(document.serial) expired at \(ASN1TimeText.rfc3339(document.expiresAt)): the baseline policy decides")
             }
         }
+        // A document in force may raise the host's Certificate Transparency, never lower it.
+        if let signedPins, !signedPins.rules.isExpired(signedPins.document, at: time) {
+            let (certificateTransparency, raised) = signedPins.certificateTransparency(for: host, over: policy.certificateTransparency)
+            policy.certificateTransparency = certificateTransparency
+            notes += raised
+        }
         return Resolution(policy: policy, pattern: rule?.pattern, notes: notes)
     }
 
@@ -212,7 +219,7 @@ public struct TrustPolicy: ServerTrustEvaluating {
             let configured = hostPolicy.anchors.store
             trust.setAnchors(trust.anchors.isEmpty ? configured : TrustStore(trust.anchors) + configured, only: hostPolicy.anchors.only || trust.anchorsOnly)
         }
-        trust.pathChecks = trust.pathChecks + hostPolicy.revocation.pathChecks
+        trust.pathChecks = trust.pathChecks + hostPolicy.revocation.pathChecks + hostPolicy.certificateTransparency.pathChecks(for: trust)
         var decision = hostPolicy.evaluator.decide(trust, forHost: host)
         if let pins = hostPolicy.pins {
             decision = PinEnforcement(pins: pins, reporter: reporter, logger: logger).apply(to: decision, trust: trust, host: host, time: time)

@@ -21,6 +21,10 @@ public struct ServedChain: Sendable {
     public let cipher: String?
     /// The application protocol the server selected by ALPN, if any.
     public let alpn: String?
+    /// The stapled OCSP response DER.
+    public let ocspResponse: [UInt8]?
+    /// The TLS extension's SignedCertificateTimestampList bytes.
+    public let signedCertificateTimestamps: [UInt8]?
 
     /// Creates a served chain.
     ///
@@ -31,8 +35,11 @@ public struct ServedChain: Sendable {
     ///   - tlsVersion: The negotiated version, if known.
     ///   - cipher: The negotiated cipher suite, if known.
     ///   - alpn: The ALPN protocol selected, if any.
+    ///   - ocspResponse: The stapled OCSP response DER.
+    ///   - signedCertificateTimestamps: The TLS extension's SignedCertificateTimestampList bytes.
     public init(
-        certificates: [Certificate], host: String?, port: Int = 443, tlsVersion: String? = nil, cipher: String? = nil, alpn: String? = nil
+        certificates: [Certificate], host: String?, port: Int = 443, tlsVersion: String? = nil, cipher: String? = nil, alpn: String? = nil,
+        ocspResponse: [UInt8]? = nil, signedCertificateTimestamps: [UInt8]? = nil
     ) {
         self.certificates = certificates
         self.host = host
@@ -40,6 +47,8 @@ public struct ServedChain: Sendable {
         self.tlsVersion = tlsVersion
         self.cipher = cipher
         self.alpn = alpn
+        self.ocspResponse = ocspResponse
+        self.signedCertificateTimestamps = signedCertificateTimestamps
     }
 
     /// The leaf, if the server sent any certificate.
