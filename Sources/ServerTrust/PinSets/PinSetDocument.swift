@@ -7,7 +7,8 @@ public import TrustEvaluation
 ///
 /// A document changes pins only (pins, negative pins, expiry, report-only mode, report URIs):
 /// laid over the app's baseline (``TrustPolicy/overlaying(_:expiry:rules:)``), every other input
-/// of the baseline (evaluators, anchors, revocation) stays in force.
+/// of the baseline (evaluators, anchors, revocation) stays in force. Beside its pins it may raise
+/// Certificate Transparency (``certificateTransparency``), never lower it.
 ///
 /// As served, a document is a small JSON envelope,
 /// `{"keyId": "<hex>", "payload": "<base64>", "signature": "<base64>"}`, whose payload is the
@@ -37,6 +38,10 @@ public struct PinSetDocument: Sendable {
     public let expiresAt: Int64
     /// The pins, by host pattern.
     public let pins: PinningConfiguration
+    /// What the document asks of Certificate Transparency (its top level's and its host
+    /// entries' `certificateTransparency`): a mode and a policy, which can only raise the
+    /// baseline's (``PinSetCTRequirement``).
+    public let certificateTransparency: [PinSetCTRequirement]
     /// The keys trusted to sign the documents after this one, when it rotates them; `nil`
     /// keeps the keys in force.
     public let nextSigningKeys: [PinSetSigningKey]?
@@ -55,6 +60,7 @@ public struct PinSetDocument: Sendable {
         let expiresAt: Int64
         let pins: PinningConfiguration
         let nextSigningKeys: [PinSetSigningKey]?
+        let certificateTransparency: [PinSetCTRequirement]
     }
 
     /// Checks a document against `trustedKeys` in the order that exposes the least to an
@@ -72,7 +78,8 @@ public struct PinSetDocument: Sendable {
         try refuseSigningKeysAsPins(payload, trustedKeys: trustedKeys)
         return PinSetDocument(
             envelope: bytes, payload: envelope.payload, signedBy: key, serial: payload.serial, issuedAt: payload.issuedAt,
-            expiresAt: payload.expiresAt, pins: payload.pins, nextSigningKeys: payload.nextSigningKeys)
+            expiresAt: payload.expiresAt, pins: payload.pins, certificateTransparency: payload.certificateTransparency,
+            nextSigningKeys: payload.nextSigningKeys)
     }
 
     /// The signing keys are never TLS keys: a document that pins one of the keys trusted to
@@ -165,6 +172,7 @@ public struct PinSetDocument: Sendable {
         var parser = PolicyFileParser(baseDirectory: ".", profile: .signedPinSet, source: "signed pin set")
         parser.reader.problems = duplicates
         let pins = parser.parsePinSet(root)
+        let certificateTransparency = parser.parsePinSetCertificateTransparency(root)
         var meta: (serial: Int64, issuedAt: Int64, expiresAt: Int64, keys: [PinSetSigningKey]?)?
         if let object = root as? [String: Any] {
             if let value = object["pinSet"] {
@@ -176,7 +184,9 @@ public struct PinSetDocument: Sendable {
         guard parser.reader.problems.isEmpty, let pins, let meta else {
             throw PinSetError(.malformed, "the payload breaks the pin-set schema", problems: parser.reader.problems)
         }
-        return Payload(serial: meta.serial, issuedAt: meta.issuedAt, expiresAt: meta.expiresAt, pins: pins, nextSigningKeys: meta.keys)
+        return Payload(
+            serial: meta.serial, issuedAt: meta.issuedAt, expiresAt: meta.expiresAt, pins: pins, nextSigningKeys: meta.keys,
+            certificateTransparency: certificateTransparency)
     }
 
     static func parsePinSetMember(
