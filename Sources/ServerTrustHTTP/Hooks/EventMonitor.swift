@@ -1,8 +1,9 @@
 public import ServerTrust
+public import TrustEvaluation
 
 /// Sees what a session's requests do, for logging and metrics (Alamofire's `EventMonitor`):
-/// each attempt's start, every trust decision (new connections, resumed and reused ones),
-/// redirects, retries, and the outcome with its figures. Every method has an empty default.
+/// each attempt's start, every trust decision (new connections, resumed and reused ones) and
+/// the violations a decision only reports, redirects, retries, and the outcome with its figures. Every method has an empty default.
 ///
 /// Monitors run in the requesting task, in order, after the fact: they cannot change what
 /// happens, and must return quickly.
@@ -12,6 +13,12 @@ public protocol EventMonitor: Sendable {
     /// A hop's server was decided: its connection's decision (``/ServerTrust/TrustDecision/isFromEarlierHandshake``
     /// for a reused connection), accepted or rejected.
     func request(_ request: HTTPRequest, didDecideTrust decision: TrustDecision)
+    /// A hop's server was decided in a handshake of its own, and the policy found violations it
+    /// only reports (``/ServerTrust/DecisionRecord/reportedViolations``: a chain that is not
+    /// compliant with Certificate Transparency in `report` mode, accepted all the same). Told
+    /// after ``request(_:didDecideTrust:)``, once per decision (not again for a request that
+    /// reuses its connection).
+    func request(_ request: HTTPRequest, didReportViolations violations: [PathCheckFinding], in decision: TrustDecision)
     /// A redirect is followed.
     func request(_ request: HTTPRequest, willRedirectFrom url: String, to location: String, statusCode: Int)
     /// An attempt ended and the request is sent again after `delay`.
@@ -23,6 +30,7 @@ public protocol EventMonitor: Sendable {
 extension EventMonitor {
     public func requestDidStart(_ request: HTTPRequest, attempt: Int) {}
     public func request(_ request: HTTPRequest, didDecideTrust decision: TrustDecision) {}
+    public func request(_ request: HTTPRequest, didReportViolations violations: [PathCheckFinding], in decision: TrustDecision) {}
     public func request(_ request: HTTPRequest, willRedirectFrom url: String, to location: String, statusCode: Int) {}
     public func request(_ request: HTTPRequest, willRetryAfter delay: Duration, attempt: Int, outcome: Result<HTTPResponse, HTTPError>) {}
     public func request(_ request: HTTPRequest, didFinishWith result: Result<HTTPResponse, HTTPError>, metrics: HTTPRequestMetrics) {}

@@ -95,7 +95,11 @@ struct RequestExecution {
                 case .serverTrustRejected(let rejected)?: decision = rejected
                 default: decision = raw.trustDecisionBox?.decision
                 }
-                if let decision { for monitor in monitors { monitor.request(request, didDecideTrust: decision) } }
+                if let decision {
+                    for monitor in monitors { monitor.request(request, didDecideTrust: decision) }
+                    let violations = decision.isFromEarlierHandshake ? [] : decision.record.reportedViolations
+                    if !violations.isEmpty { for monitor in monitors { monitor.request(request, didReportViolations: violations, in: decision) } }
+                }
             }
             if let error = hopFailure {
                 // A proxy that refused the CONNECT with 407: a proxy challenge.
