@@ -32,6 +32,11 @@ enum EvaluateCommand {
                                     curl's pin: the leaf's public key must be one of these (FILE: a PEM or DER
                                     public key)
           --crl FILE                CRLs (PEM or DER) the path must be covered by and not revoked in (repeatable)
+          --ct off|report|require   Certificate Transparency for chains that end at a system root: report
+                                    notes a non-compliant chain and accepts it, require refuses it (default off)
+          --ct-policy apple|chrome  the CT policy the SCTs are judged by (default apple)
+          --ct-log-list FILE        the CT log list (Chrome's v3 JSON or Apple's list) the SCTs are checked
+                                    against; required with --ct report|require
           --compat                  AFNetworking's exact semantics, quirks included (default: strict, the
                                     quirks fixed; --strict is accepted)
           --policy FILE             a JSON policy file (docs/policy-schema.md) instead of the options above

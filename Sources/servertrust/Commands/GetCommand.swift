@@ -23,6 +23,11 @@ enum GetCommand {
           --anchors-only            trust only --anchors, not the system roots
           --crl FILE                CRLs (PEM or DER) every certificate of the path but the anchor must be
                                     covered by and not revoked in (curl's --crlfile; repeatable)
+          --ct off|report|require   Certificate Transparency for chains that end at a system root: report
+                                    notes a non-compliant chain and accepts it, require refuses it (default off)
+          --ct-policy apple|chrome  the CT policy the SCTs are judged by (default apple)
+          --ct-log-list FILE        the CT log list (Chrome's v3 JSON or Apple's list) the SCTs are checked
+                                    against; required with --ct report|require
           --pinnedpubkey 'sha256//BASE64[;sha256//BASE64…]' | --pinnedpubkey FILE
                                     the leaf's public key must be one of these (curl's; FILE: a PEM or DER
                                     public key); with -k only the leaf's key is checked, as by curl
@@ -244,6 +249,9 @@ enum GetCommand {
         }
         let trustOptions = TrustOptions(values: parsed.values, flags: parsed.flags)
         var configuration = HTTPSessionConfiguration(serverTrust: try trustOptions.decider(host: host, alwaysPolicy: false, reporter: reporter))
+        // Certificate Transparency in report mode (--ct report, or a policy file's) says what it
+        // would have refused, on stderr.
+        if parsed.value("--ct") != nil || parsed.value("--policy") != nil { configuration.eventMonitors.append(ReportedViolationPrinter()) }
         configuration.resolve = parsed.all("--resolve")
         for entry in configuration.resolve {
             let parts = entry.split(separator: ":", maxSplits: 2)

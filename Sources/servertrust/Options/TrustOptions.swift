@@ -18,6 +18,8 @@ import TrustEvaluation
 /// - `--anchors` adds roots to the system's, `--anchors-only` trusts only them.
 /// - `--crl FILE` (curl's `--crlfile`): CRLs every chain is checked against, whatever decides
 ///   it; hard-fail, so every certificate of the path but the anchor must be covered.
+/// - `--ct`, `--ct-policy`, `--ct-log-list`: Certificate Transparency for every host
+///   (`TrustOptions+CT.swift`).
 ///
 /// curl's spellings, with curl's meaning (curl(1)):
 /// - `--cacert FILE`: "Tells curl to use the specified certificate file to verify the peer";
@@ -31,7 +33,8 @@ import TrustEvaluation
 ///   only, so these pins have ``PinScope/leaf`` (a `--pin` may name any certificate of the
 ///   validated path). With `--pin` as well, both must match.
 struct TrustOptions {
-    static let valueNames: Set<String> = ["--anchors", "--cacert", "--pin", "--pinnedpubkey", "--mode", "--pinned-cert", "--policy", "--crl"]
+    static let valueNames = Set(["--anchors", "--cacert", "--pin", "--pinnedpubkey", "--mode", "--pinned-cert", "--policy", "--crl"])
+        .union(certificateTransparencyNames)
     static let flagNames: Set<String> = ["--anchors-only", "--no-validate-domain", "--allow-invalid", "--insecure", "--strict", "--compat"]
 
     let values: [String: [String]]
@@ -142,8 +145,9 @@ struct TrustOptions {
     func trustPolicy(host: String, alwaysPolicy: Bool) throws -> TrustPolicy {
         let (custom, only) = try customAnchors()
         let crls = try revocationLists() ?? []
+        let certificateTransparency = try certificateTransparency()
         let base = try unlayeredPolicy(host: host, alwaysPolicy: alwaysPolicy)
-        guard !custom.isEmpty || only || !crls.isEmpty else { return base }
+        guard !custom.isEmpty || only || !crls.isEmpty || certificateTransparency != nil else { return base }
         return base.mapHosts { policy in
             var policy = policy
             if !custom.isEmpty || only {
@@ -151,6 +155,7 @@ struct TrustOptions {
                 policy.anchors = TrustAnchors(anchors, only: policy.anchors.only || only, source: "--anchors/--cacert")
             }
             policy.revocation = policy.revocation.adding(crls)
+            if let certificateTransparency { policy.certificateTransparency = certificateTransparency }
             return policy
         }
     }
