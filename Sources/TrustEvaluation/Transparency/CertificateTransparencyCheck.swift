@@ -174,7 +174,7 @@ public struct CertificateTransparencyCheck: PathCheck {
             let unmet = evaluation.rules.filter { !$0.passed }.map { "\($0.rule.rawValue) (\($0.detail))" }
             let failure = ValidationFailure(
                 .certificateTransparencyNotCompliant, certificateIndex: 0, subject: leaf.subject.rfc4514,
-                "not compliant with \(policyName): \(unmet.joined(separator: "; ")); \(counted)")
+                "not compliant with the \(policy) policy: \(unmet.joined(separator: "; ")); \(counted)")
             guard enforcing else {
                 let verdict = PathCheckFinding(
                     check: name, reporting: failure, certificateIndex: 0, certificate: leaf,
