@@ -158,7 +158,7 @@ public struct CertificateTransparencyCheck: PathCheck {
             findings.append(PathCheckFinding(check: name, .noted, note))
         }
         let valid = evaluation.scts.filter(\.status.isValid).count
-        let counted = "\(valid) of \(evaluation.scts.count) SCT\(evaluation.scts.count == 1 ? "" : "s") valid"
+        let counted = evaluation.scts.isEmpty ? "no SCT presented" : "\(valid) of \(evaluation.scts.count) SCT\(evaluation.scts.count == 1 ? "" : "s") valid"
         let policyName = "the \(policy) policy (\(policy.rules.first?.source ?? "\(policy)"))"
         switch evaluation.verdict {
         case .compliant:
