@@ -72,7 +72,8 @@ struct CTCommandTests {
         #expect(result.stdout.contains("rule \(policy)."), "\(result)")
     }
 
-    @Test("require refuses a non-compliant chain (exit 1); report accepts it with a note (exit 0)", arguments: [("one.pem", "apple"), ("operator.pem", "chrome")])
+    @Test(
+        "require refuses a non-compliant chain (exit 1); report accepts it with a note (exit 0)", arguments: [("one.pem", "apple"), ("operator.pem", "chrome")])
     func nonCompliant(file: String, policy: String) async throws {
         let f = Self.files
         let chain = f.directory + "/" + file
@@ -94,20 +95,26 @@ struct CTCommandTests {
         let exempt = try await CLIRunner.run(
             ["evaluate", f.oneSCT, "--host", Self.host, "--at", Self.at, "--cacert", f.root, "--ct", "require", "--ct-log-list", f.logList, "--explain"])
         #expect(exempt.status == 0, "\(exempt)")
-        #expect(exempt.stdout.contains("Certificate Transparency: noted: exempt: the path ends at an anchor that is not a root of the system trust store"), "\(exempt)")
+        #expect(
+            exempt.stdout.contains("Certificate Transparency: noted: exempt: the path ends at an anchor that is not a root of the system trust store"),
+            "\(exempt)")
         let stale = try await evaluate(f.oneSCT, ["--ct", "require", "--ct-log-list", f.staleList, "--explain"])
         #expect(stale.status == 0, "\(stale)")
-        #expect(stale.stdout.contains("Certificate Transparency: noted: not enforced: the log list from 2025-10-03T00:00:00Z is older than the maximum age of 70 days"), "\(stale)")
+        #expect(
+            stale.stdout.contains(
+                "Certificate Transparency: noted: not enforced: the log list from 2025-10-03T00:00:00Z is older than the maximum age of 70 days"), "\(stale)")
     }
 
-    @Test("bad --ct input is one line and exit 2", arguments: [
-        (["--ct", "enforce", "--ct-log-list", "LIST"], "--ct: 'enforce' is not off, report or require"),
-        (["--ct", "require"], "--ct require needs --ct-log-list FILE"),
-        (["--ct-log-list", "LIST"], "--ct-log-list needs --ct report or --ct require"),
-        (["--ct", "report", "--ct-policy", "firefox", "--ct-log-list", "LIST"], "--ct-policy: 'firefox' is not apple or chrome"),
-        (["--ct", "report", "--ct-log-list", "ROOT"], "--ct-log-list ROOT: not a CT log list: looks like a certificate"),
-        (["--ct", "report", "--ct-log-list", "/nonexistent/list.json"], "/nonexistent/list.json: No such file or directory"),
-    ])
+    @Test(
+        "bad --ct input is one line and exit 2",
+        arguments: [
+            (["--ct", "enforce", "--ct-log-list", "LIST"], "--ct: 'enforce' is not off, report or require"),
+            (["--ct", "require"], "--ct require needs --ct-log-list FILE"),
+            (["--ct-log-list", "LIST"], "--ct-log-list needs --ct report or --ct require"),
+            (["--ct", "report", "--ct-policy", "firefox", "--ct-log-list", "LIST"], "--ct-policy: 'firefox' is not apple or chrome"),
+            (["--ct", "report", "--ct-log-list", "ROOT"], "--ct-log-list ROOT: not a CT log list: looks like a certificate"),
+            (["--ct", "report", "--ct-log-list", "/nonexistent/list.json"], "/nonexistent/list.json: No such file or directory"),
+        ])
     func badInput(options: [String], message: String) async throws {
         let f = Self.files
         let substituted = options.map { $0 == "LIST" ? f.logList : $0 == "ROOT" ? f.root : $0 }

@@ -18,12 +18,6 @@ public struct PinSetCTRequirement: Hashable, Sendable {
     public let policy: CTPolicy?
     /// The pattern of the host entry that asks (`nil`: the document's top level, every host).
     public let pattern: HostPattern?
-
-    init(mode: CTMode?, policy: CTPolicy?, pattern: HostPattern?) {
-        self.mode = mode
-        self.policy = policy
-        self.pattern = pattern
-    }
 }
 
 extension SignedPinSet {
@@ -44,11 +38,13 @@ extension SignedPinSet {
         let asked = requirement.mode ?? baseline.mode
         var notes: [String] = []
         if asked < baseline.mode {
-            notes.append("\(who) asks for CT \(asked) for \(host), below the baseline's \(baseline.mode): a signed pin set cannot lower CT, the baseline's mode stays")
+            notes.append(
+                "\(who) asks for CT \(asked) for \(host), below the baseline's \(baseline.mode): a signed pin set cannot lower CT, the baseline's mode stays")
         }
         let mode = max(asked, baseline.mode)
         if mode != .off, baseline.logList == nil {
-            notes.append("\(who) asks for CT \(mode) for \(host), but the baseline policy has no CT log list for it (a signed pin set cannot name one): CT stays off")
+            notes.append(
+                "\(who) asks for CT \(mode) for \(host), but the baseline policy has no CT log list for it (a signed pin set cannot name one): CT stays off")
             return (baseline, notes)
         }
         let policy = requirement.policy ?? baseline.policy

@@ -168,7 +168,8 @@ public struct CertificateTransparencyCheck: PathCheck {
             let compliance = Self.isCompliant(evaluation) ? "compliant" : "not compliant"
             let verdict = PathCheckFinding(
                 check: name, .noted, certificateIndex: 0, certificate: leaf,
-                "not enforced: \(reason) (the logs' states may have changed since); for the record only, the SCTs are \(compliance) with \(policyName); \(counted)")
+                "not enforced: \(reason) (the logs' states may have changed since); for the record only, the SCTs are \(compliance) with \(policyName); \(counted)"
+            )
             return .passed([verdict] + findings)
         case .nonCompliant:
             let unmet = evaluation.rules.filter { !$0.passed }.map { "\($0.rule.rawValue) (\($0.detail))" }
@@ -254,7 +255,8 @@ public struct CertificateTransparencyCheck: PathCheck {
         guard let basic = parsed.basic, basic.responses.contains(where: { $0.signedCertificateTimestamps != nil }) else { return .none }
         guard let issuer else {
             return .ignored(
-                PathCheckFinding(check: name, .noted, "the stapled OCSP response's SCTs do not count: the leaf is itself the anchor, so no issuer can vouch for it"))
+                PathCheckFinding(
+                    check: name, .noted, "the stapled OCSP response's SCTs do not count: the leaf is itself the anchor, so no issuer can vouch for it"))
         }
         // The response's signature (and a delegated responder's certificate) are checked through
         // the validation's verifier and paid from its budget.

@@ -139,7 +139,8 @@ enum InspectHost {
     }
 
     /// The host form's JSON object (README "The commands", `inspect https://HOST[:PORT]`).
-    static func json(_ probe: ProbeResult, target: HTTPSTarget, proxy: ProxyConfiguration?, verification: SystemVerification, scts: InspectSCTs? = nil) -> JSON {
+    static func json(_ probe: ProbeResult, target: HTTPSTarget, proxy: ProxyConfiguration?, verification: SystemVerification, scts: InspectSCTs? = nil) -> JSON
+    {
         .object([
             ("url", .string(target.url)),
             ("host", .string(target.host)),

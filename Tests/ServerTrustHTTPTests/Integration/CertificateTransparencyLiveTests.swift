@@ -40,7 +40,8 @@ struct CertificateTransparencyLiveTests {
                     continue
                 }
                 #expect(decision.validationFailure?.kind == .certificateTransparencyNotCompliant, "\(shape) \(policy): \(decision)")
-                #expect(decision.record.steps.contains { $0.description.hasPrefix("Certificate Transparency: failed: not compliant") }, "\(decision.explanation)")
+                #expect(
+                    decision.record.steps.contains { $0.description.hasPrefix("Certificate Transparency: failed: not compliant") }, "\(decision.explanation)")
                 #expect(lab.requests(.shape(shape)).isEmpty, "\(shape): a request reached nginx")
             }
         }
@@ -79,7 +80,8 @@ struct CertificateTransparencyLiveTests {
         let exempt = try await lab.session(lab.ct.decider(try lab.ct.settings(.require, .chrome), hostAnchors: true)).get(lab.url(.plain, "/?private"))
         #expect(exempt.statusCode == 200)
         let record = try #require(exempt.trustDecision).explanation
-        #expect(record.contains("Certificate Transparency: noted: exempt: the path ends at an anchor that is not a root of the system trust store"), "\(record)")
+        #expect(
+            record.contains("Certificate Transparency: noted: exempt: the path ends at an anchor that is not a root of the system trust store"), "\(record)")
         // The same server, its root a system root: refused for want of SCTs.
         let refused = await failure { try await lab.session(lab.ct.decider(try lab.ct.settings(.require, .chrome))).get(lab.url(.plain, "/?public")) }
         guard case .serverTrustRejected(let decision)? = refused else {
@@ -119,16 +121,22 @@ struct CertificateTransparencyLiveTests {
         let environment = ["SSL_CERT_FILE": lab.directory + "/root.pem"]
         func get(_ site: CTNginx.Site, _ options: [String]) async throws -> ServertrustCLI.Result {
             try await ServertrustCLI.run(
-                ["get", lab.url(site, "/?cli"), "--resolve", lab.resolve(site), "--ct-log-list", lab.directory + "/logs.json"] + options, environment: environment)
+                ["get", lab.url(site, "/?cli"), "--resolve", lab.resolve(site), "--ct-log-list", lab.directory + "/logs.json"] + options,
+                environment: environment)
         }
         let good = try await get(.shape(.compliant), ["--ct", "require", "--ct-policy", "chrome"])
         #expect(good.status == 0 && good.stdout == CTNginx.index, "\(good)")
         let refused = try await get(.shape(.oneOperator), ["--ct", "require", "--ct-policy", "chrome"])
         #expect(refused.status == 1, "\(refused)")
-        #expect(refused.stderr.contains("Certificate Transparency: the server's certificate is not compliant with the chrome policy: chrome.embedded-operators"), "\(refused)")
+        #expect(
+            refused.stderr.contains("Certificate Transparency: the server's certificate is not compliant with the chrome policy: chrome.embedded-operators"),
+            "\(refused)")
         let reported = try await get(.shape(.oneOperator), ["--ct", "report", "--ct-policy", "chrome"])
         #expect(reported.status == 0 && reported.stdout == CTNginx.index, "\(reported)")
-        #expect(reported.stderr.contains("servertrust: get: \(CTLab.host):\(lab.port(.shape(.oneOperator))): Certificate Transparency, report only: not compliant with the chrome policy"), "\(reported)")
+        #expect(
+            reported.stderr.contains(
+                "servertrust: get: \(CTLab.host):\(lab.port(.shape(.oneOperator))): Certificate Transparency, report only: not compliant with the chrome policy"
+            ), "\(reported)")
         // With --cacert the root is the user's own: exempt.
         let own = try await get(.plain, ["--ct", "require", "--cacert", lab.directory + "/root.pem"])
         #expect(own.status == 0, "\(own)")
@@ -176,7 +184,10 @@ struct CertificateTransparencyTLSExtensionTests {
         #expect(capture.tlsVersion == version.description)
         #expect(capture.signedCertificateTimestamps == scts, "the extension's bytes as the server sent them")
         let chain = try capture.chain.map { try Certificate(derEncoded: $0.der) }
-        return (ServedChain(certificates: chain, host: CTLab.host, port: Int(server.port), signedCertificateTimestamps: capture.signedCertificateTimestamps), capture)
+        return (
+            ServedChain(certificates: chain, host: CTLab.host, port: Int(server.port), signedCertificateTimestamps: capture.signedCertificateTimestamps),
+            capture
+        )
     }
 
     @Test("require and report, under both policies, in TLS 1.2 and 1.3", arguments: [LabTLSVersion.tls1_2, .tls1_3])

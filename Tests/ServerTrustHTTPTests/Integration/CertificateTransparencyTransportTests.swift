@@ -39,7 +39,9 @@ struct CertificateTransparencyTransportTests {
         return try HTTPSession(configuration: configuration)
     }
 
-    @Test("TLS-extension SCTs: require passes a compliant server and refuses each non-compliant shape; report tells the monitors", arguments: [LabTLSVersion.tls1_2, .tls1_3])
+    @Test(
+        "TLS-extension SCTs: require passes a compliant server and refuses each non-compliant shape; report tells the monitors",
+        arguments: [LabTLSVersion.tls1_2, .tls1_3])
     func tlsExtension(version: LabTLSVersion) async throws {
         let lab = try CTLab()
         for shape in CTLab.Shape.allCases {

@@ -1,9 +1,9 @@
 import CertificateParsing
 import Foundation
-import Synchronization
 import ServerTrust
 import ServerTrustHTTP
 import ServerTrustLab
+import Synchronization
 import TrustEvaluation
 
 /// The Certificate Transparency lab of the live tests: a web PKI whose root plays the system

@@ -42,7 +42,10 @@ struct PinSetCTTests {
 
     @Test("a document raises off or report to require, per host entry or for every host, and may name the policy")
     func raises() throws {
-        for (extra, top) in [(#", "certificateTransparency": {"mode": "require", "policy": "chrome"}"#, ""), ("", #""certificateTransparency": {"mode": "require", "policy": "chrome"}, "#)] {
+        for (extra, top) in [
+            (#", "certificateTransparency": {"mode": "require", "policy": "chrome"}"#, ""),
+            ("", #""certificateTransparency": {"mode": "require", "policy": "chrome"}, "#),
+        ] {
             for base in [CTMode.off, .report] {
                 let policy = try Self.overlay(Self.baseline(try F.settings(base)), Self.document(entry: extra, top: top))
                 let (ct, notes) = resolved(policy)

@@ -1,8 +1,8 @@
 import CertificateParsing
 import Foundation
-import Synchronization
 import ServerTrust
 import ServerTrustLab
+import Synchronization
 import Testing
 import TrustEvaluation
 
@@ -57,7 +57,9 @@ struct CertificateTransparencyPolicyTests {
         #expect(violations.first?.outcome == .noted)
         #expect(violations.first?.reportedFailure?.kind == .certificateTransparencyNotCompliant)
         #expect(violations.first?.reportedFailure?.detail.contains("chrome.embedded-operators (1 of 2 log operators)") == true, "\(violations)")
-        #expect(decision.record.notes.contains { $0.hasPrefix("Certificate Transparency, report only: not compliant with the chrome policy") }, "\(decision.record.notes)")
+        #expect(
+            decision.record.notes.contains { $0.hasPrefix("Certificate Transparency, report only: not compliant with the chrome policy") },
+            "\(decision.record.notes)")
         // A decision observer sees the same record.
         let seen = LockedList<Int>()
         let observed = TrustPolicy(HostTrustPolicy(certificateTransparency: try F.settings(.report, .chrome))).reporting(
@@ -118,7 +120,10 @@ struct CertificateTransparencyPolicyTests {
         let served = ServedChain(certificates: try F.embedded([F.alpha]), host: F.host)
         let decision = decide(HostTrustPolicy(certificateTransparency: try F.settings(.require, timestamp: F.now - 80 * LabClock.day)), served)
         #expect(decision.isTrusted, "\(decision.explanation)")
-        #expect(decision.explanation.contains("Certificate Transparency: noted: not enforced: the log list from 2025-10-13T00:00:00Z is older than the maximum age of 70 days"), "\(decision.explanation)")
+        #expect(
+            decision.explanation.contains(
+                "Certificate Transparency: noted: not enforced: the log list from 2025-10-13T00:00:00Z is older than the maximum age of 70 days"),
+            "\(decision.explanation)")
         #expect(decision.record.reportedViolations.isEmpty)
     }
 

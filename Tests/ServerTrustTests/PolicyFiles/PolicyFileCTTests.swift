@@ -58,7 +58,8 @@ struct PolicyFileCTTests {
     @Test("a host can turn CT on by itself; the defaults are the apple policy and 70 days")
     func hostOnly() throws {
         let policy = try parse(
-            #"{"version": 1, "hosts": [{"host": "a.example.test", "certificateTransparency": {"mode": "require", "logList": "logs.json"}}, {"host": "b.example.test"}]}"#)
+            #"{"version": 1, "hosts": [{"host": "a.example.test", "certificateTransparency": {"mode": "require", "logList": "logs.json"}}, {"host": "b.example.test"}]}"#
+        )
         let a = try #require(settings(policy, "a.example.test"))
         #expect(a.mode == .require && a.policy == .apple && a.maximumLogListAge == CTLogList.defaultMaximumAge)
         #expect(settings(policy, "b.example.test")?.isOn == false)
@@ -89,7 +90,8 @@ struct PolicyFileCTTests {
             json: #"{"version": 1, "certificateTransparency": {"mode": "enforce", "logList": "logs.json"}, "hosts": [{"host": "a.test"}]}"#,
             kind: .invalidValue, path: "$.certificateTransparency.mode", message: "\"enforce\" is not off, report or require"),
         Case(
-            json: #"{"version": 1, "certificateTransparency": {"mode": "require", "policy": "firefox", "logList": "logs.json"}, "hosts": [{"host": "a.test"}]}"#,
+            json:
+                #"{"version": 1, "certificateTransparency": {"mode": "require", "policy": "firefox", "logList": "logs.json"}, "hosts": [{"host": "a.test"}]}"#,
             kind: .invalidValue, path: "$.certificateTransparency.policy", message: "\"firefox\" is not apple or chrome"),
         Case(
             json: #"{"version": 1, "certificateTransparency": {"mode": "require"}, "hosts": [{"host": "a.test"}]}"#,
@@ -110,7 +112,8 @@ struct PolicyFileCTTests {
             json: #"{"version": 1, "certificateTransparency": {"mode": "require", "logList": "logs.json", "maxLogListAge": 0}, "hosts": [{"host": "a.test"}]}"#,
             kind: .invalidValue, path: "$.certificateTransparency.maxLogListAge", message: "0 is not a number of days from 1 to 3650"),
         Case(
-            json: #"{"version": 1, "certificateTransparency": {"mode": "require", "logList": "logs.json", "maxLogListAge": "70"}, "hosts": [{"host": "a.test"}]}"#,
+            json:
+                #"{"version": 1, "certificateTransparency": {"mode": "require", "logList": "logs.json", "maxLogListAge": "70"}, "hosts": [{"host": "a.test"}]}"#,
             kind: .wrongType, path: "$.certificateTransparency.maxLogListAge", message: "expected an integer"),
         Case(
             json: #"{"version": 1, "certificateTransparency": {"mode": "require", "logList": "logs.json", "logs": 2}, "hosts": [{"host": "a.test"}]}"#,

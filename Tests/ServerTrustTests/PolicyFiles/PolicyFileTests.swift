@@ -219,7 +219,10 @@ struct PolicyFileTests {
         }
         let lines = error?.problems.map(\.description) ?? []
         #expect(lines.count == 5, "\(lines)")
-        #expect(lines.first == "$.colour: unknown key (allowed: allHostsMustBeEvaluated, anchors, anchorsOnly, certificateTransparency, crls, hosts, reportUris, semantics, version)")
+        #expect(
+            lines.first
+                == "$.colour: unknown key (allowed: allHostsMustBeEvaluated, anchors, anchorsOnly, certificateTransparency, crls, hosts, reportUris, semantics, version)"
+        )
         #expect(lines.contains { $0.hasPrefix("$.hosts[1].pins[1].notBefore: \"soon\" is not a date") })
         #expect(lines.contains { $0.hasPrefix("$.hosts[1].pins[1].pin: not a valid sha256 pin") })
         #expect(lines.contains("$.hosts[2].pins[0]: not a valid sha256 pin: not base64"))

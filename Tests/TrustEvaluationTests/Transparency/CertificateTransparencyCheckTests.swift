@@ -45,7 +45,8 @@ struct NonCompliantShape: Sendable, CustomStringConvertible {
         NonCompliantShape(name: "a bad signature", listed: { try [CTLogs.alpha, CTLogs.beta] }) {
             let spec = CTTestbed.spec()
             let pki = try CTTestbed.pki()
-            let issued = try LabCertificate.issueWithEmbeddedSCTs(spec, subjectKey: pki.leafKey, issuer: pki.intermediateIssuer, logs: [CTLogs.alpha, CTLogs.beta])
+            let issued = try LabCertificate.issueWithEmbeddedSCTs(
+                spec, subjectKey: pki.leafKey, issuer: pki.intermediateIssuer, logs: [CTLogs.alpha, CTLogs.beta])
             let broken = try LabCertificate.issue(
                 spec, subjectKey: pki.leafKey, issuer: pki.intermediateIssuer, embedding: [issued.scts[0], issued.scts[1].withCorruptedSignature])
             return CTSubject(
@@ -55,7 +56,10 @@ struct NonCompliantShape: Sendable, CustomStringConvertible {
         NonCompliantShape(name: "an SCT from a log the list does not know", listed: { try [CTLogs.alpha, CTLogs.gamma] }) {
             try CTTestbed.embedded([CTLogs.alpha, CTLogs.beta])
         },
-        NonCompliantShape(name: "an SCT from a log retired before it", listed: { try [CTLogs.alpha, CTLogs.beta.with(state: .retired, since: CTTestbed.now - 20 * LabClock.day)] }) {
+        NonCompliantShape(
+            name: "an SCT from a log retired before it",
+            listed: { try [CTLogs.alpha, CTLogs.beta.with(state: .retired, since: CTTestbed.now - 20 * LabClock.day)] }
+        ) {
             try CTTestbed.embedded([CTLogs.alpha, CTLogs.beta])
         },
         NonCompliantShape(name: "SCTs dated in the future", listed: { try [CTLogs.alpha, CTLogs.beta] }) {
@@ -121,7 +125,9 @@ struct CertificateTransparencyCheckTests {
         for (name, reason) in expectations {
             let shape = try #require(NonCompliantShape.all.first { $0.name == name })
             let failure = try #require(try CTCase(subject: shape.make()).validate(mode: .require, policy: .apple, logs: shape.listed()).failure)
-            #expect(failure.findings.contains { $0.outcome == .noted && $0.detail.contains(reason) && $0.detail.hasSuffix("it does not count") }, "\(name): \(failure.findings)")
+            #expect(
+                failure.findings.contains { $0.outcome == .noted && $0.detail.contains(reason) && $0.detail.hasSuffix("it does not count") },
+                "\(name): \(failure.findings)")
         }
     }
 
@@ -131,15 +137,17 @@ struct CertificateTransparencyCheckTests {
         let root = try CTCase.root
         let other = try Certificate(derEncoded: LabPKI.webChain(host: "other.example.test", keySlot: CTSlot.otherCA).root.der)
         // The system roots are another PKI's; the Lab root is an anchor of the host's own.
-        let outcome = try CTCase(subject: subject).validate(mode: .require, policy: .chrome, logs: [CTLogs.alpha, CTLogs.beta], systemRoots: [other], anchors: [root])
+        let outcome = try CTCase(subject: subject).validate(
+            mode: .require, policy: .chrome, logs: [CTLogs.alpha, CTLogs.beta], systemRoots: [other], anchors: [root])
         let chain = try #require(outcome.chain, "\(String(describing: outcome.failure))")
         #expect(chain.findings.count == 1)
         #expect(chain.findings.first?.outcome == .noted)
         #expect(chain.findings.first?.certificateIndex == 2)
         #expect(chain.findings.first?.detail.hasPrefix("exempt: the path ends at an anchor that is not a root of the system trust store") == true)
         // With the same root among the system roots, the same chain is refused.
-        let public_ = try CTCase(subject: subject).validate(mode: .require, policy: .chrome, logs: [CTLogs.alpha, CTLogs.beta], systemRoots: [other, root])
-        #expect(public_.failure?.kind == .certificateTransparencyNotCompliant)
+        let asPublicRoot = try CTCase(subject: subject).validate(
+            mode: .require, policy: .chrome, logs: [CTLogs.alpha, CTLogs.beta], systemRoots: [other, root])
+        #expect(asPublicRoot.failure?.kind == .certificateTransparencyNotCompliant)
     }
 
     @Test("an anchor with a system root's subject and key is a system root: a re-encoded copy does not escape CT")
@@ -152,7 +160,8 @@ struct CertificateTransparencyCheckTests {
             extensions: [.basicConstraints(ca: true), .keyUsage([.keyCertSign, .cRLSign]), .subjectKeyIdentifier()])
         let copy = try Certificate(derEncoded: LabCertificate.issue(copySpec, subjectKey: pki.rootKey).der)
         #expect(copy != root && copy.subject.matches(root.subject))
-        let outcome = try CTCase(subject: CTTestbed.plain()).validate(mode: .require, policy: .apple, logs: [CTLogs.alpha], systemRoots: [root], anchors: [copy])
+        let outcome = try CTCase(subject: CTTestbed.plain()).validate(
+            mode: .require, policy: .apple, logs: [CTLogs.alpha], systemRoots: [root], anchors: [copy])
         #expect(outcome.failure?.kind == .certificateTransparencyNotCompliant, "\(String(describing: outcome.failure))")
     }
 
@@ -200,7 +209,8 @@ struct CertificateTransparencyCheckTests {
         for policy in CTPolicy.allCases {
             let outcome = try good.validate(mode: .require, policy: policy, logs: [CTLogs.alpha, CTLogs.beta])
             let chain = try #require(outcome.chain, "\(policy): \(String(describing: outcome.failure))")
-            #expect(chain.findings.contains { $0.outcome == .passed && $0.detail.hasPrefix("stapled OCSP response for the leaf verified (signed by the issuer") })
+            #expect(
+                chain.findings.contains { $0.outcome == .passed && $0.detail.hasPrefix("stapled OCSP response for the leaf verified (signed by the issuer") })
             #expect(chain.findings.filter { $0.detail.hasPrefix("OCSP response SCT from") && $0.outcome == .passed }.count == 2, "\(chain.findings)")
         }
         // Signed by a key that is not the issuer's: its SCTs do not count (the same SCTs would
@@ -208,7 +218,10 @@ struct CertificateTransparencyCheckTests {
         let forged = CTCase(subject: subject, staple: try staple(signer: LabIssuer(certificate: pki.intermediate, key: pki.rootKey), for: subject.labLeaf))
         let refused = try #require(try forged.validate(mode: .require, policy: .apple, logs: [CTLogs.alpha, CTLogs.beta]).failure)
         #expect(refused.kind == .certificateTransparencyNotCompliant)
-        #expect(refused.findings.contains { $0.outcome == .noted && $0.detail.hasPrefix("the stapled OCSP response's SCTs do not count: its signature does not verify") }, "\(refused.findings)")
+        #expect(
+            refused.findings.contains {
+                $0.outcome == .noted && $0.detail.hasPrefix("the stapled OCSP response's SCTs do not count: its signature does not verify")
+            }, "\(refused.findings)")
         #expect(!refused.findings.contains { $0.detail.hasPrefix("OCSP response SCT") })
         // A response about another certificate of the same CA does not vouch for this one.
         let other = try CTTestbed.plain()
