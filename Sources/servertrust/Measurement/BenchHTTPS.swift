@@ -27,6 +27,8 @@ enum BenchHTTPS {
           --requests N              timed requests (default 500)
           --max-seconds S           stop after S seconds (default 50)
           --expect-bytes N          the body size every response must have (default 1024)
+          --ct report|require, --ct-policy apple|chrome, --ct-log-list FILE
+                                    Certificate Transparency as in get, --cainfo's roots counting as the system's
           --signature-memo on|off   on (default, as in the library): signature checks go through the
                                     process-wide memo of verified signatures; off: every signature is
                                     verified afresh (SignatureMemo.shared.isEnabled = false)
@@ -39,10 +41,10 @@ enum BenchHTTPS {
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try Options(
             arguments, flags: ["--help"],
-            values: [
+            values: Set([
                 "--url", "--connect-ip", "--cainfo", "--pin", "--mode", "--requests", "--max-seconds", "--alg", "--impl", "--expect-bytes",
                 "--signature-memo",
-            ])
+            ]).union(TrustOptions.certificateTransparencyNames))
         if options.flags.contains("--help") {
             print(usage)
             return ExitCode.success
@@ -67,7 +69,12 @@ enum BenchHTTPS {
         case "off": SignatureMemo.shared.isEnabled = false
         case let other: throw CLIError("--signature-memo: '\(other)' is not on or off")
         }
-        let session = try makeSession(url: url, cainfo: cainfo, connectIP: connectIP, pin: options.value("--pin")) { configuration in
+        // --ct, --ct-policy, --ct-log-list as in `get`, with --cainfo as the system roots, so CT
+        // applies to the server's chain: the cost of Certificate Transparency per connection.
+        let certificateTransparency = try TrustOptions(values: options.values, flags: []).certificateTransparency()
+        let session = try makeSession(
+            url: url, cainfo: cainfo, connectIP: connectIP, pin: options.value("--pin"), certificateTransparency: certificateTransparency
+        ) { configuration in
             configuration.minimumTLSVersion = .tls1_3
             configuration.allowsHTTP2 = false
             configuration.tlsSessionResumption = mode != "newconn"
@@ -119,7 +126,8 @@ enum BenchHTTPS {
     /// the leaf; the pin the bench passes is the leaf's); no compression, redirects or default
     /// headers. `configure` sets the rest.
     static func makeSession(
-        url: String, cainfo: String, connectIP: String, pin pinText: String?, configure: (inout HTTPSessionConfiguration) -> Void
+        url: String, cainfo: String, connectIP: String, pin pinText: String?, certificateTransparency: CertificateTransparencyPolicy? = nil,
+        configure: (inout HTTPSessionConfiguration) -> Void
     ) throws -> HTTPSession {
         guard let components = URLComponents(string: url), let host = components.host else { throw CLIError("--url: '\(url)' is not a URL") }
         let port = components.port ?? 443
@@ -142,7 +150,12 @@ enum BenchHTTPS {
                 throw CLIError("--pin: \(error)")
             }
         }
-        var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(evaluator, anchors: anchors))
+        let decider =
+            certificateTransparency.map {
+                ServerTrustDecider(policy: TrustPolicy(HostTrustPolicy(evaluator: evaluator, certificateTransparency: $0)), anchors: anchors)
+            }
+            ?? ServerTrustDecider(evaluator, anchors: anchors)
+        var configuration = HTTPSessionConfiguration(serverTrust: decider)
         configuration.resolve = ["\(host):\(port):\(connectIP)"]
         configuration.acceptsCompressedResponses = false
         configuration.maximumRedirects = 0
