@@ -398,6 +398,12 @@ final class KeyCache: Sendable {
     init(count: Int) { keys = Mutex([:]) }
 
     func key<V: SignatureVerifier>(at index: Int, of verifier: V, spki: SubjectPublicKeyInfo) -> Result<V.Key, ValidationFailure> {
+        verificationKey(at: index, of: verifier, spki: spki).mapError { ValidationFailure(.weakKey, "trust anchor public key is unusable: \($0)") }
+    }
+
+    /// The key at `index`, made once per verifier type; a key that cannot be made is made again
+    /// next time (and fails again), never remembered.
+    func verificationKey<V: SignatureVerifier>(at index: Int, of verifier: V, spki: SubjectPublicKeyInfo) -> Result<V.Key, SignatureError> {
         let type = ObjectIdentifier(V.self)
         if let cached = keys.withLock({ $0[type]?[index] }) as? V.Key { return .success(cached) }
         do {
@@ -405,7 +411,7 @@ final class KeyCache: Sendable {
             keys.withLock { $0[type, default: [:]][index] = key }
             return .success(key)
         } catch {
-            return .failure(ValidationFailure(.weakKey, "trust anchor public key is unusable: \(error)"))
+            return .failure(error)
         }
     }
 }
