@@ -106,6 +106,12 @@ public struct DecisionRecord: Sendable, CustomStringConvertible {
     /// it looked for the one the pins are on (``/TrustEvaluation/VerifiedChain/otherValidPaths``);
     /// empty without pins.
     public var otherValidPaths: [[String]] { validatedPath?.otherValidPaths.map { $0.map(\.subject.rfc4514) } ?? [] }
+    /// The violations the whole-path checks found on the validated path and only report, by
+    /// policy (Certificate Transparency in `report` mode): each a noted finding carrying the
+    /// failure an enforcing policy would have refused the path with
+    /// (``/TrustEvaluation/PathCheckFinding/reportedFailure``). An HTTPS session tells its event
+    /// monitors about them.
+    public var reportedViolations: [PathCheckFinding] { validatedPath?.findings.filter { $0.reportedFailure != nil } ?? [] }
     /// The host-name check of the last chain evaluation.
     public var hostname: HostnameResult {
         guard let policy = lastEvaluation?.policy else { return .notChecked(reason: "no evaluation with a host name") }

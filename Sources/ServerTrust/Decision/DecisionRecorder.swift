@@ -38,8 +38,15 @@ struct DecisionRecorder {
         if let chain = result.chain, chain.selection != .first {
             step(.pinnedPath(found: chain.selection == .preferred, others: chain.otherValidPaths.map { $0.map(\.subject.rfc4514) }))
         }
-        // What the whole-path checks found on the accepted path, as typed steps.
-        for finding in result.chain?.findings ?? [] { step(.pathCheck(finding)) }
+        // What the whole-path checks found on the accepted path, or on the path whose check
+        // refused it, as typed steps; a violation a check only reports is also a note.
+        for finding in result.chain?.findings ?? result.failure?.findings ?? [] {
+            step(.pathCheck(finding))
+            if let reported = finding.reportedFailure {
+                let text = "\(finding.check), report only: \(reported.detail)"
+                if !record.notes.contains(text) { note(text) }
+            }
+        }
     }
 
     /// Records which certificates the pins are compared with (``ProvenChain``).

@@ -7,7 +7,8 @@ public import TrustEvaluation
 ///
 /// A document changes pins only (pins, negative pins, expiry, report-only mode, report URIs):
 /// laid over the app's baseline (``TrustPolicy/overlaying(_:expiry:rules:)``), every other input
-/// of the baseline (evaluators, anchors, revocation) stays in force.
+/// of the baseline (evaluators, anchors, revocation) stays in force. Beside its pins it may raise
+/// Certificate Transparency (``certificateTransparency``), never lower it.
 ///
 /// As served, a document is a small JSON envelope,
 /// `{"keyId": "<hex>", "payload": "<base64>", "signature": "<base64>"}`, whose payload is the
@@ -40,6 +41,10 @@ public struct PinSetDocument: Sendable {
     /// The revocation settings it asks for (they may strengthen the baseline's, never weaken
     /// them: ``PinSetRevocation``).
     public let revocation: PinSetRevocation
+    /// What the document asks of Certificate Transparency (its top level's and its host
+    /// entries' `certificateTransparency`): a mode and a policy, which can only raise the
+    /// baseline's (``PinSetCTRequirement``).
+    public let certificateTransparency: [PinSetCTRequirement]
     /// The keys trusted to sign the documents after this one, when it rotates them; `nil`
     /// keeps the keys in force.
     public let nextSigningKeys: [PinSetSigningKey]?
@@ -59,6 +64,7 @@ public struct PinSetDocument: Sendable {
         let pins: PinningConfiguration
         let revocation: PinSetRevocation
         let nextSigningKeys: [PinSetSigningKey]?
+        let certificateTransparency: [PinSetCTRequirement]
     }
 
     /// Checks a document against `trustedKeys` in the order that exposes the least to an
@@ -77,7 +83,8 @@ public struct PinSetDocument: Sendable {
         try refuseSigningKeysAsPins(payload, trustedKeys: trustedKeys)
         return PinSetDocument(
             envelope: bytes, payload: envelope.payload, signedBy: key, serial: payload.serial, issuedAt: payload.issuedAt,
-            expiresAt: payload.expiresAt, pins: payload.pins, revocation: payload.revocation, nextSigningKeys: payload.nextSigningKeys)
+            expiresAt: payload.expiresAt, pins: payload.pins, revocation: payload.revocation,
+            certificateTransparency: payload.certificateTransparency, nextSigningKeys: payload.nextSigningKeys)
     }
 
     /// The signing keys are never TLS keys: a document that pins one of the keys trusted to
@@ -170,6 +177,7 @@ public struct PinSetDocument: Sendable {
         var parser = PolicyFileParser(baseDirectory: ".", profile: .signedPinSet, source: "signed pin set")
         parser.reader.problems = duplicates
         let pins = parser.parsePinSet(root)
+        let certificateTransparency = parser.parsePinSetCertificateTransparency(root)
         var meta: (serial: Int64, issuedAt: Int64, expiresAt: Int64, keys: [PinSetSigningKey]?)?
         if let object = root as? [String: Any] {
             if let value = object["pinSet"] {
@@ -183,7 +191,7 @@ public struct PinSetDocument: Sendable {
         }
         return Payload(
             serial: meta.serial, issuedAt: meta.issuedAt, expiresAt: meta.expiresAt, pins: pins, revocation: parser.pinSetRevocation,
-            nextSigningKeys: meta.keys)
+            nextSigningKeys: meta.keys, certificateTransparency: certificateTransparency)
     }
 
     static func parsePinSetMember(

@@ -3,8 +3,8 @@ public import TrustEvaluation
 
 /// Everything that decides the server trust of one host, in one immutable value: the evaluator
 /// (validation and AFNetworking- or Alamofire-style pinning, with its own options), the
-/// anchors and whether they are the only ones, the SPKI pin set with its report targets, and
-/// the revocation settings.
+/// anchors and whether they are the only ones, the SPKI pin set with its report targets, the
+/// revocation settings and the Certificate Transparency settings.
 ///
 /// Whatever the source (code, a policy file, a TrustKit dictionary, a signed pin set, the
 /// command line), a decision reads the host's policy from exactly one of these, resolved by
@@ -20,6 +20,8 @@ public struct HostTrustPolicy: Sendable {
     public var pins: PinnedHost?
     /// Revocation checking on the validated path.
     public var revocation: RevocationPolicy
+    /// Certificate Transparency on the validated path (off by default).
+    public var certificateTransparency: CertificateTransparencyPolicy
     /// Where this value was written (`policy file policy.json $.hosts[2]`, `code`), for
     /// decision records.
     public var source: String
@@ -30,15 +32,17 @@ public struct HostTrustPolicy: Sendable {
     ///   - anchors: Anchors beside or instead of the system roots (default: none).
     ///   - pins: An SPKI pin set (default: none).
     ///   - revocation: Revocation checking (default: off).
+    ///   - certificateTransparency: Certificate Transparency (default: off).
     ///   - source: Where the value was written, for decision records.
     public init(
         evaluator: any ServerTrustEvaluating = DefaultTrustEvaluator(), anchors: TrustAnchors = .none, pins: PinnedHost? = nil,
-        revocation: RevocationPolicy = .off, source: String = "code"
+        revocation: RevocationPolicy = .off, certificateTransparency: CertificateTransparencyPolicy = .off, source: String = "code"
     ) {
         self.evaluator = evaluator
         self.anchors = anchors
         self.pins = pins
         self.revocation = revocation
+        self.certificateTransparency = certificateTransparency
         self.source = source
     }
 }

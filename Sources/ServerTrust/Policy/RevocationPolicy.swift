@@ -204,19 +204,3 @@ public struct RevocationPolicy: Sendable {
         return "\(mode.rawValue), \(depth.rawValue), sources: \(sources.isEmpty ? "none" : sources.joined(separator: ", "))"
     }
 }
-
-/// What a decision needs from the TLS handshake beside the certificates: the HTTPS client asks
-/// the server for it and decides where it has arrived (``HostTrustPolicy/handshakeEvidence``).
-public struct HandshakeEvidence: OptionSet, Hashable, Sendable {
-    /// The raw value.
-    public let rawValue: UInt8
-    /// Creates a set from its raw value.
-    /// - Parameter rawValue: The raw value.
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
-
-    /// The OCSP response stapled to the handshake (status_request, RFC 6066 §8): in TLS 1.2 it
-    /// arrives after the certificates, so the decision waits for the end of the server's flight.
-    public static let stapledOCSPResponse = HandshakeEvidence(rawValue: 1 << 0)
-    /// The `signed_certificate_timestamp` extension (RFC 6962 §3.3.1, type 18).
-    public static let signedCertificateTimestamps = HandshakeEvidence(rawValue: 1 << 1)
-}

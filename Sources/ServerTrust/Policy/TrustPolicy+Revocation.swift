@@ -21,26 +21,4 @@ extension TrustPolicy {
                     + "stays (a signed pin set may strengthen revocation, never weaken it)")
         }
     }
-
-    /// What deciding `host` at `time` needs from the TLS handshake beside the certificates
-    /// (the stapled OCSP response, …), by the host's policy as ``resolve(_:at:)`` finds it.
-    /// - Parameters:
-    ///   - host: The host connected to.
-    ///   - time: The instant (a signed pin set in force may switch revocation on).
-    /// - Returns: The evidence to ask the server for.
-    public func handshakeEvidence(forHost host: String, at time: Int64) -> HandshakeEvidence {
-        resolve(host, at: time).policy?.handshakeEvidence ?? []
-    }
-
-    /// What deciding any host may need from the handshake: the union over the rules, the policy
-    /// for unmatched hosts and what the signed pin set could switch on. Empty means no decision
-    /// of this policy needs more than the certificates, so a client need not look per host.
-    public var handshakeEvidenceForAnyHost: HandshakeEvidence {
-        let document = signedPins?.document.revocation ?? .none
-        let strongest = ([document.everyHost] + document.entries.values.map(Optional.some)).compactMap { $0 }.map(\.mode).max() ?? .off
-        return (rules.map(\.policy) + (unmatched.map { [$0] } ?? [])).reduce(into: HandshakeEvidence()) { evidence, policy in
-            evidence.formUnion(policy.handshakeEvidence)
-            evidence.formUnion(policy.revocation.strengthened(to: strongest, depth: policy.revocation.depth).handshakeEvidence)
-        }
-    }
 }

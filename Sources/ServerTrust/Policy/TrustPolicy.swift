@@ -19,8 +19,9 @@ import TrustEvaluation
 /// 2. a signed pin set in force replaces that policy's pins for the hosts it names, and only
 ///    its pins (pins, negative pins, expiry, report-only mode, report URIs): the evaluator,
 ///    the anchors and whether they are the only ones, and the revocation sources stay the
-///    baseline's; its revocation mode and depth may strengthen the baseline's, never weaken
-///    them (``PinSetRevocation``);
+///    baseline's; while in force, it may strengthen the baseline's revocation mode and depth
+///    (``PinSetRevocation``) and raise its Certificate Transparency mode (and name the policy)
+///    (``PinSetCTRequirement``), never weaken or lower them;
 /// 3. an expired signed pin set gives way as its ``PinSetExpiry`` says, with a note.
 public struct TrustPolicy: ServerTrustEvaluating {
     /// One host pattern and its policy.
@@ -127,6 +128,12 @@ public struct TrustPolicy: ServerTrustEvaluating {
             }
         }
         overlaySignedRevocation(on: &policy, host: host, at: time, notes: &notes)
+        // A document in force may raise the host's Certificate Transparency, never lower it.
+        if let signedPins, !signedPins.rules.isExpired(signedPins.document, at: time) {
+            let (certificateTransparency, raised) = signedPins.certificateTransparency(for: host, over: policy.certificateTransparency)
+            policy.certificateTransparency = certificateTransparency
+            notes += raised
+        }
         return Resolution(policy: policy, pattern: rule?.pattern, notes: notes)
     }
 
@@ -214,7 +221,8 @@ public struct TrustPolicy: ServerTrustEvaluating {
             let configured = hostPolicy.anchors.store
             trust.setAnchors(trust.anchors.isEmpty ? configured : TrustStore(trust.anchors) + configured, only: hostPolicy.anchors.only || trust.anchorsOnly)
         }
-        trust.pathChecks = trust.pathChecks + hostPolicy.revocation.pathChecks(for: trust.served)
+        trust.pathChecks =
+            trust.pathChecks + hostPolicy.revocation.pathChecks(for: trust.served) + hostPolicy.certificateTransparency.pathChecks(for: trust)
         // The host's pins are checked on the path the evaluator validates: every evaluation
         // prefers a valid path they are on (PeerTrust.evaluate).
         if let pins = hostPolicy.pins, let requirement = PinRequirement.pinSet(pins, host: host, at: time) { trust.prefer([requirement]) }

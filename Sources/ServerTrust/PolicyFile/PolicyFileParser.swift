@@ -23,6 +23,7 @@ struct PolicyFileParser {
 
     static let topLevelKeys: Set<String> = [
         "version", "semantics", "allHostsMustBeEvaluated", "anchors", "anchorsOnly", "crls", "revocation", "reportUris", "hosts",
+        "certificateTransparency",
     ]
 
     /// Which evaluators use each host key (a key for an evaluator not in use is an error: it
@@ -46,6 +47,7 @@ struct PolicyFileParser {
 
     static let hostKeys: Set<String> = Set(hostKeyUsers.keys).union([
         "host", "includeSubdomains", "excludeFromParentPolicy", "evaluator", "anchors", "anchorsOnly", "crls", "revocation",
+        "certificateTransparency",
     ])
 
     /// The signed-pin-set profile, the one place it is written: a document from the network
@@ -53,10 +55,15 @@ struct PolicyFileParser {
     /// Every key of the policy-file schema outside this list (`certificates`, `anchors`,
     /// `crls` and any other file path; the evaluator, its validation switches and anchors; an
     /// exclusion) is refused with `notAllowedInPinSet` by ``checkKeys(_:_:_:)``, which every
-    /// object of a document goes through, so no field reader needs a rule of its own.
-    static let pinSetTopLevelKeys: Set<String> = ["version", "reportUris", "hosts", "pinSet", "revocation"]
+    /// object of a document goes through, so no field reader needs a rule of its own. Beside
+    /// the pins, a document may strengthen revocation (`revocation` with
+    /// ``pinSetRevocationKeys``: a mode and a depth, never a folder) and raise Certificate
+    /// Transparency (`certificateTransparency` with ``pinSetCertificateTransparencyKeys``: a mode
+    /// and a policy, never a log list).
+    static let pinSetTopLevelKeys: Set<String> = ["version", "reportUris", "hosts", "pinSet", "revocation", "certificateTransparency"]
     static let pinSetHostKeys: Set<String> = [
         "host", "includeSubdomains", "pins", "negativePins", "enforcePinning", "expirationDate", "reportUris", "revocation",
+        "certificateTransparency",
     ]
     /// A `revocation` object: in a signed pin set, mode and depth (it may strengthen the
     /// baseline's revocation, never weaken it, and names no folder).
@@ -72,17 +79,24 @@ struct PolicyFileParser {
     /// Refuses the keys of `object` outside the profile's `allowed` set: in a signed pin set, a
     /// key the policy-file schema knows is `notAllowedInPinSet`; any other key is `unknownKey`.
     mutating func checkKeys(_ object: [String: Any], _ level: KeyLevel, _ path: String) {
-        let fileKeys = level == .topLevel ? Self.topLevelKeys : level == .host ? Self.hostKeys : Self.revocationKeys
+        let fileKeys: Set<String>
+        let allowed: Set<String>
+        switch level {
+        case .topLevel: (fileKeys, allowed) = (Self.topLevelKeys, Self.pinSetTopLevelKeys)
+        case .host: (fileKeys, allowed) = (Self.hostKeys, Self.pinSetHostKeys)
+        case .revocation: (fileKeys, allowed) = (Self.revocationKeys, Self.pinSetRevocationKeys)
+        case .certificateTransparency: (fileKeys, allowed) = (Self.certificateTransparencyKeys, Self.pinSetCertificateTransparencyKeys)
+        }
         switch profile {
         case .file:
             reader.allowOnly(object, fileKeys, path)
         case .signedPinSet:
-            let allowed = level == .topLevel ? Self.pinSetTopLevelKeys : level == .host ? Self.pinSetHostKeys : Self.pinSetRevocationKeys
             for key in object.keys.sorted() where !allowed.contains(key) {
                 if fileKeys.contains(key) {
                     reader.fail(
                         .notAllowedInPinSet, ConfigReader.path(path, key),
-                        "a signed pin set changes pins only (allowed: \(allowed.sorted().joined(separator: ", ")))")
+                        "a signed pin set changes pins only, and may strengthen revocation and raise Certificate Transparency (allowed: \(allowed.sorted().joined(separator: ", ")))"
+                    )
                 } else {
                     reader.fail(.unknownKey, ConfigReader.path(path, key), "unknown key (allowed: \(allowed.sorted().joined(separator: ", ")))")
                 }
@@ -93,7 +107,10 @@ struct PolicyFileParser {
     enum KeyLevel {
         case topLevel
         case host
+        /// A `revocation` object, at either level.
         case revocation
+        /// A `certificateTransparency` object, at either level.
+        case certificateTransparency
     }
 
     /// The version member: required, 1.
@@ -131,6 +148,9 @@ struct PolicyFileParser {
         let crls: [CertificateRevocationList]
         let revocation: RevocationObject?
         let reportURIs: [String]
+        /// The top level's `certificateTransparency`, as written (host entries' members replace
+        /// its members), and the settings it makes.
+        var certificateTransparency: (member: CTMember?, policy: CertificateTransparencyPolicy) = (nil, .off)
     }
 
     /// A policy file as a ``TrustPolicy``.
@@ -140,10 +160,12 @@ struct PolicyFileParser {
         checkVersion(object)
         let semantics = parseSemantics(object, "$") ?? .strict
         let allHosts = reader.bool(object, "allHostsMustBeEvaluated", "$") ?? true
+        let ct = topLevelCertificateTransparency(object)
         let defaults = FileDefaults(
             semantics: semantics, anchors: certificates(object, "anchors", "$") ?? [], anchorsOnly: reader.bool(object, "anchorsOnly", "$") ?? false,
-            crls: revocationLists(object, "crls", "$") ?? [], revocation: parseRevocation(object, "$"), reportURIs: reader.uris(object, "reportUris", "$") ?? []
-        )
+            crls: revocationLists(object, "crls", "$") ?? [], revocation: parseRevocation(object, "$"),
+            reportURIs: reader.uris(object, "reportUris", "$") ?? [],
+            certificateTransparency: (ct, certificateTransparencyPolicy(ct, "$.certificateTransparency")))
         let entries = hostEntries(object) { parser, element, path in parser.parseHost(element, path, defaults) }
         checkPatterns(entries.map { ($0.0.pattern, $0.0.policy.pins?.isExcluded == true, $0.1) })
         // Hosts no entry covers get default validation with the file's anchors and CRLs.
@@ -167,7 +189,7 @@ struct PolicyFileParser {
             evaluator: evaluators.count == 1 ? evaluators[0] : CompositeTrustEvaluator(evaluators: evaluators),
             anchors: anchors.isEmpty && !only ? .none : TrustAnchors(anchors, only: only),
             pins: pins, revocation: revocationPolicy(crls: defaults.crls + hostCRLs, host: hostRevocation, defaults.revocation, path),
-            source: "\(source) \(path)")
+            certificateTransparency: defaults.certificateTransparency.policy, source: "\(source) \(path)")
     }
 
     mutating func parseSemantics(_ object: [String: Any], _ path: String) -> PolicySemantics? {
@@ -253,10 +275,14 @@ struct PolicyFileParser {
             }
         }
         if evaluators.isEmpty { return nil }
-        let policy = hostPolicy(
+        var policy = hostPolicy(
             evaluators: evaluators, pins: pins, hostAnchors: self.certificates(object, "anchors", path) ?? [],
             anchorsOnly: reader.bool(object, "anchorsOnly", path), hostCRLs: revocationLists(object, "crls", path) ?? [],
             hostRevocation: parseRevocation(object, path), defaults, path)
+        if let member = certificateTransparencyMember(object, path) {
+            policy.certificateTransparency = certificateTransparencyPolicy(
+                member.over(defaults.certificateTransparency.member), ConfigReader.path(path, "certificateTransparency"))
+        }
         return TrustPolicy.Rule(pattern, policy)
     }
 

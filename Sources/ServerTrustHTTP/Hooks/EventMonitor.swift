@@ -2,8 +2,8 @@ public import ServerTrust
 public import TrustEvaluation
 
 /// Sees what a session's requests do, for logging and metrics (Alamofire's `EventMonitor`):
-/// each attempt's start, every trust decision (new connections, resumed and reused ones),
-/// redirects, retries, and the outcome with its figures. Every method has an empty default.
+/// each attempt's start, every trust decision (new connections, resumed and reused ones) and
+/// the violations a decision only reports, redirects, retries, and the outcome with its figures. Every method has an empty default.
 ///
 /// Monitors run in the requesting task, in order, after the fact: they cannot change what
 /// happens, and must return quickly.
@@ -20,6 +20,12 @@ public protocol EventMonitor: Sendable {
     /// ``request(_:didDecideTrust:)``, for decisions made in a handshake of this request, not
     /// again for each request a kept-alive connection serves.
     func request(_ request: HTTPRequest, didAcceptWithUnknownRevocationStatus findings: [PathCheckFinding], decision: TrustDecision)
+    /// A hop's server was decided in a handshake of its own, and the policy found violations it
+    /// only reports (``/ServerTrust/DecisionRecord/reportedViolations``: a chain that is not
+    /// compliant with Certificate Transparency in `report` mode, accepted all the same). Told
+    /// after ``request(_:didDecideTrust:)``, once per decision (not again for a request that
+    /// reuses its connection).
+    func request(_ request: HTTPRequest, didReportViolations violations: [PathCheckFinding], in decision: TrustDecision)
     /// A redirect is followed.
     func request(_ request: HTTPRequest, willRedirectFrom url: String, to location: String, statusCode: Int)
     /// An attempt ended and the request is sent again after `delay`.
@@ -32,6 +38,7 @@ extension EventMonitor {
     public func requestDidStart(_ request: HTTPRequest, attempt: Int) {}
     public func request(_ request: HTTPRequest, didDecideTrust decision: TrustDecision) {}
     public func request(_ request: HTTPRequest, didAcceptWithUnknownRevocationStatus findings: [PathCheckFinding], decision: TrustDecision) {}
+    public func request(_ request: HTTPRequest, didReportViolations violations: [PathCheckFinding], in decision: TrustDecision) {}
     public func request(_ request: HTTPRequest, willRedirectFrom url: String, to location: String, statusCode: Int) {}
     public func request(_ request: HTTPRequest, willRetryAfter delay: Duration, attempt: Int, outcome: Result<HTTPResponse, HTTPError>) {}
     public func request(_ request: HTTPRequest, didFinishWith result: Result<HTTPResponse, HTTPError>, metrics: HTTPRequestMetrics) {}

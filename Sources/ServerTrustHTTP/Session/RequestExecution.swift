@@ -96,9 +96,17 @@ struct RequestExecution {
                 case .serverTrustRejected(let rejected)?: decision = rejected
                 default: decision = raw.trustDecisionBox?.decision
                 }
-                if let decision { for monitor in monitors { monitor.request(request, didDecideTrust: decision) } }
-                if let decision, !decision.isFromEarlierHandshake, case let unknown = decision.record.unknownRevocationStatus, !unknown.isEmpty {
-                    for monitor in monitors { monitor.request(request, didAcceptWithUnknownRevocationStatus: unknown, decision: decision) }
+                if let decision {
+                    for monitor in monitors { monitor.request(request, didDecideTrust: decision) }
+                    // Once per handshake's decision, not again for a request reusing its connection.
+                    if !decision.isFromEarlierHandshake {
+                        let unknown = decision.record.unknownRevocationStatus
+                        if !unknown.isEmpty {
+                            for monitor in monitors { monitor.request(request, didAcceptWithUnknownRevocationStatus: unknown, decision: decision) }
+                        }
+                        let violations = decision.record.reportedViolations
+                        if !violations.isEmpty { for monitor in monitors { monitor.request(request, didReportViolations: violations, in: decision) } }
+                    }
                 }
             }
             if let error = hopFailure {

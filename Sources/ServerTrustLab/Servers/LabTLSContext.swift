@@ -327,6 +327,22 @@ final class LabSSLContext: @unchecked Sendable {
         return LabSSLContext(pointer: context, callbackObjects: [])
     }
 
+    /// A client context configured by `configure`, keeping `callbackObjects` (what its C
+    /// callbacks reach through raw pointers) alive as long as the context.
+    static func client(
+        minimumVersion: LabTLSVersion, maximumVersion: LabTLSVersion, callbackObjects: [AnyObject], configure: (OpaquePointer) throws -> Void
+    ) throws -> LabSSLContext {
+        guard let context = SSL_CTX_new(TLS_client_method()) else { throw LabError.openSSL("SSL_CTX_new") }
+        do {
+            try configureCommon(context, minimumVersion: minimumVersion, maximumVersion: maximumVersion)
+            try configure(context)
+        } catch {
+            SSL_CTX_free(context)
+            throw error
+        }
+        return LabSSLContext(pointer: context, callbackObjects: callbackObjects)
+    }
+
     private static func configureCommon(_ context: OpaquePointer, minimumVersion: LabTLSVersion, maximumVersion: LabTLSVersion) throws {
         guard CServerTrustShims_SSL_CTX_set_min_proto_version(context, minimumVersion.openSSLValue) == 1,
             CServerTrustShims_SSL_CTX_set_max_proto_version(context, maximumVersion.openSSLValue) == 1

@@ -36,6 +36,9 @@ public struct CTLogList: Hashable, Sendable {
     public let version: String?
     /// Log ID → index in ``logs``.
     private let index: [[UInt8]: Int]
+    /// The logs' verification keys, made once per list (by index in ``logs``), so that every
+    /// evaluation with this list shares them.
+    private let keys: KeyCache
 
     /// Chrome's and Firefox's maximum list age: 70 days (10 weeks), in seconds.
     public static let defaultMaximumAge: Int64 = 70 * 86_400
@@ -62,6 +65,7 @@ public struct CTLogList: Hashable, Sendable {
         }
         self.logs = logs
         self.index = index
+        self.keys = KeyCache(count: logs.count)
         self.version = version
         if let timestamp {
             self.timestamp = timestamp
@@ -78,6 +82,12 @@ public struct CTLogList: Hashable, Sendable {
     /// - Returns: The log, or `nil`.
     public func log(id logID: some Collection<UInt8>) -> CTLog? {
         index[Array(logID)].map { logs[$0] }
+    }
+
+    /// `log`'s key for `verifier`, made the first time it is asked for.
+    func verificationKey<V: SignatureVerifier>(for log: CTLog, verifier: V) -> Result<V.Key, SignatureError> {
+        guard let position = index[log.logID] else { return Result { () throws(SignatureError) in try verifier.makeKey(log.publicKeyInfo) } }
+        return keys.verificationKey(at: position, of: verifier, spki: log.publicKeyInfo)
     }
 
     /// The list's age at `time`, in seconds (negative if it claims to be from the future).

@@ -123,7 +123,11 @@ struct SCTVerification<Verifier: SignatureVerifier> {
         if let problem = Self.keyProblem(log.publicKeyInfo) {
             outcome = .unusable(problem)
         } else {
-            do { outcome = .key(try verifier.makeKey(log.publicKeyInfo)) } catch { outcome = .unusable(error.description) }
+            // Made once per list and shared by every evaluation with it.
+            switch logList.verificationKey(for: log, verifier: verifier) {
+            case .success(let key): outcome = .key(key)
+            case .failure(let error): outcome = .unusable(error.description)
+            }
         }
         keys[log.logID] = outcome
         return outcome

@@ -70,8 +70,9 @@ public struct PathCheckFinding: Hashable, Sendable, CustomStringConvertible {
         case passed
         /// The check fails the path.
         case failed
-        /// Accepted with a remark: an exemption, or a status that could not be established
-        /// under a policy that allows it.
+        /// Accepted with a remark: an exemption, a status that could not be established
+        /// under a policy that allows it, or a violation the policy only reports
+        /// (``PathCheckFinding/reportedFailure``).
         case noted
     }
 
@@ -101,6 +102,12 @@ public struct PathCheckFinding: Hashable, Sendable, CustomStringConvertible {
         /// The dotted name.
         public var description: String { rawValue }
     }
+    /// The failure the check would have refused the path with, had its policy enforced it: a
+    /// violation that the policy only reports (Certificate Transparency in `report` mode), with
+    /// ``Outcome/noted``. The path is accepted; the decision lists these findings so that the
+    /// violation can be reported (an HTTPS session's event monitors are told). `nil` for every
+    /// other finding.
+    public let reportedFailure: ValidationFailure?
 
     /// Creates a finding.
     /// - Parameters:
@@ -111,12 +118,36 @@ public struct PathCheckFinding: Hashable, Sendable, CustomStringConvertible {
     ///   - detail: What exactly.
     ///   - code: What kind of finding it is, for programs.
     public init(check: String, _ outcome: Outcome, certificateIndex: Int? = nil, certificate: Certificate? = nil, _ detail: String, code: Code? = nil) {
+        self.init(check: check, outcome, certificateIndex: certificateIndex, certificate: certificate, detail, code: code, reporting: nil)
+    }
+
+    /// Creates a finding that reports a violation its policy does not enforce (``reportedFailure``):
+    /// the outcome is ``Outcome/noted``.
+    /// - Parameters:
+    ///   - check: The check's name.
+    ///   - failure: The failure an enforcing policy would have refused the path with.
+    ///   - certificateIndex: The certificate concerned (0 = the leaf), if one.
+    ///   - certificate: That certificate, for its subject.
+    ///   - detail: What exactly.
+    ///   - code: What kind of finding it is, for programs.
+    public init(
+        check: String, reporting failure: ValidationFailure, certificateIndex: Int? = nil, certificate: Certificate? = nil, _ detail: String,
+        code: Code? = nil
+    ) {
+        self.init(check: check, .noted, certificateIndex: certificateIndex, certificate: certificate, detail, code: code, reporting: failure)
+    }
+
+    private init(
+        check: String, _ outcome: Outcome, certificateIndex: Int?, certificate: Certificate?, _ detail: String, code: Code?,
+        reporting: ValidationFailure?
+    ) {
         self.check = check
         self.outcome = outcome
         self.certificateIndex = certificateIndex
         self.subject = certificate?.subject.rfc4514
         self.detail = detail
         self.code = code
+        self.reportedFailure = reporting
     }
 
     /// `CRL: passed: not revoked … (certificate 0 "CN=…")`, one line.

@@ -53,6 +53,12 @@ public struct ValidationFailure: Error, Hashable, Sendable, CustomStringConverti
         /// The search budget (signature checks, name-constraint comparisons) ran out: a
         /// denial-of-service shape, never retried.
         case budgetExhausted
+        /// Certificate Transparency is required for the host and the leaf's SCTs do not satisfy
+        /// the policy (Apple's or Chrome's) with the app's log list: too few valid SCTs, too few
+        /// log operators, SCTs from logs the list does not know or no longer trusts
+        /// (``CertificateTransparencyCheck``). Only chains that end at a root of the system trust
+        /// store are held to it.
+        case certificateTransparencyNotCompliant
     }
 
     /// The kind of rejection.
@@ -63,6 +69,10 @@ public struct ValidationFailure: Error, Hashable, Sendable, CustomStringConverti
     public let subject: String?
     /// What exactly was wrong.
     public let detail: String
+    /// What the whole-path checks found on the path before it failed one of them (``PathCheck``:
+    /// the SCTs and rules of a Certificate Transparency refusal, the CRLs that settled the
+    /// certificates before a revoked one); empty for a failure of any other kind.
+    public private(set) var findings: [PathCheckFinding] = []
 
     /// Creates a failure.
     public init(_ kind: Kind, certificateIndex: Int? = nil, subject: String? = nil, _ detail: String) {
@@ -73,7 +83,16 @@ public struct ValidationFailure: Error, Hashable, Sendable, CustomStringConverti
     }
 
     func at(_ index: Int, _ certificate: Certificate) -> ValidationFailure {
-        ValidationFailure(kind, certificateIndex: index, subject: certificate.subject.rfc4514, detail)
+        var located = ValidationFailure(kind, certificateIndex: index, subject: certificate.subject.rfc4514, detail)
+        located.findings = findings
+        return located
+    }
+
+    /// The same failure with what the whole-path checks found on its path.
+    func with(findings: [PathCheckFinding]) -> ValidationFailure {
+        var failure = self
+        failure.findings = findings
+        return failure
     }
 
     /// `kind: detail (certificate N "subject")`, one line.

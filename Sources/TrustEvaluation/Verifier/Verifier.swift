@@ -357,7 +357,9 @@ struct Search<SignatureCheck: SignatureVerifier> {
                 let result = runCheck(check, candidate)
                 findings += result.findings
                 if let failure = result.failure {
-                    return .failure(deadEnd(path, failure, reachedAnchor: failure.kind != .budgetExhausted))
+                    // The refusal carries what the checks found, so the record can say why.
+                    let found = failure.kind == .budgetExhausted ? failure : failure.with(findings: findings)
+                    return .failure(deadEnd(path, found, reachedAnchor: failure.kind != .budgetExhausted))
                 }
             }
         }
@@ -503,6 +505,12 @@ final class KeyCache: Sendable {
     init(count: Int) { keys = Mutex([:]) }
 
     func key<V: SignatureVerifier>(at index: Int, of verifier: V, spki: SubjectPublicKeyInfo) -> Result<V.Key, ValidationFailure> {
+        verificationKey(at: index, of: verifier, spki: spki).mapError { ValidationFailure(.weakKey, "trust anchor public key is unusable: \($0)") }
+    }
+
+    /// The key at `index`, made once per verifier type; a key that cannot be made is made again
+    /// next time (and fails again), never remembered.
+    func verificationKey<V: SignatureVerifier>(at index: Int, of verifier: V, spki: SubjectPublicKeyInfo) -> Result<V.Key, SignatureError> {
         let type = ObjectIdentifier(V.self)
         if let cached = keys.withLock({ $0[type]?[index] }) as? V.Key { return .success(cached) }
         do {
@@ -510,7 +518,7 @@ final class KeyCache: Sendable {
             keys.withLock { $0[type, default: [:]][index] = key }
             return .success(key)
         } catch {
-            return .failure(ValidationFailure(.weakKey, "trust anchor public key is unusable: \(error)"))
+            return .failure(error)
         }
     }
 }

@@ -43,6 +43,11 @@ enum EvaluateCommand {
                                     the leaf only, or every certificate but the anchor (default chain)
           --crl-cache DIR           keep fetched CRLs in DIR (created, mode 0700), as well as in memory
           --offline                 fetch nothing: only --crl counts
+          --ct off|report|require   Certificate Transparency for chains that end at a system root: report
+                                    notes a non-compliant chain and accepts it, require refuses it (default off)
+          --ct-policy apple|chrome  the CT policy the SCTs are judged by (default apple)
+          --ct-log-list FILE        the CT log list (Chrome's v3 JSON or Apple's list) the SCTs are checked
+                                    against; required with --ct report|require
           --compat                  AFNetworking's exact semantics, quirks included (default: strict, the
                                     quirks fixed; --strict is accepted)
           --policy FILE             a JSON policy file (docs/policy-schema.md) instead of the options above

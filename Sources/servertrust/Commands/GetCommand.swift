@@ -32,6 +32,11 @@ enum GetCommand {
           --revocation-depth leaf|chain
                                     the leaf only, or every certificate but the anchor (default chain)
           --crl-cache DIR           keep fetched CRLs in DIR (created, mode 0700), as well as in memory
+          --ct off|report|require   Certificate Transparency for chains that end at a system root: report
+                                    notes a non-compliant chain and accepts it, require refuses it (default off)
+          --ct-policy apple|chrome  the CT policy the SCTs are judged by (default apple)
+          --ct-log-list FILE        the CT log list (Chrome's v3 JSON or Apple's list) the SCTs are checked
+                                    against; required with --ct report|require
           --pinnedpubkey 'sha256//BASE64[;sha256//BASE64…]' | --pinnedpubkey FILE
                                     the leaf's public key must be one of these (curl's; FILE: a PEM or DER
                                     public key); with -k only the leaf's key is checked, as by curl
@@ -288,6 +293,9 @@ enum GetCommand {
         // server that sends gzip anyway gets its gzip written, not expanded); --compressed
         // asks for and decodes it, within the library's bound on decoded bodies.
         configuration.acceptsCompressedResponses = parsed.flags.contains("--compressed")
+        // Certificate Transparency in report mode (--ct report, or a policy file's) says what it
+        // would have refused, on stderr.
+        if parsed.value("--ct") != nil || parsed.value("--policy") != nil { configuration.eventMonitors.append(ReportedViolationPrinter()) }
         configuration.resolve = parsed.all("--resolve")
         for entry in configuration.resolve {
             let parts = entry.split(separator: ":", maxSplits: 2)

@@ -34,7 +34,10 @@ enum InspectCommand {
           --cacert FILE             decide with only these roots (a private CA; repeatable), as get does
           --anchors FILE            roots added to the system roots (repeatable); also --anchors-only, --pin,
                                     --pinnedpubkey, --crl, --policy, --mode, --pinned-cert, --compat,
-                                    --no-validate-domain, --insecure (servertrust get --help)
+                                    --no-validate-domain, --insecure, --revocation, --ct (servertrust get --help)
+          --ct-log-list FILE        a CT log list (Chrome's v3 JSON or Apple's list): each embedded SCT is shown
+                                    with its log's name and whether it verifies (the issuer must be among the
+                                    certificates shown), and what Apple's and Chrome's CT policies make of them
           \(ProxyOptions.usage)
 
         exit codes: 0 success (a host: its chain verifies), 1 a host's chain does not verify against the
@@ -69,11 +72,12 @@ enum InspectCommand {
             // A file on disk is read as a pinned-certificate file is (a note for a tolerated quirk).
             loaded.append((path, try FileKind.certificates(path, tolerant: true)))
         }
+        let scts = try InspectSCTs.make(options, certificates: loaded.flatMap(\.certificates), now: currentTime)
         if options.flags.contains("--json") {
             var items: [JSON] = []
             for (file, certificates) in loaded {
                 for (index, certificate) in certificates.enumerated() {
-                    items.append(json(certificate, file: file, index: index))
+                    items.append(json(certificate, file: file, index: index, scts: scts))
                 }
             }
             CLI.printSafe(JSON.array(items).rendered)
@@ -83,7 +87,7 @@ enum InspectCommand {
                 for (index, certificate) in certificates.enumerated() {
                     if !first { CLI.printSafe("") }
                     first = false
-                    CLI.printSafe(human(certificate, file: file, index: index, count: certificates.count))
+                    CLI.printSafe(human(certificate, file: file, index: index, count: certificates.count, scts: scts))
                 }
             }
         }
@@ -91,7 +95,7 @@ enum InspectCommand {
     }
 
     /// The JSON object of one certificate (schema in the README, shared with later subcommands).
-    static func json(_ c: Certificate, file: String?, index: Int) -> JSON {
+    static func json(_ c: Certificate, file: String?, index: Int, scts: InspectSCTs? = nil) -> JSON {
         var pairs: [(String, JSON)] = []
         if let file { pairs.append(("file", .string(file))) }
         pairs += [
@@ -118,21 +122,8 @@ enum InspectCommand {
         }
         pairs.append(("selfIssued", .bool(c.isSelfIssued)))
         pairs += revocationJSON(c)
+        if let list = sctJSON(c, context: scts) { pairs.append(("scts", list)) }
         return .object(pairs)
-    }
-
-    /// One line per embedded SCT (RFC 6962 §3.3): the log ID as log lists write it (base64) and
-    /// the SCT's time. Verifying them takes a log list (`CertificateTransparency`).
-    static func embeddedSCTs(_ c: Certificate) -> [String] {
-        guard let bytes = c.extensions.signedCertificateTimestamps else { return [] }
-        let list: SignedCertificateTimestampList
-        do { list = try SignedCertificateTimestampList(tlsEncoded: bytes) } catch { return ["malformed SCT list (\(error))"] }
-        return list.entries.map { entry in
-            switch entry {
-            case .parsed(let sct): return "log \(Base64.encode(sct.logID)) at \(sct.time.rfc3339)"
-            case .malformed(_, let error): return "malformed (\(error))"
-            }
-        }
     }
 
     static func colonHex(_ bytes: [UInt8]) -> String {
@@ -152,7 +143,7 @@ enum InspectCommand {
         return left < day ? "expires within a day" : "\(days(left)) left"
     }
 
-    static func human(_ c: Certificate, file: String, index: Int, count: Int, now: Int64 = currentTime) -> String {
+    static func human(_ c: Certificate, file: String, index: Int, count: Int, now: Int64 = currentTime, scts: InspectSCTs? = nil) -> String {
         var lines: [(String, String)] = [
             ("Subject", c.subject.rfc4514.isEmpty ? "(empty)" : c.subject.rfc4514),
             ("Issuer", c.issuer.rfc4514.isEmpty ? "(empty)" : c.issuer.rfc4514 + (c.isSelfIssued ? "  (self-issued)" : "")),
@@ -174,7 +165,7 @@ enum InspectCommand {
         lines.append(("SHA-256", colonHex(c.sha256Fingerprint)))
         lines.append(("SPKI pin", "sha256/\(c.spkiSHA256Base64)"))
         lines += revocationLines(c)
-        lines += embeddedSCTs(c).map { ("SCT", $0) }
+        lines += sctLines(c, context: scts)
         let width = lines.map(\.0.count).max() ?? 0
         var out = "\(file) [\(index + 1)/\(count)]\n"
         out += lines.map { "  " + $0.0 + String(repeating: " ", count: width - $0.0.count) + "  " + $0.1 }.joined(separator: "\n")

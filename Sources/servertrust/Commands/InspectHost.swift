@@ -158,19 +158,22 @@ enum InspectHost {
             timeout: timeout, request: options.flags.contains("--handshake-only") ? .handshakeOnly : .head,
             proxy: proxy)
         let verification = ChainVerification(chain: probe.chain, host: target.host, decider: decider, against: against)
+        let scts = try InspectSCTs.make(options, certificates: probe.chain, now: InspectCommand.currentTime)
         if options.flags.contains("--json") {
-            CLI.printSafe(json(probe, target: target, proxy: proxy, verification: verification).rendered)
+            CLI.printSafe(json(probe, target: target, proxy: proxy, verification: verification, scts: scts).rendered)
         } else {
             CLI.printSafe(
                 human(
                     probe, target: target, proxy: proxy, verification: verification,
-                    handshakeOnly: options.flags.contains("--handshake-only")))
+                    handshakeOnly: options.flags.contains("--handshake-only"), scts: scts))
         }
         return verification.verified ? ExitCode.success : ExitCode.rejected
     }
 
     /// The host form's JSON object (README "The commands", `inspect https://HOST[:PORT]`).
-    static func json(_ probe: ProbeResult, target: HTTPSTarget, proxy: ProxyConfiguration?, verification: ChainVerification) -> JSON {
+    static func json(_ probe: ProbeResult, target: HTTPSTarget, proxy: ProxyConfiguration?, verification: ChainVerification, scts: InspectSCTs? = nil)
+        -> JSON
+    {
         .object([
             ("url", .string(target.url)),
             ("host", .string(target.host)),
@@ -186,13 +189,13 @@ enum InspectHost {
             ("verification", verification.reason.map(JSON.string) ?? .null),
             ("failureKind", verification.failure.map { .string($0.kind.rawValue) } ?? .null),
             ("verifiedChain", verification.path.map { .array($0.map { .string($0.subject.rfc4514) }) } ?? .null),
-            ("certificates", .array(probe.chain.enumerated().map { InspectCommand.json($0.element, file: nil, index: $0.offset) })),
+            ("certificates", .array(probe.chain.enumerated().map { InspectCommand.json($0.element, file: nil, index: $0.offset, scts: scts) })),
         ])
     }
 
     static func human(
         _ probe: ProbeResult, target: HTTPSTarget, proxy: ProxyConfiguration?, verification: ChainVerification,
-        handshakeOnly: Bool
+        handshakeOnly: Bool, scts: InspectSCTs? = nil
     ) -> String {
         var lines: [(String, String)] = []
         lines.append(("Protocol", probe.tlsVersion ?? "unknown"))
@@ -220,7 +223,7 @@ enum InspectHost {
         out += lines.map { "  " + $0.0 + String(repeating: " ", count: width - $0.0.count) + "  " + $0.1 }.joined(separator: "\n")
         out += "\n\nServed chain: \(probe.chain.count) certificate\(probe.chain.count == 1 ? "" : "s")"
         for (index, certificate) in probe.chain.enumerated() {
-            out += "\n\n" + InspectCommand.human(certificate, file: target.url, index: index, count: probe.chain.count)
+            out += "\n\n" + InspectCommand.human(certificate, file: target.url, index: index, count: probe.chain.count, scts: scts)
         }
         return out
     }

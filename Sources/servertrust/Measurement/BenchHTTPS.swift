@@ -27,6 +27,8 @@ enum BenchHTTPS {
           --requests N              timed requests (default 500)
           --max-seconds S           stop after S seconds (default 50)
           --expect-bytes N          the body size every response must have (default 1024)
+          --ct report|require, --ct-policy apple|chrome, --ct-log-list FILE
+                                    Certificate Transparency as in get, --cainfo's roots counting as the system's
           --signature-memo on|off   on (default, as in the library): signature checks go through the
                                     process-wide memo of verified signatures; off: every signature is
                                     verified afresh (SignatureMemo.shared.isEnabled = false)
@@ -43,10 +45,10 @@ enum BenchHTTPS {
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try Options(
             arguments, flags: ["--help"],
-            values: [
+            values: Set([
                 "--url", "--connect-ip", "--cainfo", "--pin", "--mode", "--requests", "--max-seconds", "--alg", "--impl", "--expect-bytes",
                 "--signature-memo", "--revocation", "--revocation-depth",
-            ])
+            ]).union(TrustOptions.certificateTransparencyNames))
         if options.flags.contains("--help") {
             print(usage)
             return ExitCode.success
@@ -80,8 +82,13 @@ enum BenchHTTPS {
             guard let depth = RevocationDepth(rawValue: text) else { throw CLIError("--revocation-depth: '\(text)' is not leaf or chain") }
             revocation.depth = depth
         }
-        let session = try makeSession(url: url, cainfo: cainfo, connectIP: connectIP, pin: options.value("--pin"), revocation: revocation) {
-            configuration in
+        // --ct, --ct-policy, --ct-log-list as in `get`, with --cainfo as the system roots, so CT
+        // applies to the server's chain: the cost of Certificate Transparency per connection.
+        let certificateTransparency = try TrustOptions(values: options.values, flags: []).certificateTransparency() ?? .off
+        let session = try makeSession(
+            url: url, cainfo: cainfo, connectIP: connectIP, pin: options.value("--pin"), revocation: revocation,
+            certificateTransparency: certificateTransparency
+        ) { configuration in
             configuration.minimumTLSVersion = .tls1_3
             configuration.allowsHTTP2 = false
             configuration.tlsSessionResumption = mode != "newconn"
@@ -134,6 +141,7 @@ enum BenchHTTPS {
     /// headers. `configure` sets the rest.
     static func makeSession(
         url: String, cainfo: String, connectIP: String, pin pinText: String?, revocation: RevocationPolicy = .off,
+        certificateTransparency: CertificateTransparencyPolicy = .off,
         configure: (inout HTTPSessionConfiguration) -> Void
     ) throws -> HTTPSession {
         guard let components = URLComponents(string: url), let host = components.host else { throw CLIError("--url: '\(url)' is not a URL") }
@@ -157,8 +165,8 @@ enum BenchHTTPS {
                 throw CLIError("--pin: \(error)")
             }
         }
-        var configuration = HTTPSessionConfiguration(
-            serverTrust: ServerTrustDecider(policy: TrustPolicy(HostTrustPolicy(evaluator: evaluator, revocation: revocation)), anchors: anchors))
+        let hostPolicy = HostTrustPolicy(evaluator: evaluator, revocation: revocation, certificateTransparency: certificateTransparency)
+        var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(policy: TrustPolicy(hostPolicy), anchors: anchors))
         configuration.resolve = ["\(host):\(port):\(connectIP)"]
         configuration.acceptsCompressedResponses = false
         configuration.maximumRedirects = 0

@@ -23,6 +23,8 @@ import TrustEvaluation
 /// - `--revocation off|soft-fail|hard-fail`, `--revocation-depth leaf|chain`, `--crl-cache DIR`:
 ///   the revocation setting of every host (``RevocationPolicy``), over a policy file's: the
 ///   staple, `--crl`'s CRLs and CRLs fetched from the distribution points (cached in DIR too).
+/// - `--ct`, `--ct-policy`, `--ct-log-list`: Certificate Transparency for every host
+///   (`TrustOptions+CT.swift`).
 ///
 /// curl's spellings, with curl's meaning (curl(1)):
 /// - `--cacert FILE`: "Tells curl to use the specified certificate file to verify the peer";
@@ -36,10 +38,10 @@ import TrustEvaluation
 ///   only, so these pins have ``PinScope/leaf`` (a `--pin` may name any certificate of the
 ///   validated path). With `--pin` as well, both must match.
 struct TrustOptions {
-    static let valueNames: Set<String> = [
+    static let valueNames = Set([
         "--anchors", "--cacert", "--pin", "--pinnedpubkey", "--mode", "--pinned-cert", "--policy", "--crl", "--revocation", "--revocation-depth",
         "--crl-cache",
-    ]
+    ]).union(certificateTransparencyNames)
     static let flagNames: Set<String> = ["--anchors-only", "--no-validate-domain", "--allow-invalid", "--insecure", "--strict", "--compat"]
 
     let values: [String: [String]]
@@ -178,8 +180,9 @@ struct TrustOptions {
         let revocation = try revocationFlags()
         let (custom, only) = try customAnchors()
         let crls = try revocationLists() ?? []
+        let certificateTransparency = try certificateTransparency()
         let base = try unlayeredPolicy(host: host, alwaysPolicy: alwaysPolicy)
-        guard !custom.isEmpty || only || !crls.isEmpty || revocation.isGiven else { return base }
+        guard !custom.isEmpty || only || !crls.isEmpty || revocation.isGiven || certificateTransparency != nil else { return base }
         return base.mapHosts { policy in
             var policy = policy
             if !custom.isEmpty || only {
@@ -187,6 +190,7 @@ struct TrustOptions {
                 policy.anchors = TrustAnchors(anchors, only: policy.anchors.only || only, source: "--anchors/--cacert")
             }
             policy.revocation = revocation.applied(to: policy.revocation.adding(crls))
+            if let certificateTransparency { policy.certificateTransparency = certificateTransparency }
             return policy
         }
     }

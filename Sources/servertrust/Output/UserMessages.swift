@@ -72,6 +72,7 @@ enum UserMessages {
         case .expired: return "certificate expired: \(failure.detail)\(which)"
         case .notYetValid: return "certificate not valid yet: \(failure.detail)\(which)"
         case .badSignature: return "certificate signature does not verify: \(failure.detail)"
+        case .certificateTransparencyNotCompliant: return "Certificate Transparency: the server's certificate is \(failure.detail)"
         default: return "certificate rejected: \(failure.detail)\(which)"
         }
     }

@@ -221,7 +221,8 @@ struct PolicyFileTests {
         #expect(lines.count == 5, "\(lines)")
         #expect(
             lines.first
-                == "$.colour: unknown key (allowed: allHostsMustBeEvaluated, anchors, anchorsOnly, crls, hosts, reportUris, revocation, semantics, version)")
+                == "$.colour: unknown key (allowed: allHostsMustBeEvaluated, anchors, anchorsOnly, certificateTransparency, crls, hosts, reportUris, revocation, semantics, version)"
+        )
         #expect(lines.contains { $0.hasPrefix("$.hosts[1].pins[1].notBefore: \"soon\" is not a date") })
         #expect(lines.contains { $0.hasPrefix("$.hosts[1].pins[1].pin: not a valid sha256 pin") })
         #expect(lines.contains("$.hosts[2].pins[0]: not a valid sha256 pin: not base64; a pin is \(SPKIPin.acceptedForms)"))
