@@ -11,7 +11,7 @@ final class SessionCore: Sendable {
     let credentials: CredentialStore
     let usesHTTP2: Bool
     /// Staples seen in full handshakes, for connections decided without one.
-    let staples = StapleMemory()
+    let handshakeEvidenceMemory = HandshakeEvidenceMemory()
     /// Set once a transfer completed with the `resolve` list loaded into the shared DNS cache.
     let resolveLoaded = Atomic<Bool>(false)
 

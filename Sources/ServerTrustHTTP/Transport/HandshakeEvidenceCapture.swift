@@ -35,7 +35,7 @@ internal import Synchronization
 /// status callback, without a staple, which lets the handshake go on): it is decided before the
 /// request (``EasyHandle/connectionReady()``) on the chain the session kept, which carries no
 /// staple and no SCTs of its own; the staple the session's first handshake brought is used
-/// there (``StapleMemory``), else CRLs settle it (cached, usually).
+/// there (``HandshakeEvidenceMemory``, with the TLS SCTs it brought), else CRLs settle it (cached, usually).
 final class HandshakeCapture {
     /// What was asked of the server on the connection being opened.
     private(set) var requested: HandshakeEvidence = []
@@ -143,41 +143,59 @@ let easyStatusCallback: OCSPStapling.StatusCallback = { ssl, argument in
     return Unmanaged<EasyHandle>.fromOpaque(argument).takeUnretainedValue().decidePending(ssl) ? 1 : 0
 }
 
-/// The last stapled OCSP response each leaf came with in an accepted full handshake of this
-/// session, for the connections decided without a handshake's staple: a resumed TLS session
-/// (OpenSSL keeps no staple in the session) and a kept-alive connection decided again after
-/// ``HTTPSession/replaceServerTrust(_:)``. A staple is signed, dated evidence about one
-/// certificate, checked again (issuer, signer, window) by every decision that reads it, so one
-/// seen earlier is as good as the handshake's own while it is current; without it, such
+/// The last stapled OCSP response and TLS SCT extension each leaf came with in an accepted
+/// full handshake of this session, for the connections decided without a handshake's own: a
+/// resumed TLS session (OpenSSL keeps neither in the session; TLS 1.3 resumption has no
+/// Certificate message) and a kept-alive connection decided again after
+/// ``HTTPSession/replaceServerTrust(_:)``. Both are signed evidence about one certificate (a
+/// staple by its CA, an SCT by a log), checked again by every decision that reads them (issuer,
+/// signer and window for a staple; log key, time and policy for SCTs), so what an earlier
+/// handshake brought is as good as the handshake's own while it is current. Without it, such
 /// connections would fall back to CRLs, and a server that only staples would be "status
-/// unknown" on every resumption. A refused decision about a leaf forgets its staple (its new
-/// staple may say revoked), and the memory is bounded.
-final class StapleMemory: Sendable {
+/// unknown", and one that sends its SCTs only in the TLS extension not CT-compliant, on every
+/// resumption. A refused decision about a leaf forgets what it came with (a new staple may say
+/// revoked), and the memory is bounded.
+final class HandshakeEvidenceMemory: Sendable {
+    /// What one leaf came with.
+    struct Evidence {
+        var stapledOCSPResponse: [UInt8]?
+        var signedCertificateTimestamps: [UInt8]?
+    }
+
     /// Leaves remembered at most (then it starts over).
     static let capacity = 256
-    private let staples = Mutex<[[UInt8]: [UInt8]]>([:])
+    private let evidence = Mutex<[[UInt8]: Evidence]>([:])
 
-    /// Remembers the staple of an accepted decision, or forgets the leaf's after a refusal.
+    /// Remembers what an accepted decision's handshake brought, or forgets the leaf's after a
+    /// refusal.
     func record(_ decision: TrustDecision) {
         guard let leaf = decision.served.leaf else { return }
         let key = leaf.sha256Fingerprint
-        staples.withLock { staples in
-            guard decision.isTrusted, let staple = decision.served.stapledOCSPResponse else {
-                staples[key] = nil
+        let brought = Evidence(
+            stapledOCSPResponse: decision.served.stapledOCSPResponse, signedCertificateTimestamps: decision.served.signedCertificateTimestamps)
+        evidence.withLock { evidence in
+            guard decision.isTrusted, brought.stapledOCSPResponse != nil || brought.signedCertificateTimestamps != nil else {
+                evidence[key] = nil
                 return
             }
-            if staples.count >= Self.capacity { staples.removeAll() }
-            staples[key] = staple
+            if evidence.count >= Self.capacity { evidence.removeAll() }
+            // A handshake that brought only one kind keeps what an earlier one brought of the other.
+            var kept = evidence[key] ?? Evidence()
+            if let staple = brought.stapledOCSPResponse { kept.stapledOCSPResponse = staple }
+            if let scts = brought.signedCertificateTimestamps { kept.signedCertificateTimestamps = scts }
+            evidence[key] = kept
         }
     }
 
-    /// `served` with the staple last seen for its leaf, when it came without one.
-    func adding(to served: ServedChain) -> ServedChain {
-        guard served.stapledOCSPResponse == nil, let leaf = served.leaf,
-            let staple = staples.withLock({ $0[leaf.sha256Fingerprint] })
-        else { return served }
+    /// `served` with what was last seen for its leaf, of the kinds `wanted`, where it came
+    /// without them.
+    func adding(to served: ServedChain, _ wanted: HandshakeEvidence) -> ServedChain {
+        guard let leaf = served.leaf, let seen = evidence.withLock({ $0[leaf.sha256Fingerprint] }) else { return served }
+        let staple = served.stapledOCSPResponse ?? (wanted.contains(.stapledOCSPResponse) ? seen.stapledOCSPResponse : nil)
+        let scts = served.signedCertificateTimestamps ?? (wanted.contains(.signedCertificateTimestamps) ? seen.signedCertificateTimestamps : nil)
+        guard staple != served.stapledOCSPResponse || scts != served.signedCertificateTimestamps else { return served }
         return ServedChain(
             certificates: served.certificates, host: served.host, port: served.port, tlsVersion: served.tlsVersion, cipher: served.cipher,
-            alpn: served.alpn, stapledOCSPResponse: staple, signedCertificateTimestamps: served.signedCertificateTimestamps)
+            alpn: served.alpn, stapledOCSPResponse: staple, signedCertificateTimestamps: scts)
     }
 }

@@ -145,7 +145,7 @@ extension EasyHandle {
         let (decider, generation) = core.trust
         let decision = decideServerTrust(served, for: transfer, by: decider)
         transfer.trustDecision = decision
-        if handshake.requested.contains(.stapledOCSPResponse) { core.staples.record(decision) }
+        if !handshake.requested.isEmpty { core.handshakeEvidenceMemory.record(decision) }
         // The decision belongs to this connection from now on, and says who made it
         // (ConnectionTrust).
         if decision.isTrusted, let ssl {
@@ -199,9 +199,10 @@ extension EasyHandle {
             transfer.trustDecision = rejection.decision
             return false
         }
-        // No handshake brought a staple now: the one last seen for this leaf, if the host's
-        // policy reads staples (StapleMemory).
-        if core.handshakeEvidence(forHost: target.host).contains(.stapledOCSPResponse) { served = core.staples.adding(to: served) }
+        // No handshake brought a staple or SCTs now: what the last accepted handshake brought
+        // for this leaf, of the kinds the host's policy reads (HandshakeEvidenceMemory).
+        let wanted = core.handshakeEvidence(forHost: target.host)
+        if !wanted.isEmpty { served = core.handshakeEvidenceMemory.adding(to: served, wanted) }
         let (decider, generation) = core.trust
         let decision = decideServerTrust(served, for: transfer, by: decider)
         transfer.trustDecision = decision
