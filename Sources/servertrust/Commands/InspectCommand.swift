@@ -64,8 +64,7 @@ enum InspectCommand {
         // --ct-log-list names the logs of the SCTs a file's certificates embed; the other trust
         // options decide a server's chain.
         for option in ["--resolve", "--timeout"] + ProxyOptions.names.sorted() + ChainVerification.valueNames.subtracting(["--ct-log-list"]).sorted()
-            where options.values[option] != nil
-        {
+        where options.values[option] != nil {
             throw CLIError("\(option) is for an https:// URL, not files")
         }
         for flag in ["--handshake-only"] + ChainVerification.flagNames.sorted() where options.flags.contains(flag) {
