@@ -48,10 +48,11 @@ enum BenchCommand {
         case "evaluate": return try evaluate(Array(arguments.dropFirst()))
         case "https": return try BenchHTTPS.run(Array(arguments.dropFirst()))
         case "h2", "download": return try BenchParallel.run(kind, Array(arguments.dropFirst()))
+        case "ct-fixture": return try BenchCTFixture.run(Array(arguments.dropFirst()))
         case "--help", "-h", "help":
             print(usage)
             return ExitCode.success
-        default: throw CLIError("unknown benchmark '\(kind)' (available: evaluate, https, h2, download; see servertrust bench --help)")
+        default: throw CLIError("unknown benchmark '\(kind)' (available: evaluate, https, h2, download, ct-fixture; see servertrust bench --help)")
         }
     }
 
