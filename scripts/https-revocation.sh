@@ -154,8 +154,10 @@ decided() { # PORT: the decision's steps
   "$ST" get "https://$HOST:$1/1k.bin" --cacert "$OUT/pki/root.pem" --resolve "$HOST:$1:127.0.0.1" --revocation hard-fail --json \
     | python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["decision"].get("pathChecks", [])))'
 }
-decided "$PORT_TLS" | grep -q "CRL http://127.0.0.1:$PORT_CRL/ca.crl" || { log "the crl way did not settle the leaf by its CRL"; exit 1; }
-decided "$PORT_STAPLE" | grep -q "the stapled OCSP response says good" || { log "the staple way did not read the staple"; exit 1; }
+# (Whole outputs, not pipes into grep -q: under pipefail its early exit would fail the pipeline.)
+crl_steps=$(decided "$PORT_TLS"); staple_steps=$(decided "$PORT_STAPLE")
+grep -q "CRL http://127.0.0.1:$PORT_CRL/ca.crl" <<<"$crl_steps" || { log "the crl way did not settle the leaf by its CRL: $crl_steps"; exit 1; }
+grep -q "the stapled OCSP response says good" <<<"$staple_steps" || { log "the staple way did not read the staple: $staple_steps"; exit 1; }
 
 RESULTS="$OUT/runs.jsonl"; : > "$RESULTS"
 for round in $(seq "$ROUNDS"); do
