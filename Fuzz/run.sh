@@ -143,7 +143,7 @@ target_modules() {
     der | pem | certificate | crl) echo "CertificateParsing" ;;
     names | chain | chain-accept | pkcs12 | privatekey) echo "CertificateParsing TrustEvaluation" ;;
     policy | pinset) echo "CertificateParsing TrustEvaluation ServerTrust" ;;
-    # CLI.swift (compiled into the limbo target) prints libcurl's version, from ServerTrustHTTP.
+    # ProgramVersion (Support/, compiled into the limbo target) prints libcurl's version, from ServerTrustHTTP.
     limbo) echo "CertificateParsing TrustEvaluation ServerTrust ServerTrustHTTP" ;;
     wwwauth) echo "CertificateParsing TrustEvaluation ServerTrust ServerTrustHTTP" ;;
     *) return 1 ;;
@@ -154,8 +154,9 @@ target_sources() {
   case "$t" in
     chain-accept) echo "$FUZZ/Targets/chain.swift" ;;
     # The limbo decoder lives in the servertrust executable: compile its real files (the
-    # request handling, JSON output, option parsing) with stubs for the unrelated subcommands.
-    limbo) write_cli_stubs && echo "$FUZZ/Targets/limbo.swift $ROOT/Sources/servertrust/Commands/LimboServeCommand.swift $ROOT/Sources/servertrust/Output/JSON.swift $ROOT/Sources/servertrust/CLI.swift $B/cli-stubs.swift" ;;
+    # request handling, and the commands' shared plumbing in Support/: JSON output, option
+    # parsing, errors, the terminal) with stubs for the unrelated subcommands.
+    limbo) write_cli_stubs && echo "$FUZZ/Targets/limbo.swift $ROOT/Sources/servertrust/Commands/LimboServeCommand.swift $ROOT/Sources/servertrust/CLI.swift $B/cli-stubs.swift" && swift_sources servertrust/Support ;;
     *) echo "$FUZZ/Targets/$t.swift" ;;
   esac
   echo "$FUZZ/Support/Touch.swift"

@@ -36,7 +36,7 @@ public enum DisplayText {
     /// can drive it, whatever a message forgot to escape.
     /// - Parameter text: Multi-line output.
     /// - Returns: The printable form.
-    public static func controlsEscaped(keepingLineBreaks text: String) -> String {
+    package static func controlsEscaped(keepingLineBreaks text: String) -> String {
         guard text.unicodeScalars.contains(where: { $0 != "\n" && $0 != "\t" && mustEscape($0) }) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {

@@ -139,7 +139,7 @@ public struct PinSetStore: Sendable {
     ///   - path: The file to replace or create.
     ///   - mode: Its permissions (0600 for a store; a published document may be 0644).
     /// - Throws: ``PinSetError`` (`storeWriteFailed`); `path` is then untouched.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: UInt16 = 0o600) throws(PinSetError) {
+    package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: UInt16 = 0o600) throws(PinSetError) {
         do {
             try DurableFile.replace(path, with: bytes, mode: UInt32(mode))
         } catch {

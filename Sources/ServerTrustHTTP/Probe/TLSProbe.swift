@@ -1,33 +1,33 @@
-public import CertificateParsing
+package import CertificateParsing
 internal import ServerTrust
 internal import Synchronization
 
 /// What a TLS server presented on one connection: the chain exactly as served and the facts
 /// of the handshake, with no trust decision attached (``TLSProbe`` makes none).
-public struct ProbeResult: Sendable {
+package struct ProbeResult: Sendable {
     /// The host the probe asked for (SNI and `Host`), without brackets for IPv6.
-    public let host: String
+    package let host: String
     /// The port.
-    public let port: Int
+    package let port: Int
     /// The certificates in the order the server sent them, leaf first. Never empty.
-    public let chain: [Certificate]
+    package let chain: [Certificate]
     /// The negotiated protocol version as OpenSSL names it (`TLSv1.3`), when known.
-    public let tlsVersion: String?
+    package let tlsVersion: String?
     /// The application protocol the connection used, in ALPN's spelling: `h2` when the server
     /// selected HTTP/2 through ALPN, `http/1.1` otherwise. libcurl offers `h2,http/1.1` and does
     /// not report whether the server answered ALPN at all, so a server without ALPN also shows
     /// `http/1.1`. `nil` when no request was sent (``TLSProbe/Request/handshakeOnly``) or the
     /// request failed.
-    public let alpn: String?
+    package let alpn: String?
     /// The negotiated cipher suite (OpenSSL's name), if known.
-    public let cipher: String?
+    package let cipher: String?
     /// The HTTP version of the `HEAD` exchange (`HTTP/1.1`, `HTTP/2`), when one completed.
-    public let httpVersion: String?
+    package let httpVersion: String?
     /// The status of the `HEAD` response, when one completed.
-    public let httpStatus: Int?
+    package let httpStatus: Int?
     /// Why the `HEAD` request failed after the chain had been recorded (a server that
     /// requires a client certificate, or does not speak HTTP), if it did.
-    public let requestError: HTTPError?
+    package let requestError: HTTPError?
 
     /// Creates a probe result.
     ///
@@ -41,7 +41,7 @@ public struct ProbeResult: Sendable {
     ///   - httpVersion: The HTTP version of the request, if one completed.
     ///   - httpStatus: The response status, if one completed.
     ///   - requestError: The request's failure, if it failed after the handshake.
-    public init(
+    package init(
         host: String, port: Int, chain: [Certificate], tlsVersion: String?, alpn: String? = nil, cipher: String? = nil,
         httpVersion: String? = nil, httpStatus: Int? = nil, requestError: HTTPError? = nil
     ) {
@@ -75,9 +75,9 @@ public struct ProbeResult: Sendable {
 /// The cipher suite and the ALPN choice are read in the verify callback, where the handshake
 /// has settled both; formerly the transport did not expose the `SSL` object of a
 /// connection outside its TLS hooks.
-public enum TLSProbe {
+package enum TLSProbe {
     /// What the probe sends once the chain has been recorded.
-    public enum Request: Sendable, Hashable {
+    package enum Request: Sendable, Hashable {
         /// Abort the handshake in the verify callback: no HTTP byte is sent, ALPN stays unknown.
         case handshakeOnly
         /// Complete the handshake and send `HEAD /`, to learn the negotiated HTTP version.
@@ -102,7 +102,7 @@ public enum TLSProbe {
     /// - Throws: ``HTTPError/invalidRequest(_:)`` for a bad host, port, address, timeout or
     ///   proxy; the transport's ``HTTPError`` when no certificate arrived (connection refused,
     ///   name not found, handshake failure, timeout, a proxy that refused or was not trusted).
-    public static func fetch(
+    package static func fetch(
         host: String, port: Int = 443, connectTo address: String? = nil, timeout: Double = 10, request: Request = .handshakeOnly,
         proxy: ProxyConfiguration? = nil
     ) async throws(HTTPError) -> ProbeResult {

@@ -93,7 +93,7 @@ public final class HTTPSession: Sendable {
     public var credentialStore: CredentialStore { core.credentials }
 
     /// How many transfer threads the session has started.
-    public var transferThreadCount: Int { engine.laneCount }
+    package var transferThreadCount: Int { engine.laneCount }
 
     /// The executor of the session's first transfer thread.
     ///
@@ -107,13 +107,13 @@ public final class HTTPSession: Sendable {
     /// wait the usual way. Cancellation, timeouts, progress and challenges work as for any
     /// request. Only use it for short, non-blocking work: while such code runs, no transfer
     /// of the thread makes progress, and blocking on a request from it deadlocks.
-    public var transferExecutor: any TaskExecutor { engine.primaryLane }
+    package var transferExecutor: any TaskExecutor { engine.primaryLane }
 
     /// `libcurl/7.88.1 OpenSSL/3.0.19 …`.
-    public static var libcurlVersion: String { Curl.versionText }
+    package static var libcurlVersion: String { Curl.versionText }
 
     /// Whether this libcurl negotiates HTTP/2.
-    public static var libcurlSupportsHTTP2: Bool { Curl.supportsHTTP2 }
+    package static var libcurlSupportsHTTP2: Bool { Curl.supportsHTTP2 }
 
     // MARK: - Requests
 

@@ -15,11 +15,11 @@ internal import Synchronization
 /// ever seeing the end of its output. This spawner closes every other descriptor in the child
 /// at spawn time (glibc's `posix_spawn_file_actions_addclosefrom_np`), and the descriptors it
 /// is given should be close-on-exec, so that no child spawned elsewhere inherits them either.
-public final class LabChildProcess: Sendable {
+package final class LabChildProcess: Sendable {
     /// The process id.
-    public let pid: Int32
+    package let pid: Int32
     /// What it was started as, for messages.
-    public let name: String
+    package let name: String
     /// Its exit status once reaped (the signal number when a signal ended it).
     private let exitStatus = Mutex<Int32?>(nil)
 
@@ -28,7 +28,7 @@ public final class LabChildProcess: Sendable {
     ///
     /// - Throws: ``LabError`` naming the program when it cannot be started (no such file, not
     ///   executable).
-    public init(
+    package init(
         _ executable: String, _ arguments: [String], environment: [String: String], stdin: Int32, stdout: Int32, stderr: Int32
     ) throws {
         name = ([executable] + arguments).joined(separator: " ")
@@ -54,7 +54,7 @@ public final class LabChildProcess: Sendable {
     ///
     /// - Throws: ``LabError`` naming the file that cannot be opened or the program that cannot
     ///   be started.
-    public convenience init(
+    package convenience init(
         _ executable: String, _ arguments: [String], adding environment: [String: String] = [:], stdoutPath: String?, stderrPath: String?
     ) throws {
         var opened: [String: Int32] = [:]
@@ -91,11 +91,11 @@ public final class LabChildProcess: Sendable {
     }
 
     /// Whether it has not exited yet.
-    public var isRunning: Bool { reap() == nil }
+    package var isRunning: Bool { reap() == nil }
 
     /// Blocks until it exits; its exit status (the signal number when a signal ended it).
     @discardableResult
-    public func waitUntilExit() -> Int32 {
+    package func waitUntilExit() -> Int32 {
         while true {
             if let status = reap() { return status }
             usleep(5_000)
@@ -104,7 +104,7 @@ public final class LabChildProcess: Sendable {
 
     /// Sends SIGTERM, then SIGKILL after `grace`, and reaps it; its exit status.
     @discardableResult
-    public func stop(grace: Duration = .seconds(10)) -> Int32 {
+    package func stop(grace: Duration = .seconds(10)) -> Int32 {
         if let status = reap() { return status }
         kill(pid, SIGTERM)
         let deadline = ContinuousClock.now + grace

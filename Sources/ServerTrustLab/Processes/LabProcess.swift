@@ -4,24 +4,24 @@ internal import Glibc
 internal import Synchronization
 
 /// What a child process run by ``LabProcess/run(_:_:input:environment:)`` left behind.
-public struct LabProcessResult: Sendable, CustomStringConvertible {
+package struct LabProcessResult: Sendable, CustomStringConvertible {
     /// The exit status (or the signal number, for a process killed by a signal).
-    public let status: Int32
+    package let status: Int32
     /// Everything it wrote to standard output.
-    public let stdout: [UInt8]
+    package let stdout: [UInt8]
     /// Everything it wrote to standard error.
-    public let stderr: [UInt8]
+    package let stderr: [UInt8]
     /// From its start to its exit: the time a test may bound. The wait for a slot
     /// (``LabProcess/slots``) before the start is not in it.
-    public let elapsed: Duration
+    package let elapsed: Duration
 
     /// Standard output as UTF-8 text (invalid bytes replaced).
-    public var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    package var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
     /// Standard error as UTF-8 text (invalid bytes replaced).
-    public var stderrText: String { String(decoding: stderr, as: UTF8.self) }
+    package var stderrText: String { String(decoding: stderr, as: UTF8.self) }
 
     /// The status, the duration and both outputs, for a test's message.
-    public var description: String { "exit \(status) after \(elapsed): \(stdoutText)\(stderrText)" }
+    package var description: String { "exit \(status) after \(elapsed): \(stdoutText)\(stderrText)" }
 }
 
 /// Runs the command-line programs that judge the Lab and the project from outside (curl,
@@ -35,9 +35,9 @@ public struct LabProcessResult: Sendable, CustomStringConvertible {
 /// - **Bounded concurrency.** At most ``slots`` children run at once, the others wait their
 ///   turn (asynchronously). Without a bound, a hundred clients started together share two cores
 ///   and each takes many times its own duration, which breaks every bound on it.
-public enum LabProcess {
+package enum LabProcess {
     /// How many children may run at once: one per core.
-    public static let slots = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    package static let slots = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
     private static let gate = Gate(slots: slots)
 
@@ -47,7 +47,7 @@ public enum LabProcess {
     /// - Returns: Its exit status, outputs and duration.
     /// - Throws: The error of `Process.run()` when the program cannot be started (no such file,
     ///   not executable).
-    public static func run(
+    package static func run(
         _ executable: String, _ arguments: [String], input: [UInt8]? = nil, environment: [String: String] = [:]
     ) async throws -> LabProcessResult {
         await gate.enter()

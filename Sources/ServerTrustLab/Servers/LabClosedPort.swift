@@ -13,23 +13,23 @@ internal import Synchronization
 /// defer { closed.close() }
 /// // curl https://127.0.0.1:\(closed.port)/   → curl: (7) Failed to connect … Connection refused
 /// ```
-public final class LabClosedPort: Sendable {
+package final class LabClosedPort: Sendable {
     /// The port, on `127.0.0.1` (or `::1` for ``LabLoopbackAddress/ipv6``).
-    public let port: UInt16
+    package let port: UInt16
     private let socket: Mutex<LabSocket?>
 
     /// Binds a port chosen by the OS.
     ///
     /// - Parameter address: The loopback address to bind.
     /// - Throws: ``LabError`` when the socket cannot be created or bound.
-    public init(on address: LabLoopbackAddress = .ipv4) throws {
+    package init(on address: LabLoopbackAddress = .ipv4) throws {
         let (socket, port) = try LabSocket.bound(on: address)
         self.port = port
         self.socket = Mutex(socket)
     }
 
     /// Releases the port (later calls do nothing); `deinit` does the same.
-    public func close() {
+    package func close() {
         let socket = self.socket.withLock { held -> LabSocket? in
             defer { held = nil }
             return held

@@ -8,7 +8,7 @@ internal import Synchronization
 /// the peer does; what the client should report is the client's business (the tests and
 /// `servertrust stress faults` hold those tables).
 public enum LabFault: String, Sendable, Hashable, CaseIterable {
-    /// Nothing listens on the port (held by a ``LabClosedPort`` for the life of the setup, so
+    /// Nothing listens on the port (held by a `LabClosedPort` for the life of the setup, so
     /// no other server can take it).
     case connectionRefused
     /// The server closes the TCP connection right after `accept`.
@@ -85,7 +85,7 @@ public final class LabFaultSetup: Sendable {
     /// The refusing proxy of ``LabFault/proxyRefusesConnect``.
     public let relay: LabMITMRelay?
     /// The port of ``LabFault/connectionRefused``.
-    public let closedPort: LabClosedPort?
+    package let closedPort: LabClosedPort?
 
     /// The host every setup serves, a name under the reserved `.test` TLD (RFC 6761 §6.2).
     public static let host = "www.example.test"

@@ -498,27 +498,9 @@ struct Node {
 /// and no real chain comes close; this bounds chains of distinct self-issued keys.
 let maximumPathLength = 64
 
-/// Lazily built anchor keys, shared by every validation against one store.
-final class KeyCache: Sendable {
-    private let keys: Mutex<[ObjectIdentifier: [Int: any Sendable]]>
-
-    init(count: Int) { keys = Mutex([:]) }
-
+extension KeyCache {
+    /// The anchor key at `index`, a key that cannot be made reported as the path's failure.
     func key<V: SignatureVerifier>(at index: Int, of verifier: V, spki: SubjectPublicKeyInfo) -> Result<V.Key, ValidationFailure> {
         verificationKey(at: index, of: verifier, spki: spki).mapError { ValidationFailure(.weakKey, "trust anchor public key is unusable: \($0)") }
-    }
-
-    /// The key at `index`, made once per verifier type; a key that cannot be made is made again
-    /// next time (and fails again), never remembered.
-    func verificationKey<V: SignatureVerifier>(at index: Int, of verifier: V, spki: SubjectPublicKeyInfo) -> Result<V.Key, SignatureError> {
-        let type = ObjectIdentifier(V.self)
-        if let cached = keys.withLock({ $0[type]?[index] }) as? V.Key { return .success(cached) }
-        do {
-            let key = try verifier.makeKey(spki)
-            keys.withLock { $0[type, default: [:]][index] = key }
-            return .success(key)
-        } catch {
-            return .failure(error)
-        }
     }
 }

@@ -58,7 +58,7 @@ enum CollectCommand {
         } catch {
             throw CLIError(error.description)
         }
-        CLI.writeStdout(
+        Console.writeStdout(
             "collecting pin-failure reports at \(collector.baseURL)/report (dashboard \(collector.baseURL)/, database \(configuration.database))\n")
         let stop = DispatchSemaphore(value: 0)
         var sources: [any DispatchSourceSignal] = []
@@ -72,7 +72,7 @@ enum CollectCommand {
         stop.wait()
         collector.shutdown()
         let statistics = collector.statistics
-        CLI.writeStdout(
+        Console.writeStdout(
             "stopped: \(statistics.acknowledged) reports acknowledged and stored, \(statistics.refused) refused, "
                 + "\(statistics.rateLimited) rate-limited, \(statistics.failed) not stored (503)\n")
         _ = sources
@@ -96,7 +96,7 @@ enum CollectCommand {
         configuration.host = host
         configuration.port = port
         if let path = options.value("--token-file") {
-            let token = String(decoding: try CLI.readFile(path), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let token = String(decoding: try InputFile.read(path), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             guard !token.isEmpty else { throw CLIError("\(path): empty token") }
             configuration.token = token
         } else if let token = ProcessInfo.processInfo.environment["SERVERTRUST_COLLECTOR_TOKEN"], !token.isEmpty {
@@ -117,7 +117,7 @@ enum CollectCommand {
         }
         for path in options.values["--expected-ca"] ?? [] {
             let certificates: [Certificate]
-            do { certificates = try Certificate.load(try CLI.readFile(path)) } catch let error as CLIError { throw error } catch {
+            do { certificates = try Certificate.load(try InputFile.read(path)) } catch let error as CLIError { throw error } catch {
                 throw CLIError("\(path): \(error)")
             }
             if let leaf = certificates.first(where: { !$0.isCertificateAuthority }) {
@@ -127,7 +127,7 @@ enum CollectCommand {
         }
         switch (options.value("--tls-cert"), options.value("--tls-key")) {
         case (let certificate?, let key?):
-            configuration.tls = (String(decoding: try CLI.readFile(certificate), as: UTF8.self), String(decoding: try CLI.readFile(key), as: UTF8.self))
+            configuration.tls = (String(decoding: try InputFile.read(certificate), as: UTF8.self), String(decoding: try InputFile.read(key), as: UTF8.self))
         case (nil, nil): break
         default: throw CLIError("--tls-cert and --tls-key go together")
         }

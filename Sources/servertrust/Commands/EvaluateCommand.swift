@@ -62,7 +62,7 @@ enum EvaluateCommand {
             arguments, flags: TrustOptions.flagNames.union(["--explain", "--json", "--help", "--offline"]),
             values: TrustOptions.valueNames.union(["--host", "--at"]))
         if options.flags.contains("--help") {
-            CLI.printSafe(usage)
+            Console.printSafe(usage)
             return ExitCode.success
         }
         guard options.positionals.count == 1, let chainPath = options.positionals.first else {
@@ -95,16 +95,16 @@ enum EvaluateCommand {
         let decision = decider.decide(ServedChain(certificates: chain, host: host))
 
         if options.flags.contains("--json") {
-            CLI.printSafe(decision.record.jsonText)
+            Console.printSafe(decision.record.jsonText)
         } else if options.flags.contains("--explain") {
-            CLI.printSafe(decision.record.explanation)
+            Console.printSafe(decision.record.explanation)
         } else if let failure = decision.failure {
-            CLI.printSafe("rejected: \(failure)")
-            if let message = decision.record.pinFailureMessage { CLI.printSafe(message) }
+            Console.printSafe("rejected: \(failure)")
+            if let message = decision.record.pinFailureMessage { Console.printSafe(message) }
         } else {
-            CLI.printSafe("trusted: \(host) (\(decision.record.evaluator); \(decision.record.policy))")
-            if let pin = decision.record.matchedPin { CLI.printSafe("pin: \(pin)") }
-            for note in decision.record.notes { CLI.printSafe("note: \(note)") }
+            Console.printSafe("trusted: \(host) (\(decision.record.evaluator); \(decision.record.policy))")
+            if let pin = decision.record.matchedPin { Console.printSafe("pin: \(pin)") }
+            for note in decision.record.notes { Console.printSafe("note: \(note)") }
         }
         return decision.isTrusted ? ExitCode.success : ExitCode.rejected
     }

@@ -200,7 +200,7 @@ enum GetCommand {
             return ExitCode.success
         }
         if parsed.flags.contains("--version") {
-            print(CLI.versionText)
+            print(ProgramVersion.text)
             return ExitCode.success
         }
         guard let url = parsed.url else { throw CLIError("a URL is required (try 'servertrust get --help')") }
@@ -224,17 +224,17 @@ enum GetCommand {
         }
         if verbose {
             let lines = CurlOutput.requestLines(request, defaults: configuration.defaultHeaders, hasCredential: request.credential != nil)
-            CLI.writeStderr(lines.joined(separator: "\n"))
+            Console.writeStderr(lines.joined(separator: "\n"))
         }
         // Without -o or --json the body goes to stdout as it arrives, never held whole in memory
         // (as curl writes it); --json holds it (it is part of the object), within the body limit.
         let streamsToStdout = !json && parsed.value("--output") == nil
-        let result = runBlocking { () -> Result<HTTPResponse, HTTPError> in
+        let result = Blocking.run { () -> Result<HTTPResponse, HTTPError> in
             do throws(HTTPError) {
                 guard streamsToStdout else { return .success(try await session.send(request)) }
                 let streamed = try await session.stream(request)
-                if verbose { CLI.writeStderr(CurlOutput.responseLines(streamed.head).joined(separator: "\n")) }
-                if includeHead { CLI.writeStdout(CurlOutput.responseHead(streamed.head)) }
+                if verbose { Console.writeStderr(CurlOutput.responseLines(streamed.head).joined(separator: "\n")) }
+                if includeHead { Console.writeStdout(CurlOutput.responseHead(streamed.head)) }
                 var iterator = streamed.body.makeAsyncIterator()
                 do {
                     while let chunk = try await iterator.next() { writeBytes(chunk) }
@@ -248,26 +248,26 @@ enum GetCommand {
                 return .failure(error)
             }
         }
-        if let reporter, !runBlocking({ await reporter.waitUntilIdle(timeout: 10) }) {
-            CLI.writeStderr("servertrust: get: \(reporter.pendingUploads) pin-failure report(s) still unsent after 10 s")
+        if let reporter, !Blocking.run({ await reporter.waitUntilIdle(timeout: 10) }) {
+            Console.writeStderr("servertrust: get: \(reporter.pendingUploads) pin-failure report(s) still unsent after 10 s")
         }
         switch result {
         case .success(let response):
-            if parsed.value("--output") != nil && isatty(2) != 0 && !parsed.flags.contains("--silent") { CLI.writeStderr("") }
-            if verbose && !streamsToStdout { CLI.writeStderr(CurlOutput.responseLines(response).joined(separator: "\n")) }
+            if parsed.value("--output") != nil && isatty(2) != 0 && !parsed.flags.contains("--silent") { Console.writeStderr("") }
+            if verbose && !streamsToStdout { Console.writeStderr(CurlOutput.responseLines(response).joined(separator: "\n")) }
             if json {
-                CLI.writeStdout(responseJSON(response, includeBody: parsed.value("--output") == nil, outputPath: parsed.value("--output")).rendered + "\n")
+                Console.writeStdout(responseJSON(response, includeBody: parsed.value("--output") == nil, outputPath: parsed.value("--output")).rendered + "\n")
             }
             if response.statusCode >= 400 {
-                CLI.writeStderr("servertrust: get: HTTP \(response.statusCode) from \(response.url)")
+                Console.writeStderr("servertrust: get: HTTP \(response.statusCode) from \(response.url)")
                 return httpError
             }
             return ExitCode.success
         case .failure(let error):
-            if json { CLI.writeStdout(errorJSON(error).rendered + "\n") }
-            CLI.writeStderr("servertrust: get: \(CLI.oneLine(UserMessages.describe(error)))")
+            if json { Console.writeStdout(errorJSON(error).rendered + "\n") }
+            Console.writeStderr("servertrust: get: \(Console.oneLine(UserMessages.describe(error)))")
             if case .serverTrustRejected(let decision) = error {
-                CLI.writeStderr(decision.explanation)
+                Console.writeStderr(decision.explanation)
             }
             switch error {
             case .serverTrustRejected, .proxyTrustRejected: return ExitCode.rejected
@@ -323,7 +323,7 @@ enum GetCommand {
         if !data.isEmpty {
             var parts: [[UInt8]] = []
             for item in data {
-                if item.hasPrefix("@") { parts.append(try CLI.readFile(String(item.dropFirst()))) } else { parts.append(Array(item.utf8)) }
+                if item.hasPrefix("@") { parts.append(try InputFile.read(String(item.dropFirst()))) } else { parts.append(Array(item.utf8)) }
             }
             request.body = Array(parts.joined(separator: [UInt8(ascii: "&")]))
             request.method = .post
@@ -355,7 +355,7 @@ enum GetCommand {
             request.headers[name] = String(value)
         }
         if let user = parsed.value("--user") {
-            let (name, password) = try credentials(
+            let (name, password) = try PasswordSource.credentials(
                 user, option: parsed.spelling("--user"), passwordSource: parsed.value("--user-password"),
                 sourceOption: "--user-password")
             request.credential = .user(name, password: password, persistence: .none)
@@ -370,7 +370,7 @@ enum GetCommand {
                     guard let total = progress.total, total > 1_000_000 else { return }
                     let fraction = Double(progress.completed) / Double(total)
                     let filled = Int(fraction * 40)
-                    CLI.writeProgress(
+                    Console.writeProgress(
                         "\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: 40 - filled)
                             + "] \(Int(fraction * 100))% \(progress.completed / 1024) KiB")
                 }
@@ -386,25 +386,6 @@ enum GetCommand {
             throw CLIError("\(parsed.spelling(name)) must be a positive number of seconds, got '\(text)'")
         }
         return seconds
-    }
-
-    /// `USER:PASS`, or `USER` with the password from `passwordSource` (``PasswordSource``).
-    /// curl would prompt for a missing password; a script cannot answer, so it is an error
-    /// that says how to give it without putting it in argv.
-    static func credentials(_ text: String, option: String, passwordSource: String?, sourceOption: String) throws -> (String, String) {
-        if let passwordSource {
-            guard !text.contains(":") else { throw CLIError("\(option) USER:PASS and \(sourceOption) both give the password: give it once") }
-            return (text, try PasswordSource.resolve(passwordSource, option: sourceOption, literalOtherwise: false))
-        }
-        guard let colon = text.firstIndex(of: ":") else {
-            throw CLIError("\(option) \(text) has no password: write \(option) USER:PASS, or keep it out of argv with \(sourceOption) env:NAME or file:PATH")
-        }
-        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
-    }
-
-    /// The certificates of a PEM or DER file given to `option` (``FileKind/certificates(_:option:)``).
-    static func certificates(_ path: String, option: String) throws -> [Certificate] {
-        try FileKind.certificates(path, option: option)
     }
 
     /// curl's `-F` fields: `NAME=VALUE`, or `NAME=@FILE[;type=MIME]` for a file part (its file
@@ -445,9 +426,9 @@ enum GetCommand {
         return HTTPPinFailureReporter(resolve: parsed.all("--resolve"), timeout: 10) { delivery in
             switch delivery.result {
             case .success(let status):
-                CLI.writeStderr("servertrust: get: pin-failure report for \(delivery.report.hostname) sent to \(delivery.reportURI): HTTP \(status)")
+                Console.writeStderr("servertrust: get: pin-failure report for \(delivery.report.hostname) sent to \(delivery.reportURI): HTTP \(status)")
             case .failure(let error):
-                CLI.writeStderr("servertrust: get: pin-failure report for \(delivery.report.hostname) not sent to \(delivery.reportURI): \(error)")
+                Console.writeStderr("servertrust: get: pin-failure report for \(delivery.report.hostname) not sent to \(delivery.reportURI): \(error)")
             }
         }
     }
@@ -473,7 +454,7 @@ enum GetCommand {
                     })
             ),
         ]
-        if decision.isTrusted { pairs.append(("checked", .string(checked(decision)))) }
+        if decision.isTrusted { pairs.append(("checked", .string(CurlOutput.checked(decision)))) }
         // What the whole-path checks found (revocation: what settled each certificate).
         if let findings = decision.record.validatedPath?.findings, !findings.isEmpty {
             pairs.append(("pathChecks", .array(findings.map { .string($0.description) })))
@@ -482,20 +463,6 @@ enum GetCommand {
         if let failure = decision.validationFailure { pairs.append(("failureKind", .string(failure.kind.rawValue))) }
         if let verified = decision.verifiedChain { pairs.append(("verifiedChain", .array(verified.map { .string($0.subject.rfc4514) }))) }
         return .object(pairs)
-    }
-
-    /// What an accepting decision rested on: `"chain"` (a path to a trusted root was
-    /// validated), `"chain and pinned key"`, `"pinned key only"` (no path was validated, a
-    /// pinned key of the leaf matched: `-k` with pins, curl's `-k --pinnedpubkey`), or
-    /// `"nothing"` (`-k` alone: curl's "skip the verification step", so the decision says
-    /// that nothing was checked).
-    static func checked(_ decision: TrustDecision) -> String {
-        switch (decision.verifiedChain != nil, decision.record.pinMatch != nil) {
-        case (true, false): return "chain"
-        case (true, true): return "chain and pinned key"
-        case (false, true): return "pinned key only"
-        case (false, false): return "nothing"
-        }
     }
 
     /// - Parameter outputPath: with `-o`, the body went to this file, so its size is reported.
@@ -545,44 +512,4 @@ enum GetCommand {
             rest = rest.dropFirst(written)
         }
     }
-
-    /// Runs async work from the synchronous command line.
-    ///
-    /// Returns only once the task has let go of everything it captured (`body`, and through
-    /// it the session), not just once the value is in: otherwise the command could return and
-    /// the process exit while the task's thread is still releasing the session and the
-    /// response, and LeakSanitizer, stopping every thread at exit, reported those objects as
-    /// leaked now and then (scripts/sanitizers.sh, `get` under ASan, about 1 run in 15).
-    static func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
-        let box = Mutex<T?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let released = DispatchSemaphore(value: 0)
-        do {
-            let sentinel = ReleaseSentinel(released)
-            Task {
-                box.withLock { [value = await body()] in $0 = value }
-                withExtendedLifetime(sentinel) {}
-                done.signal()
-            }
-        }
-        done.wait()
-        // The sentinel goes with the task's closure context, after its frame is gone.
-        _ = released.wait(timeout: .now() + 5)
-        return box.withLock { $0! }
-    }
-}
-
-extension CLI {
-    /// Progress text on stderr without a newline.
-    static func writeProgress(_ text: String) {
-        _ = text.utf8CString.withUnsafeBufferPointer { buffer in write(2, buffer.baseAddress, buffer.count - 1) }
-    }
-}
-
-/// Signals a semaphore when the last reference to it goes: captured by a task's closure, it
-/// tells a waiting thread that the task no longer holds anything it captured.
-final class ReleaseSentinel: Sendable {
-    private let released: DispatchSemaphore
-    init(_ released: DispatchSemaphore) { self.released = released }
-    deinit { released.signal() }
 }

@@ -51,7 +51,7 @@ enum InspectCommand {
             values: Set(["--resolve", "--timeout"]).union(ProxyOptions.names).union(ChainVerification.valueNames))
         SecretArguments.blank(options.secretPositions, in: arguments)
         if options.flags.contains("--help") {
-            CLI.printSafe(usage)
+            Console.printSafe(usage)
             return ExitCode.success
         }
         guard !options.positionals.isEmpty else {
@@ -75,7 +75,7 @@ enum InspectCommand {
             // A file on disk is read as a pinned-certificate file is (a note for a tolerated quirk).
             loaded.append((path, try FileKind.certificates(path, tolerant: true)))
         }
-        let scts = try InspectSCTs.make(options, certificates: loaded.flatMap(\.certificates), now: currentTime)
+        let scts = try InspectSCTs.make(options, certificates: loaded.flatMap(\.certificates), now: CommandClock.now)
         if options.flags.contains("--json") {
             var items: [JSON] = []
             for (file, certificates) in loaded {
@@ -83,14 +83,14 @@ enum InspectCommand {
                     items.append(json(certificate, file: file, index: index, scts: scts))
                 }
             }
-            CLI.printSafe(JSON.array(items).rendered)
+            Console.printSafe(JSON.array(items).rendered)
         } else {
             var first = true
             for (file, certificates) in loaded {
                 for (index, certificate) in certificates.enumerated() {
-                    if !first { CLI.printSafe("") }
+                    if !first { Console.printSafe("") }
                     first = false
-                    CLI.printSafe(human(certificate, file: file, index: index, count: certificates.count, scts: scts))
+                    Console.printSafe(human(certificate, file: file, index: index, count: certificates.count, scts: scts))
                 }
             }
         }
@@ -133,9 +133,6 @@ enum InspectCommand {
         bytes.map { Hex.encode([$0]).uppercased() }.joined(separator: ":")
     }
 
-    /// The current time, seconds since 1970.
-    static var currentTime: Int64 { TrustClock.system.now() }
-
     /// `29 days left`, `expired 3 days ago`, `not yet valid: starts in 2 days`.
     static func validityNote(_ c: Certificate, now: Int64) -> String {
         let day: Int64 = 86_400
@@ -146,7 +143,7 @@ enum InspectCommand {
         return left < day ? "expires within a day" : "\(days(left)) left"
     }
 
-    static func human(_ c: Certificate, file: String, index: Int, count: Int, now: Int64 = currentTime, scts: InspectSCTs? = nil) -> String {
+    static func human(_ c: Certificate, file: String, index: Int, count: Int, now: Int64 = CommandClock.now, scts: InspectSCTs? = nil) -> String {
         var lines: [(String, String)] = [
             ("Subject", c.subject.rfc4514.isEmpty ? "(empty)" : c.subject.rfc4514),
             ("Issuer", c.issuer.rfc4514.isEmpty ? "(empty)" : c.issuer.rfc4514 + (c.isSelfIssued ? "  (self-issued)" : "")),

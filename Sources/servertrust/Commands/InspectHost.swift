@@ -57,7 +57,7 @@ struct HTTPSTarget {
         let host = self.host
         let port = self.port
         let address = connectTo
-        let result = GetCommand.runBlocking { () -> Result<ProbeResult, HTTPError> in
+        let result = Blocking.run { () -> Result<ProbeResult, HTTPError> in
             do throws(HTTPError) {
                 return .success(
                     try await TLSProbe.fetch(
@@ -98,7 +98,7 @@ struct ChainVerification {
     let problem: String?
     /// What the chain was checked against, for messages: "the system roots", "--cacert ca.pem".
     let against: String
-    /// What the accepting decision rested on (``GetCommand/checked(_:)``), `nil` when refused.
+    /// What the accepting decision rested on (``CurlOutput/checked(_:)``), `nil` when refused.
     let checked: String?
 
     var reason: String? { failure?.description ?? problem }
@@ -141,7 +141,7 @@ struct ChainVerification {
         path = decision.verifiedChain
         failure = decision.validationFailure
         problem = decision.failure.flatMap { $0.validationFailure == nil ? $0.description : nil }
-        checked = decision.isTrusted ? GetCommand.checked(decision) : nil
+        checked = decision.isTrusted ? CurlOutput.checked(decision) : nil
     }
 }
 
@@ -158,11 +158,11 @@ enum InspectHost {
             timeout: timeout, request: options.flags.contains("--handshake-only") ? .handshakeOnly : .head,
             proxy: proxy)
         let verification = ChainVerification(chain: probe.chain, host: target.host, decider: decider, against: against)
-        let scts = try InspectSCTs.make(options, certificates: probe.chain, now: InspectCommand.currentTime)
+        let scts = try InspectSCTs.make(options, certificates: probe.chain, now: CommandClock.now)
         if options.flags.contains("--json") {
-            CLI.printSafe(json(probe, target: target, proxy: proxy, verification: verification, scts: scts).rendered)
+            Console.printSafe(json(probe, target: target, proxy: proxy, verification: verification, scts: scts).rendered)
         } else {
-            CLI.printSafe(
+            Console.printSafe(
                 human(
                     probe, target: target, proxy: proxy, verification: verification,
                     handshakeOnly: options.flags.contains("--handshake-only"), scts: scts))

@@ -44,9 +44,9 @@ enum LimboServeCommand {
             if memoMode == "twice" { _ = answer(line, signatures) }
             // Written straight to fd 1: each response must reach the runner before it sends the
             // next request (lock-step), so nothing may sit in a stdio buffer.
-            CLI.writeStdout(answer(line, signatures).rendered + "\n")
+            Console.writeStdout(answer(line, signatures).rendered + "\n")
         }
-        if memoMode != "off" { CLI.writeStderr("servertrust: limbo-serve: signature memo: \(SignatureMemo.shared.statistics)") }
+        if memoMode != "off" { Console.writeStderr("servertrust: limbo-serve: signature memo: \(SignatureMemo.shared.statistics)") }
         return ExitCode.success
     }
 

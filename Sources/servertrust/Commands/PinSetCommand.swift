@@ -120,7 +120,7 @@ enum PinSetCommand {
         }
         let key = try readPrivateKey(keyPath)
         let nextKeys = try options.values["--next-key"].map { texts in try texts.map { text in try signingKey(text, "--next-key") } }
-        let policy = try CLI.readFile(options.positionals[0])
+        let policy = try InputFile.read(options.positionals[0])
         let document: [UInt8]
         do {
             document = try PinSetDocument.sign(
@@ -130,15 +130,15 @@ enum PinSetCommand {
         }
         if let out = options.value("--out") {
             do { try PinSetStore.writeAtomically(document, to: out, mode: 0o644) } catch { throw CLIError("sign: \(error.message)") }
-            CLI.writeStderr("signed pin set \(serial) (expires \(ASN1Time(secondsSince1970: expiresAt).rfc3339)) -> \(out)")
+            Console.writeStderr("signed pin set \(serial) (expires \(ASN1Time(secondsSince1970: expiresAt).rfc3339)) -> \(out)")
         } else {
-            CLI.writeStdout(String(decoding: document, as: UTF8.self))
+            Console.writeStdout(String(decoding: document, as: UTF8.self))
         }
         return ExitCode.success
     }
 
     static func readPrivateKey(_ path: String) throws -> PrivateKey {
-        let text = String(decoding: try CLI.readFile(path), as: UTF8.self)
+        let text = String(decoding: try InputFile.read(path), as: UTF8.self)
         do { return try PrivateKey(pemEncoded: text) } catch { throw CLIError("\(path): \(error.reason)") }
     }
 
@@ -172,7 +172,7 @@ enum PinSetCommand {
             throw CLIError("verify: \(error.message)" + (keys.count < 2 ? " (give each key the app ships with --key)" : ""))
         }
         let path = options.positionals[0]
-        let bytes = try CLI.readFile(path)
+        let bytes = try InputFile.read(path)
         let chain = PinSetChain(rules: rules)
         do {
             let document = try chain.verify(bytes)
@@ -199,7 +199,7 @@ enum PinSetCommand {
                         ("problems", .array(error.problems.map { .string($0.description) })),
                     ]).rendered)
             }
-            CLI.writeStderr("servertrust: pinset verify: \(path): refused: \(error.summary)")
+            Console.writeStderr("servertrust: pinset verify: \(path): refused: \(error.summary)")
             return ExitCode.rejected
         }
     }
@@ -215,13 +215,13 @@ enum PinSetCommand {
         let path = options.value("--path") ?? "/pinset.json"
         guard path.hasPrefix("/") else { throw CLIError("serve: --path must start with /") }
         let documentPath = options.positionals[0]
-        _ = try CLI.readFile(documentPath)
+        _ = try InputFile.read(documentPath)
         let chain: [LabCertificate]
         let key: LabKey
         do {
-            chain = try LabPEM.decode(String(decoding: try CLI.readFile(certPath), as: UTF8.self))
+            chain = try LabPEM.decode(String(decoding: try InputFile.read(certPath), as: UTF8.self))
                 .filter { $0.label == "CERTIFICATE" }.map { try LabCertificate(der: $0.der) }
-            key = try LabKey(privateKeyPEM: String(decoding: try CLI.readFile(keyPath), as: UTF8.self))
+            key = try LabKey(privateKeyPEM: String(decoding: try InputFile.read(keyPath), as: UTF8.self))
         } catch let error as CLIError {
             throw error
         } catch {
@@ -230,8 +230,8 @@ enum PinSetCommand {
         guard !chain.isEmpty else { throw CLIError("serve: \(certPath) holds no certificate") }
         let endpoint = try PinSetEndpoint(
             identity: LabTLSServer.Identity(chain: chain, key: key), path: path, address: options.flags.contains("--ipv6") ? .ipv6 : .ipv4
-        ) { try? CLI.readFile(documentPath) }
-        CLI.writeStdout(
+        ) { try? InputFile.read(documentPath) }
+        Console.writeStdout(
             servingLines(
                 documentPath, leaf: try? Certificate(derEncoded: chain[0].der), ipv6: options.flags.contains("--ipv6"), port: endpoint.port, path: path))
         let stop = DispatchSemaphore(value: 0)

@@ -46,7 +46,7 @@ enum PinsCheckCommand {
         let roots = try roots(options)
         let target = try HTTPSTarget(source, resolve: options.values["--resolve"] ?? [])
         let probe = try target.probe(timeout: try HTTPSTarget.timeout(options), request: .handshakeOnly)
-        let now = InspectCommand.currentTime
+        let now = CommandClock.now
         guard let health = PinHealth(policy: policy, chain: probe.chain, host: target.host, roots: roots, at: now) else {
             throw CLIError("--policy \(policyPath): no rule covers \(target.host) and hosts no rule covers are refused", code: ExitCode.rejected)
         }
@@ -66,19 +66,19 @@ enum PinsCheckCommand {
     static func roots(_ options: Options) throws -> TrustStore {
         let files = options.values["--cacert"] ?? []
         guard files.isEmpty else {
-            return TrustStore(try files.flatMap { try GetCommand.certificates($0, option: "--cacert") }, sources: files)
+            return TrustStore(try files.flatMap { try FileKind.certificates($0, option: "--cacert") }, sources: files)
         }
         do { return try TrustStore.system() } catch { throw CLIError("system trust store: \(error) (give --cacert FILE)") }
     }
 
     static func path(_ certificates: [Certificate]) -> String {
-        certificates.map { CLI.oneLine($0.subject.rfc4514) }.joined(separator: " ← ")
+        certificates.map { Console.oneLine($0.subject.rfc4514) }.joined(separator: " ← ")
     }
 
     static func human(_ health: PinHealth, target: HTTPSTarget, policy: String, decision: TrustDecision, lint: [PinLintFinding]) -> String {
-        var lines = ["Pins of \(CLI.oneLine(policy)) for \(target.authority) (rule: \(health.rule.map(CLI.oneLine) ?? "hosts no rule covers"))", ""]
+        var lines = ["Pins of \(Console.oneLine(policy)) for \(target.authority) (rule: \(health.rule.map(Console.oneLine) ?? "hosts no rule covers"))", ""]
         if health.paths.isEmpty {
-            lines.append("Valid paths: none (\(CLI.oneLine(health.failure?.description ?? "no path")))")
+            lines.append("Valid paths: none (\(Console.oneLine(health.failure?.description ?? "no path")))")
         } else {
             lines.append("Valid paths (\(health.paths.count)):")
             for (index, path) in health.paths.enumerated() { lines.append("  \(index + 1). " + Self.path(path)) }
@@ -93,7 +93,7 @@ enum PinsCheckCommand {
                     report.matches.isEmpty
                     ? "no match now (on no valid path: a spare key, or a key this server no longer uses)"
                     : "matches now: "
-                        + report.matches.map { "path \($0.path + 1) position \($0.position) (\(CLI.oneLine($0.subject)))" }.joined(separator: "; ")
+                        + report.matches.map { "path \($0.path + 1) position \($0.position) (\(Console.oneLine($0.subject)))" }.joined(separator: "; ")
                 lines.append("  \(report.pin) [\(report.pin.scope.rawValue), \(report.source)]: \(matches)")
             }
             lines.append("")
@@ -102,7 +102,7 @@ enum PinsCheckCommand {
                     set.pathsNow.isEmpty
                     ? "NO valid path carries them now" + (set.enforced ? ": the server is refused" : " (report-only)")
                     : "satisfied now on path " + set.pathsNow.map { String($0 + 1) }.joined(separator: ", ")
-                lines.append("\(set.source) for \(CLI.oneLine(set.hosts)): \(now)")
+                lines.append("\(set.source) for \(Console.oneLine(set.hosts)): \(now)")
                 lines.append(
                     "  leaf renewed with a new key tomorrow: "
                         + (set.afterLeafRenewal ? "still satisfied" : "REFUSED (only the leaf's key matches: pin a CA key)"))
@@ -116,11 +116,11 @@ enum PinsCheckCommand {
             "Decision with this policy: "
                 + (decision.isTrusted
                     ? "trusted" + (decision.record.validatedPath.map { " (path " + Self.path($0.certificates) + ")" } ?? "")
-                    : "refused: " + CLI.oneLine(decision.failure.map(String.init(describing:)) ?? "")))
+                    : "refused: " + Console.oneLine(decision.failure.map(String.init(describing:)) ?? "")))
         if !lint.isEmpty {
             lines.append("")
             lines.append("Lint (servertrust pins lint with this chain):")
-            for finding in lint { lines.append("  " + CLI.oneLine(finding.description)) }
+            for finding in lint { lines.append("  " + Console.oneLine(finding.description)) }
         }
         return lines.joined(separator: "\n")
     }

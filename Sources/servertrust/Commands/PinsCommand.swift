@@ -75,7 +75,7 @@ enum PinsCommand {
             values: Set(["--host", "--format", "--resolve", "--timeout", "--backup-pin"]).union(ProxyOptions.names).union(ChainVerification.valueNames))
         SecretArguments.blank(options.secretPositions, in: arguments)
         if options.flags.contains("--help") {
-            CLI.printSafe(usage)
+            Console.printSafe(usage)
             return ExitCode.success
         }
         guard options.positionals.count == 1, let source = options.positionals.first else {
@@ -134,13 +134,13 @@ enum PinsCommand {
         let (trust, against) = ChainVerification.trustOptions(options)
         let verification = ChainVerification(chain: chain, host: host, decider: try ChainVerification.decider(trust, host: host), against: against)
         let plan = PinPlan(
-            chain: chain, host: host, spares: spares, now: InspectCommand.currentTime, roots: try Self.roots(trust), verification: verification)
+            chain: chain, host: host, spares: spares, now: CommandClock.now, roots: try Self.roots(trust), verification: verification)
         switch format {
         case .all:
-            CLI.printSafe(report(plan, origin: origin, port: port))
+            Console.printSafe(report(plan, origin: origin, port: port))
         default:
-            for warning in plan.warnings { CLI.writeStderr("servertrust: pins: warning: \(warning)") }
-            CLI.printSafe(render(format, plan, port: port))
+            for warning in plan.warnings { Console.writeStderr("servertrust: pins: warning: \(warning)") }
+            Console.printSafe(render(format, plan, port: port))
         }
         return ExitCode.success
     }

@@ -52,12 +52,12 @@ enum PinsLintCommand {
         }
         var chain: [Certificate]?
         if let chainPath = options.value("--chain") {
-            let certificates = try GetCommand.certificates(chainPath, option: "--chain")
+            let certificates = try FileKind.certificates(chainPath, option: "--chain")
             guard !certificates.isEmpty else { throw CLIError("--chain \(chainPath): no certificate") }
             chain = certificates
         }
         let roots = try PinsCheckCommand.roots(options)
-        let findings = policy.lint(chain: chain, anchors: roots, at: InspectCommand.currentTime)
+        let findings = policy.lint(chain: chain, anchors: roots, at: CommandClock.now)
         let errors = findings.filter { $0.level == .error }.count
         if options.flags.contains("--json") {
             print(json(findings, policy: path).rendered)
@@ -72,12 +72,12 @@ enum PinsLintCommand {
         let warnings = findings.count - errors
         var lines: [String] = []
         for finding in findings {
-            lines.append(CLI.oneLine("\(finding.level.rawValue): \(finding.rule.rawValue): \(finding.hosts)" + (finding.pin.map { ": \($0)" } ?? "")))
-            lines.append("  " + CLI.oneLine(finding.message))
-            lines.append("  fix: " + CLI.oneLine(finding.fix))
+            lines.append(Console.oneLine("\(finding.level.rawValue): \(finding.rule.rawValue): \(finding.hosts)" + (finding.pin.map { ": \($0)" } ?? "")))
+            lines.append("  " + Console.oneLine(finding.message))
+            lines.append("  fix: " + Console.oneLine(finding.fix))
         }
         lines.append(
-            CLI.oneLine(policy) + ": "
+            Console.oneLine(policy) + ": "
                 + (findings.isEmpty
                     ? "no findings" : "\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")"))
         return lines.joined(separator: "\n")

@@ -58,9 +58,9 @@ enum ReportsCommand {
                     let summary: Summary
                     let chains: [ChainSummary]
                 }
-                CLI.writeStdout(String(decoding: try encoder.encode(Output(summary: summary, chains: chains)), as: UTF8.self) + "\n")
+                Console.writeStdout(String(decoding: try encoder.encode(Output(summary: summary, chains: chains)), as: UTF8.self) + "\n")
             } else {
-                CLI.writeStdout(SummaryText.render(summary, chains: chains))
+                Console.writeStdout(SummaryText.render(summary, chains: chains))
             }
         } catch let error as StoreError {
             throw CLIError(error.description)

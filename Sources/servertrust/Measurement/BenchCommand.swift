@@ -86,14 +86,14 @@ enum BenchCommand {
         let mode = options.value("--mode") ?? "evaluate"
         let iterations = try options.int("--iterations", default: 2000)
         let warmup = try options.int("--warmup", default: max(50, iterations / 10))
-        let metaText = String(decoding: try CLI.readFile(chain + "/meta.json"), as: UTF8.self)
+        let metaText = String(decoding: try InputFile.read(chain + "/meta.json"), as: UTF8.self)
         let alg = jsonString(metaText, key: "alg") ?? "unknown"
-        let leaf = try CLI.readFile(chain + "/leaf.der")
+        let leaf = try InputFile.read(chain + "/leaf.der")
         var intermediates: [[UInt8]] = []
         for index in 1...16 {
             let name = chain + "/intermediates/" + (index < 10 ? "0\(index)" : "\(index)") + ".der"
             guard access(name, R_OK) == 0 else { break }
-            intermediates.append(try CLI.readFile(name))
+            intermediates.append(try InputFile.read(name))
         }
         let host = options.value("--host") ?? jsonString(metaText, key: "host") ?? "www.example.test"
         let time: Int64
@@ -105,7 +105,7 @@ enum BenchCommand {
             time = v
         }
         let trustPath = options.value("--trust") ?? chain + "/trust-store.pem"
-        let trustBytes = try CLI.readFile(trustPath)
+        let trustBytes = try InputFile.read(trustPath)
         let policy = ValidationPolicy.sslServer(host: host)
         // Off: no signature memo, so every iteration verifies both signatures (the plug-in rule
         // that nothing keyed on the chain carries over). Warm: a memo of its own, filled by the

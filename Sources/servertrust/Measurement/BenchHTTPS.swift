@@ -103,12 +103,12 @@ enum BenchHTTPS {
         // request, and each request runs inline there (the library's own path for requests
         // from that executor: HTTPSession.send, redirects, challenges and cancellation included).
         let executor = session.transferExecutor
-        let report = GetCommand.runBlocking { () -> Report in
+        let report = Blocking.run { () -> Report in
             await withTaskExecutorPreference(executor) {
                 await measure(session: session, request: request, requests: requests, maxSeconds: maxSeconds, expectedBytes: expectedBytes)
             }
         }
-        if let firstError = report.firstError { CLI.writeStderr("servertrust: bench https: \(firstError)") }
+        if let firstError = report.firstError { Console.writeStderr("servertrust: bench https: \(firstError)") }
         let done = report.latencies.count
         let seconds = report.seconds
         let sorted = report.latencies.sorted()
@@ -131,7 +131,7 @@ enum BenchHTTPS {
             ("min_us", .double(rounded((sorted.first ?? 0) * 1e6, 1))), ("ok", .bool(ok)),
             ("lib", .string("servertrust 0.1 (\(HTTPSession.libcurlVersion))")),
         ])
-        CLI.writeStdout(json.rendered + "\n")
+        Console.writeStdout(json.rendered + "\n")
         return ok ? ExitCode.success : 1
     }
 

@@ -69,7 +69,7 @@ enum BenchParallel {
         } else {
             (json, ok) = download(session: session, url: url, alg: alg)
         }
-        CLI.writeStdout(json.rendered + "\n")
+        Console.writeStdout(json.rendered + "\n")
         return ok ? ExitCode.success : 1
     }
 
@@ -89,7 +89,7 @@ enum BenchParallel {
             var firstError: String?
         }
         let request = HTTPRequest(.get, url)
-        let (seconds, cpu, batch) = GetCommand.runBlocking { () -> (Double, Double, Batch) in
+        let (seconds, cpu, batch) = Blocking.run { () -> (Double, Double, Batch) in
             var warm = Batch()
             do {
                 warm.protocols.insert(try await session.send(request).httpVersion)
@@ -132,7 +132,7 @@ enum BenchParallel {
             }
             return (BenchCommand.now() - start, cpuAndPeakMemory().cpu - cpuStart, total)
         }
-        if let first = batch.firstError { CLI.writeStderr("servertrust: bench h2: \(first)") }
+        if let first = batch.firstError { Console.writeStderr("servertrust: bench h2: \(first)") }
         let ok = batch.errors == 0 && seconds > 0
         let n = Double(requests)
         let json: JSON = .object([
@@ -150,7 +150,7 @@ enum BenchParallel {
         var request = HTTPRequest(.get, url)
         request.timeout = 600
         let sending = request
-        let (bytes, seconds, cpu, version, failure) = GetCommand.runBlocking { () -> (Int, Double, Double, String, String?) in
+        let (bytes, seconds, cpu, version, failure) = Blocking.run { () -> (Int, Double, Double, String, String?) in
             let start = BenchCommand.now()
             let cpuStart = cpuAndPeakMemory().cpu
             var bytes = 0
@@ -163,7 +163,7 @@ enum BenchParallel {
                 return (bytes, 0, 0, "", "\(error)")
             }
         }
-        if let failure { CLI.writeStderr("servertrust: bench download: \(failure)") }
+        if let failure { Console.writeStderr("servertrust: bench download: \(failure)") }
         let ok = failure == nil && bytes > 0
         let json: JSON = .object([
             ("impl", .string("servertrust")), ("bench", .string("download")), ("alg", .string(alg)), ("protocol", .string(version)),

@@ -151,7 +151,7 @@ enum StressCommand {
         let session = try HTTPSession(configuration: configuration)
         defer { session.invalidate() }
         let url = server.url(host: "warmup.example.test")
-        let outcome = GetCommand.runBlocking { () -> String? in
+        let outcome = Blocking.run { () -> String? in
             do {
                 _ = try await session.get(url)
                 return nil
@@ -231,7 +231,7 @@ enum StressCommand {
         let session = try HTTPSession(configuration: configuration)
         let url = "https://\(host):\(server.port)/load"
 
-        let report = GetCommand.runBlocking { () -> LoadReport in
+        let report = Blocking.run { () -> LoadReport in
             var report = LoadReport()
             var keepAliveRequest = HTTPRequest(.get, url)
             keepAliveRequest.usesFreshConnection = false
@@ -321,7 +321,7 @@ enum StressCommand {
                 ("threads_before", .int(threadsBefore)), ("threads_after", .int(threadsAfter)),
                 ("failures", .array(failures.map(JSON.string))), ("ok", .bool(ok)),
             ])
-            CLI.writeStdout(object.rendered + "\n")
+            Console.writeStdout(object.rendered + "\n")
         } else {
             var text = """
                 keep-alive:       \(keepAlive) requests in \(rounded(report.keepAliveSeconds, 2)) s (\(rounded(keepAliveRate)) requests/s), \(inFlight) in flight
@@ -334,9 +334,9 @@ enum StressCommand {
 
                 """
             text += ok ? "ok\n" : failures.map { "FAILED: \($0)\n" }.joined()
-            CLI.writeStdout(text)
+            Console.writeStdout(text)
         }
-        if !ok { CLI.writeStderr("servertrust: stress load: \(failures.joined(separator: "; "))") }
+        if !ok { Console.writeStderr("servertrust: stress load: \(failures.joined(separator: "; "))") }
         return ok ? ExitCode.success : 1
     }
 
@@ -416,7 +416,7 @@ enum StressCommand {
             let session = try HTTPSession(configuration: configuration)
             let url = setup.url
             let started = BenchCommand.now()
-            let error = GetCommand.runBlocking { () -> HTTPError? in
+            let error = Blocking.run { () -> HTTPError? in
                 do throws(HTTPError) {
                     _ = try await session.get(url)
                     return nil
@@ -466,7 +466,7 @@ enum StressCommand {
                 ("check", .string("faults")), ("fds_before", .int(baseline)), ("fds_after", .int(final)),
                 ("faults", .array(rows)), ("failures", .array(failures.map(JSON.string))), ("ok", .bool(ok)),
             ])
-            CLI.writeStdout(object.rendered + "\n")
+            Console.writeStdout(object.rendered + "\n")
         } else {
             var text = ""
             for result in results {
@@ -477,9 +477,9 @@ enum StressCommand {
             }
             text += "descriptors: \(baseline) before, \(final) after\n"
             text += ok ? "ok\n" : failures.map { "FAILED: \($0)\n" }.joined()
-            CLI.writeStdout(text)
+            Console.writeStdout(text)
         }
-        if !ok { CLI.writeStderr("servertrust: stress faults: \(failures.joined(separator: "; "))") }
+        if !ok { Console.writeStderr("servertrust: stress faults: \(failures.joined(separator: "; "))") }
         return ok ? ExitCode.success : 1
     }
 }
@@ -501,12 +501,12 @@ extension StressCommand {
         configuration.handler = { _ in LabHTTPResponse(status: 200, body: .bytes(body)) }
         configuration.maximumConnections = try options.int("--connections", default: 128)
         let server = try LabTLSServer.started(configuration)
-        CLI.writeStdout("ready \(server.port) \(pki.root.der.map { String(format: "%02x", $0) }.joined())\n")
+        Console.writeStdout("ready \(server.port) \(pki.root.der.map { String(format: "%02x", $0) }.joined())\n")
         var byte: UInt8 = 0
         while read(0, &byte, 1) > 0 {}
         let accepted = server.statistics.connectionsAccepted
         server.stop()
-        CLI.writeStdout("connections \(accepted)\n")
+        Console.writeStdout("connections \(accepted)\n")
         return ExitCode.success
     }
 }

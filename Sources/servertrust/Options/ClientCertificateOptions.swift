@@ -170,6 +170,6 @@ struct ClientCertificateOptions {
 
     /// The file's bytes; a missing or unreadable file is named with its option.
     static func read(_ path: String, option: String) throws -> [UInt8] {
-        do { return try CLI.readFile(path) } catch let error as CLIError { throw CLIError("\(option) \(error.message)") }
+        do { return try InputFile.read(path) } catch let error as CLIError { throw CLIError("\(option) \(error.message)") }
     }
 }

@@ -82,13 +82,13 @@ extension FileKind {
     static func certificates(_ path: String, option: String? = nil, tolerant: Bool? = nil) throws -> [Certificate] {
         let prefix = option.map { $0 + " " } ?? ""
         let bytes: [UInt8]
-        do { bytes = try CLI.readFile(path) } catch let error as CLIError { throw CLIError(prefix + error.message) }
+        do { bytes = try InputFile.read(path) } catch let error as CLIError { throw CLIError(prefix + error.message) }
         let tolerance: Certificate.ParsingTolerance = (tolerant ?? (option == "--pinned-cert")) ? .signatureAlgorithmParameterEncoding : []
         do {
             let certificates = try Certificate.load(bytes, tolerating: tolerance)
             for (index, certificate) in certificates.enumerated() {
                 for deviation in certificate.toleratedDeviations {
-                    CLI.writeStderr("servertrust: note: \(prefix)\(path): certificate \(index + 1): \(deviation)")
+                    Console.writeStderr("servertrust: note: \(prefix)\(path): certificate \(index + 1): \(deviation)")
                 }
             }
             return certificates

@@ -29,7 +29,7 @@ enum PasswordSource {
         if text.hasPrefix("file:") {
             let path = String(text.dropFirst("file:".count))
             let bytes: [UInt8]
-            do { bytes = try CLI.readFile(path) } catch let error as CLIError { throw CLIError("\(option) file:\(error.message)") }
+            do { bytes = try InputFile.read(path) } catch let error as CLIError { throw CLIError("\(option) file:\(error.message)") }
             // openssl reads the first line; a trailing CR (a file written on Windows) is not
             // part of the password either.
             var line = bytes.prefix { $0 != UInt8(ascii: "\n") }
@@ -42,5 +42,21 @@ enum PasswordSource {
             throw CLIError("\(option) takes env:NAME, file:PATH or pass:TEXT")
         }
         return text
+    }
+}
+
+extension PasswordSource {
+    /// `USER:PASS`, or `USER` with the password from `passwordSource` (``PasswordSource``).
+    /// curl would prompt for a missing password; a script cannot answer, so it is an error
+    /// that says how to give it without putting it in argv.
+    static func credentials(_ text: String, option: String, passwordSource: String?, sourceOption: String) throws -> (String, String) {
+        if let passwordSource {
+            guard !text.contains(":") else { throw CLIError("\(option) USER:PASS and \(sourceOption) both give the password: give it once") }
+            return (text, try PasswordSource.resolve(passwordSource, option: sourceOption, literalOtherwise: false))
+        }
+        guard let colon = text.firstIndex(of: ":") else {
+            throw CLIError("\(option) \(text) has no password: write \(option) USER:PASS, or keep it out of argv with \(sourceOption) env:NAME or file:PATH")
+        }
+        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
     }
 }

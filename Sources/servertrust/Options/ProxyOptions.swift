@@ -41,7 +41,7 @@ enum ProxyOptions {
         guard isHTTPS || url.lowercased().hasPrefix("http://") else { throw CLIError("--proxy must be an http:// or https:// URL") }
         var proxy = ProxyConfiguration(url: url)
         if let user {
-            let (name, password) = try GetCommand.credentials(
+            let (name, password) = try PasswordSource.credentials(
                 user, option: "--proxy-user", passwordSource: userPassword,
                 sourceOption: "--proxy-user-password")
             proxy.credential = .user(name, password: password, persistence: .none)
@@ -56,7 +56,7 @@ enum ProxyOptions {
             } catch {
                 throw CLIError("system trust store: \(error)")
             }
-            let roots = try caCertificates.flatMap { try GetCommand.certificates($0, option: "--proxy-cacert") }
+            let roots = try caCertificates.flatMap { try FileKind.certificates($0, option: "--proxy-cacert") }
             proxy.serverTrust = ServerTrustDecider(DefaultTrustEvaluator(), anchors: system + TrustStore(roots, sources: caCertificates))
         }
         return proxy

@@ -38,7 +38,7 @@ extension TrustOptions {
 
     /// A CT log list file, or a one-line error naming it.
     static func logList(_ path: String, option: String) throws -> CTLogList {
-        let bytes = try CLI.readFile(path)
+        let bytes = try InputFile.read(path)
         do { return try CTLogList(json: bytes) } catch {
             let kind = FileKind.describe(bytes) ?? ((try? Certificate.load(bytes)).map { $0.count == 1 ? "a certificate" : "certificates" })
             throw CLIError("\(option) \(path): not a CT log list" + (kind.map { ": looks like \($0)" } ?? " (\(error))"))

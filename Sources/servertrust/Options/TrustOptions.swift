@@ -115,7 +115,7 @@ struct TrustOptions {
     /// the key, and `servertrust pins FILE` prints the pin of a certificate's key.
     static func publicKeyFile(_ path: String) throws -> [UInt8] {
         let bytes: [UInt8]
-        do { bytes = try CLI.readFile(path) } catch let error as CLIError { throw CLIError("--pinnedpubkey \(error.message); \(curlForms)") }
+        do { bytes = try InputFile.read(path) } catch let error as CLIError { throw CLIError("--pinnedpubkey \(error.message); \(curlForms)") }
         if PEMDocument.looksLikePEM(bytes) {
             let documents: [PEMDocument]
             do { documents = try PEMDocument.parseAll(String(decoding: bytes, as: UTF8.self)) } catch {
@@ -149,8 +149,8 @@ struct TrustOptions {
         let cacerts = all("--cacert")
         let only = flags.contains("--anchors-only") || !cacerts.isEmpty
         if only && all("--anchors").isEmpty && cacerts.isEmpty { throw CLIError("--anchors-only needs --anchors FILE") }
-        let anchors = try all("--anchors").flatMap { try GetCommand.certificates($0, option: "--anchors") }
-        return (try anchors + cacerts.flatMap { try GetCommand.certificates($0, option: "--cacert") }, only)
+        let anchors = try all("--anchors").flatMap { try FileKind.certificates($0, option: "--anchors") }
+        return (try anchors + cacerts.flatMap { try FileKind.certificates($0, option: "--cacert") }, only)
     }
 
     /// The decider the flags describe: their ``TrustPolicy`` on the system roots (none with
@@ -252,7 +252,7 @@ struct TrustOptions {
         let files = all("--crl")
         guard !files.isEmpty else { return nil }
         return try files.flatMap { path throws -> [CertificateRevocationList] in
-            let bytes = try CLI.readFile(path)
+            let bytes = try InputFile.read(path)
             // What the file is instead, in words ("a certificate", "text", "a private key").
             func kind() -> String? {
                 FileKind.describe(bytes) ?? ((try? Certificate.load(bytes)).map { $0.count == 1 ? "a certificate" : "certificates" })
@@ -282,8 +282,8 @@ struct TrustOptions {
             guard conflicting.isEmpty else { throw CLIError("--policy cannot be combined with \(conflicting.joined(separator: ", "))") }
             // The pins' lint findings are warnings: the file is valid, and decides as written.
             do {
-                return try PolicyFile.load(contentsOf: path, at: InspectCommand.currentTime) {
-                    CLI.writeStderr("servertrust: warning: --policy \(path): \($0)")
+                return try PolicyFile.load(contentsOf: path, at: CommandClock.now) {
+                    Console.writeStderr("servertrust: warning: --policy \(path): \($0)")
                 }
             } catch {
                 throw CLIError("--policy \(path): " + error.problems.map(\.description).joined(separator: "; "))
@@ -304,7 +304,7 @@ struct TrustOptions {
             case let other: throw CLIError("--mode: '\(other)' is not none, public-key or certificate")
             }
             let policy = SecurityPolicy(
-                pinningMode: mode, pinnedCertificates: try all("--pinned-cert").flatMap { try GetCommand.certificates($0, option: "--pinned-cert") },
+                pinningMode: mode, pinnedCertificates: try all("--pinned-cert").flatMap { try FileKind.certificates($0, option: "--pinned-cert") },
                 allowInvalidCertificates: allowInvalid, validatesDomainName: validatesDomain, semantics: semantics)
             // The pins after the policy, on the path the policy validated; when the policy
             // validated nothing, on the signature chain (ProvenChain).

@@ -60,12 +60,26 @@ enum CurlOutput {
     /// The decision summary: who decided, on what, the verified path and the record's notes.
     static func decisionLines(_ decision: TrustDecision, peer: String) -> [String] {
         let host = "\(decision.host ?? "?"):\(decision.port)"
-        var lines = ["* \(peer) trust for \(host): \(decision.verdict.rawValue) by \(decision.evaluator) (checked: \(GetCommand.checked(decision)))"]
+        var lines = ["* \(peer) trust for \(host): \(decision.verdict.rawValue) by \(decision.evaluator) (checked: \(CurlOutput.checked(decision)))"]
         if let path = decision.verifiedChain {
             lines.append("*   verified path: " + path.map { $0.subject.rfc4514.isEmpty ? "(empty subject)" : $0.subject.rfc4514 }.joined(separator: "  <-  "))
         }
         if let pin = decision.record.matchedPin { lines.append("*   pin matched: \(pin)") }
         for note in decision.record.notes { lines.append("*   note: \(note)") }
         return lines
+    }
+
+    /// What an accepting decision rested on: `"chain"` (a path to a trusted root was
+    /// validated), `"chain and pinned key"`, `"pinned key only"` (no path was validated, a
+    /// pinned key of the leaf matched: `-k` with pins, curl's `-k --pinnedpubkey`), or
+    /// `"nothing"` (`-k` alone: curl's "skip the verification step", so the decision says
+    /// that nothing was checked).
+    static func checked(_ decision: TrustDecision) -> String {
+        switch (decision.verifiedChain != nil, decision.record.pinMatch != nil) {
+        case (true, false): return "chain"
+        case (true, true): return "chain and pinned key"
+        case (false, true): return "pinned key only"
+        case (false, false): return "nothing"
+        }
     }
 }

@@ -9,7 +9,7 @@ struct ReportedViolationPrinter: EventMonitor {
     func request(_ request: HTTPRequest, didReportViolations violations: [PathCheckFinding], in decision: TrustDecision) {
         for violation in violations {
             let detail = violation.reportedFailure?.detail ?? violation.detail
-            CLI.writeStderr("servertrust: get: \(decision.host ?? "(no host)"):\(decision.port): \(violation.check), report only: \(detail)")
+            Console.writeStderr("servertrust: get: \(decision.host ?? "(no host)"):\(decision.port): \(violation.check), report only: \(detail)")
         }
     }
 }

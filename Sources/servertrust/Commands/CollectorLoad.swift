@@ -45,7 +45,7 @@ enum CollectorLoad {
             let errors = (try? String(contentsOfFile: directory + "/collect.err", encoding: .utf8)) ?? ""
             throw CLIError("the collector did not start: \(errors.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
-        CLI.writeProgress("posting \(total) reports over \(connections) keep-alive connections to \(url)\n")
+        Console.writeProgress("posting \(total) reports over \(connections) keep-alive connections to \(url)\n")
         let outcome = try post(total: total, connections: connections, url: url, run: String(run), template: template)
         // The collector's own CPU time (user + system) per acknowledged report: a figure the
         // other processes on the machine do not move much, unlike reports per second.
@@ -139,7 +139,7 @@ enum CollectorLoad {
         let session = try HTTPSession(configuration: configuration)
         defer { session.invalidate() }
         let next = Ticker()
-        return GetCommand.runBlocking { () -> Outcome in
+        return Blocking.run { () -> Outcome in
             let started = ContinuousClock.now
             var outcome = await withTaskGroup(of: Outcome.self) { group in
                 for _ in 0..<connections {
