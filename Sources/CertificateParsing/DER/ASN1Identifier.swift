@@ -36,6 +36,14 @@ public struct ASN1Identifier: Hashable, Sendable, CustomStringConvertible {
         self.tagClass = tagClass
     }
 
+    /// The identifier a single identifier octet encodes (X.690 §8.1.2.2), or `nil` when the
+    /// octet opens the high-tag-number form (tag bits all ones, X.690 §8.1.2.4), whose number
+    /// follows in further octets.
+    init?(lowTagForm octet: UInt8) {
+        guard octet & 0x1F != 0x1F else { return nil }
+        self.init(tagNumber: UInt32(octet & 0x1F), tagClass: TagClass.from(octet))
+    }
+
     /// A context-specific tag `[n]`.
 
     public static func context(_ n: UInt32) -> ASN1Identifier { ASN1Identifier(tagNumber: n, tagClass: .contextSpecific) }

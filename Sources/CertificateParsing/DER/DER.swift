@@ -53,9 +53,7 @@ public struct ASN1NodeIterator: Sendable {
 
     public func peekIdentifier() -> ASN1Identifier? {
         guard let first = remaining.first else { return nil }
-        if first & 0x1F != 0x1F {
-            return ASN1Identifier(tagNumber: UInt32(first & 0x1F), tagClass: ASN1Identifier.TagClass(rawValue: first >> 6)!)
-        }
+        if let identifier = ASN1Identifier(lowTagForm: first) { return identifier }
         var copy = remaining
         return try? DER.readElement(&copy).identifier
     }
@@ -63,13 +61,7 @@ public struct ASN1NodeIterator: Sendable {
     /// The next child, which must be present and carry `identifier`.
 
     public mutating func next(_ identifier: ASN1Identifier, _ field: @autoclosure () -> String) throws(DERError) -> ASN1Node {
-        guard let node = try next() else {
-            throw DERError(.missingField, at: parentOffset, "missing \(field()) (\(identifier))")
-        }
-        guard node.identifier == identifier else {
-            throw DERError(.unexpectedTag, at: node.offset, "\(field()): expected \(identifier), found \(node.identifier)")
-        }
-        return node
+        try DERRules.expectChild(next(), identifier, parentOffset: parentOffset, field)
     }
 
     /// The next child if it carries `identifier`; otherwise `nil` and nothing is consumed.
@@ -82,9 +74,7 @@ public struct ASN1NodeIterator: Sendable {
     /// Throws ``DERError/Code/trailingData`` if children remain.
 
     public func finish(_ structure: @autoclosure () -> String) throws(DERError) {
-        guard remaining.isEmpty else {
-            throw DERError(.trailingData, at: offset, "unexpected extra element at the end of \(structure())")
-        }
+        try DERRules.expectEnd(remaining.isEmpty, at: offset, structure)
     }
 }
 
@@ -159,12 +149,7 @@ extension ASN1Node {
         _ identifier: ASN1Identifier = .sequence, _ name: @autoclosure () -> String,
         _ body: (inout ASN1NodeIterator) throws(DERError) -> T
     ) throws(DERError) -> T {
-        guard self.identifier == identifier else {
-            throw DERError(.unexpectedTag, at: offset, "\(name()): expected \(identifier), found \(self.identifier)")
-        }
-        guard isConstructed else {
-            throw DERError(.invalidConstruction, at: offset, "\(name()) must be constructed")
-        }
+        try DERRules.expect(self, identifier, constructed: true, name)
         var iterator = children()
         let value = try body(&iterator)
         try iterator.finish(name())
@@ -174,12 +159,7 @@ extension ASN1Node {
     /// Requires this node to carry `identifier` and to be primitive; returns its content.
 
     public func primitive(_ identifier: ASN1Identifier, _ name: @autoclosure () -> String) throws(DERError) -> ArraySlice<UInt8> {
-        guard self.identifier == identifier else {
-            throw DERError(.unexpectedTag, at: offset, "\(name()): expected \(identifier), found \(self.identifier)")
-        }
-        guard !isConstructed else {
-            throw DERError(.invalidConstruction, at: offset, "\(name()) must be primitive")
-        }
+        try DERRules.expect(self, identifier, constructed: false, name)
         return content
     }
 }
