@@ -81,8 +81,8 @@ extension RelativeDistinguishedName {
 }
 
 /// The walkers behind ``DistinguishedName/matches(_:)``. Every function reads Name encodings
-/// that were validated when they were parsed, with a lean reader that still checks every
-/// bound; a structure that cannot be read compares unequal.
+/// that were validated when they were parsed, through the same strict header reader; a
+/// structure that cannot be read compares unequal.
 enum NameComparison {
     /// One element: its identifier octet and where its content lies.
     struct Node {
@@ -95,33 +95,12 @@ enum NameComparison {
         var contentRange: Range<Int> { contentStart..<end }
     }
 
-    /// Reads the element at `position` (identifier, definite length), or `nil` if it does not
-    /// fit before `end`.
+    /// Reads the element at `position` through the one DER header reader
+    /// (`DERInput.header`), or `nil` if it is not a DER element that fits before `end`.
     @inline(__always)
     static func element(_ p: UnsafeBufferPointer<UInt8>, at position: Int, end: Int) -> Node? {
-        var i = position
-        guard i < end else { return nil }
-        let tag = p[i]
-        i += 1
-        if tag & 0x1F == 0x1F {
-            // High tag number form (possible in an opaque attribute value).
-            while i < end && p[i] & 0x80 != 0 { i += 1 }
-            i += 1
-        }
-        guard i < end else { return nil }
-        var length = Int(p[i])
-        i += 1
-        if length & 0x80 != 0 {
-            let count = length & 0x7F
-            guard count >= 1, count <= 4, end - i >= count else { return nil }
-            length = 0
-            for _ in 0..<count {
-                length = length << 8 | Int(p[i])
-                i += 1
-            }
-        }
-        guard length <= end - i else { return nil }
-        return Node(tag: tag, start: position, contentStart: i, end: i + length)
+        guard let header = try? DERInput.header(p, at: position, end: end, bias: 0) else { return nil }
+        return Node(tag: p[position], start: position, contentStart: header.contentStart, end: header.end)
     }
 
     /// The string type of a universal primitive tag.
