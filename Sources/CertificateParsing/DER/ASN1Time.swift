@@ -113,7 +113,9 @@ public struct ASN1Time: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.init(secondsSince1970: local.secondsSince1970 - Int64(offset))
     }
 
-    static func digits(_ bytes: ArraySlice<UInt8>) -> Int? {
+    /// The decimal number `bytes` spell in ASCII digits, or `nil` if one is not a digit (the
+    /// one digit reader of the RFC 3339 and the DER time forms).
+    static func digits(_ bytes: some Collection<UInt8>) -> Int? {
         var value = 0
         for byte in bytes {
             guard byte >= 0x30, byte <= 0x39 else { return nil }

@@ -137,15 +137,7 @@ enum DERRules {
     /// `YYYYMMDDHHMMSSZ`. UTCTime years 50–99 mean 1950–1999 and 00–49 mean 2000–2049
     /// (RFC 5280 §4.1.2.5.1).
     static func time(_ identifier: ASN1Identifier, _ content: Content, at offset: Int, _ name: () -> String) throws(DERError) -> ASN1Time {
-        func digits(_ from: Int, _ count: Int) -> Int? {
-            var value = 0
-            for i in from..<(from + count) {
-                let byte = content[i]
-                guard byte >= 0x30, byte <= 0x39 else { return nil }
-                value = value * 10 + Int(byte - 0x30)
-            }
-            return value
-        }
+        func digits(_ from: Int, _ count: Int) -> Int? { ASN1Time.digits(content[from..<(from + count)]) }
         let year: Int
         let rest: Int
         let encoding: ASN1Time.Encoding
