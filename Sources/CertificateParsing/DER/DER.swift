@@ -16,6 +16,15 @@ public struct ASN1Node: Hashable, Sendable {
     /// Byte offset of the element in the parsed buffer.
     public var offset: Int { encodedBytes.startIndex }
 
+    /// The node for a header the raw reader read, as slices of `bytes` (whose indices the
+    /// header's offsets are).
+    init(_ raw: RawNode, in bytes: ArraySlice<UInt8>) {
+        identifier = raw.identifier
+        isConstructed = raw.isConstructed
+        encodedBytes = bytes[raw.range]
+        content = bytes[raw.contentRange]
+    }
+
     /// The children of a constructed element, read lazily in order.
     ///
     /// The tree was fully validated by ``DER/parse(_:)-(ArraySlice<UInt8>)``, so iterating cannot meet malformed
@@ -133,9 +142,7 @@ public enum DER {
         let raw = try input.withUnsafeBufferPointer { (buffer) throws(DERError) -> RawNode in
             try DERInput.header(buffer, at: 0, end: buffer.count, bias: bias)
         }
-        let node = ASN1Node(
-            identifier: raw.identifier, isConstructed: raw.isConstructed,
-            encodedBytes: input[raw.start..<raw.end], content: input[raw.contentStart..<raw.end])
+        let node = ASN1Node(raw, in: input)
         input = input[raw.end...]
         return node
     }

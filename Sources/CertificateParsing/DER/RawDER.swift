@@ -214,7 +214,7 @@ struct DERInput {
 
     /// A public `ASN1Node` for a raw node (for the few places the model keeps a node).
     func node(_ raw: RawNode) -> ASN1Node {
-        ASN1Node(identifier: raw.identifier, isConstructed: raw.isConstructed, encodedBytes: slice(raw.range), content: slice(raw.contentRange))
+        ASN1Node(raw, in: base[...])
     }
 }
 
