@@ -2,10 +2,12 @@
 /// nodes, so walking a certificate does no reference counting and no allocation. Only the
 /// values the model keeps become `ArraySlice`s of the caller's array.
 ///
-/// The rules are those of ``DER`` (X.690 §10): minimal definite lengths, minimal tags, the
-/// constructed bit DER requires, no trailing data. Nesting is bounded by the schema the
-/// decoders follow; opaque values (unknown extensions, `otherName` values) are kept as bytes
-/// and never walked.
+/// The rules are those of ``DER`` (X.690 §10), and they are the same code: ``DER`` reads
+/// headers through `DERInput.header` (minimal definite lengths, minimal tags, the constructed
+/// bit DER requires), and both readers decode primitives through ``DERRules``. What differs is
+/// the node form and the nesting bound: here nesting is bounded by the schema the decoders
+/// follow, and opaque values (unknown extensions, `otherName` values) are kept as bytes and
+/// never walked.
 struct RawNode {
     let identifier: ASN1Identifier
     let isConstructed: Bool
