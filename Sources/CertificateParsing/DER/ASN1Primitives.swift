@@ -1,4 +1,4 @@
-/// Decoders for the universal primitive types. Each rule lives in ``DERRules``, which the
+/// Decoders for the universal primitive types. Each rule lives in `DERRules`, which the
 /// certificate parser's raw reader calls too.
 extension ASN1Node {
     /// Runs a ``DERRules`` content rule on this node's content octets.
