@@ -90,7 +90,8 @@ public struct ASN1Identifier: Hashable, Sendable, CustomStringConvertible {
     /// Whether DER fixes the constructed bit for this universal type (X.690 §10.2: strings are
     /// always primitive in DER; SEQUENCE and SET are always constructed). `nil` when the type
     /// leaves it open (non-universal tags, or universal types this reader does not know).
-
+    // Inlined: the header reader asks this of every element it reads.
+    @inline(__always)
     var requiredConstruction: Bool? {
         guard tagClass == .universal, tagNumber < 32 else { return nil }
         let bit: UInt32 = 1 << tagNumber

@@ -17,8 +17,10 @@ public struct ASN1Node: Hashable, Sendable {
     public var offset: Int { encodedBytes.startIndex }
 
     /// The node for a header the raw reader read, as slices of `bytes` (whose indices the
-    /// header's offsets are).
-    init(_ raw: RawNode, in bytes: ArraySlice<UInt8>) {
+    /// header's offsets are): an array or an array slice, sliced directly (no intermediate
+    /// slice to retain).
+    @inline(__always)
+    init<Bytes: Collection<UInt8>>(_ raw: RawNode, in bytes: Bytes) where Bytes.Index == Int, Bytes.SubSequence == ArraySlice<UInt8> {
         identifier = raw.identifier
         isConstructed = raw.isConstructed
         encodedBytes = bytes[raw.range]

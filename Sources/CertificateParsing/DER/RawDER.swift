@@ -216,7 +216,7 @@ struct DERInput {
 
     /// A public `ASN1Node` for a raw node (for the few places the model keeps a node).
     func node(_ raw: RawNode) -> ASN1Node {
-        ASN1Node(raw, in: base[...])
+        ASN1Node(raw, in: base)
     }
 }
 
