@@ -107,6 +107,22 @@ struct CRLParsingTests {
         #expect(throws: DERError.self) { try CertificateRevocationList(derEncoded: der) }
     }
 
+    /// issuingDistributionPoint's flags are BOOLEAN DEFAULT FALSE: DER writes TRUE as `0xFF`
+    /// in one octet (X.690 §11.1) and never writes the default FALSE (X.690 §11.5).
+    @Test(
+        "issuingDistributionPoint flags other than an encoded DER TRUE are invalidValue",
+        arguments: [
+            ("onlyContainsCACerts FALSE", [0x82, 0x01, 0x00]), ("onlyContainsCACerts 0x01", [0x82, 0x01, 0x01]),
+            ("onlyContainsCACerts in two octets", [0x82, 0x02, 0xFF, 0xFF]), ("indirectCRL empty", [0x84, 0x00]),
+            ("onlyContainsUserCerts 0x7F", [0x81, 0x01, 0x7F]),
+        ] as [(String, [UInt8])])
+    func issuingDistributionPointFlag(_ label: String, _ flag: [UInt8]) throws {
+        var spec = LabCRLSpec()
+        spec.extensions = [.raw(oid: "2.5.29.28", critical: true, valueDER: [0x30, UInt8(flag.count)] + flag)]
+        let der = try LabCRL.issue(spec, signer: Self.signer())
+        #expect(throws: DERError(.invalidValue, at: 0, label)) { try CertificateRevocationList(derEncoded: der) }
+    }
+
     @Test("a certificate's distribution points: full and relative names, reasons, cRLIssuer")
     func distributionPoints() throws {
         let key = try LabKey.shared(.p256, slot: 42)

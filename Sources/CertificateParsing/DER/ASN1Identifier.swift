@@ -36,6 +36,14 @@ public struct ASN1Identifier: Hashable, Sendable, CustomStringConvertible {
         self.tagClass = tagClass
     }
 
+    /// The identifier a single identifier octet encodes (X.690 §8.1.2.2), or `nil` when the
+    /// octet opens the high-tag-number form (tag bits all ones, X.690 §8.1.2.4), whose number
+    /// follows in further octets.
+    init?(lowTagForm octet: UInt8) {
+        guard octet & 0x1F != 0x1F else { return nil }
+        self.init(tagNumber: UInt32(octet & 0x1F), tagClass: TagClass.from(octet))
+    }
+
     /// A context-specific tag `[n]`.
 
     public static func context(_ n: UInt32) -> ASN1Identifier { ASN1Identifier(tagNumber: n, tagClass: .contextSpecific) }
@@ -82,7 +90,8 @@ public struct ASN1Identifier: Hashable, Sendable, CustomStringConvertible {
     /// Whether DER fixes the constructed bit for this universal type (X.690 §10.2: strings are
     /// always primitive in DER; SEQUENCE and SET are always constructed). `nil` when the type
     /// leaves it open (non-universal tags, or universal types this reader does not know).
-
+    // Inlined: the header reader asks this of every element it reads.
+    @inline(__always)
     var requiredConstruction: Bool? {
         guard tagClass == .universal, tagNumber < 32 else { return nil }
         let bit: UInt32 = 1 << tagNumber

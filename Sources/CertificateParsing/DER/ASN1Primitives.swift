@@ -1,37 +1,24 @@
-/// Decoders for the universal primitive types, each enforcing its DER rule (X.690 §10–11).
+/// Decoders for the universal primitive types. Each rule lives in `DERRules`, which the
+/// certificate parser's raw reader calls too.
 extension ASN1Node {
+    /// Runs a ``DERRules`` content rule on this node's content octets.
+    private func withContent<T>(_ rule: (DERRules.Content) throws(DERError) -> T) throws(DERError) -> T {
+        try content.withUnsafeBufferPointer { (buffer) throws(DERError) -> T in try rule(buffer) }
+    }
+
     /// BOOLEAN: one octet, `0x00` or `0xFF` (X.690 §11.1).
 
     public func boolean(_ name: @autoclosure () -> String) throws(DERError) -> Bool {
-        let bytes = try primitive(.boolean, name())
-        guard bytes.count == 1 else {
-            throw DERError(.invalidValue, at: offset, "\(name()): BOOLEAN must be one octet")
-        }
-        switch bytes.first! {
-        case 0x00: return false
-        case 0xFF: return true
-        default: throw DERError(.invalidValue, at: offset, "\(name()): DER BOOLEAN TRUE must be 0xFF")
-        }
+        _ = try primitive(.boolean, name())
+        return try withContent { (bytes) throws(DERError) in try DERRules.boolean(bytes, at: offset, name) }
     }
 
     /// INTEGER content octets after the minimal-encoding check (X.690 §8.3.2), two's complement.
 
     public func integerBytes(_ name: @autoclosure () -> String, identifier: ASN1Identifier = .integer) throws(DERError) -> ArraySlice<UInt8> {
         let bytes = try primitive(identifier, name())
-        try ASN1Node.checkMinimalInteger(bytes, at: offset, name())
+        try withContent { (bytes) throws(DERError) in try DERRules.integer(bytes, at: offset, name) }
         return bytes
-    }
-
-    static func checkMinimalInteger(_ bytes: ArraySlice<UInt8>, at offset: Int, _ name: @autoclosure () -> String) throws(DERError) {
-        guard let first = bytes.first else {
-            throw DERError(.invalidValue, at: offset, "\(name()): INTEGER has no content octets")
-        }
-        if bytes.count > 1 {
-            let second = bytes[bytes.startIndex + 1]
-            if (first == 0x00 && second & 0x80 == 0) || (first == 0xFF && second & 0x80 != 0) {
-                throw DERError(.invalidValue, at: offset, "\(name()): INTEGER is not minimally encoded")
-            }
-        }
     }
 
     /// A small INTEGER as `Int`: only values in `range` are accepted.
@@ -40,23 +27,15 @@ extension ASN1Node {
         _ name: @autoclosure () -> String, in range: ClosedRange<Int> = 0...Int(Int32.max),
         identifier: ASN1Identifier = .integer
     ) throws(DERError) -> Int {
-        let bytes = try integerBytes(name(), identifier: identifier)
-        guard bytes.count <= 8 else {
-            throw DERError(.invalidValue, at: offset, "\(name()): INTEGER out of range")
-        }
-        var value: Int64 = bytes.first! & 0x80 != 0 ? -1 : 0
-        for byte in bytes { value = (value << 8) | Int64(byte) }
-        guard let result = Int(exactly: value), range.contains(result) else {
-            throw DERError(.invalidValue, at: offset, "\(name()): INTEGER \(value) outside \(range)")
-        }
-        return result
+        _ = try primitive(identifier, name())
+        return try withContent { (bytes) throws(DERError) in try DERRules.integer(bytes, in: range, at: offset, name) }
     }
 
     /// NULL: empty content (X.690 §8.8).
 
     public func null(_ name: @autoclosure () -> String) throws(DERError) {
-        let bytes = try primitive(.null, name())
-        guard bytes.isEmpty else { throw DERError(.invalidValue, at: offset, "\(name()): NULL must be empty") }
+        _ = try primitive(.null, name())
+        try withContent { (bytes) throws(DERError) in try DERRules.null(bytes, at: offset, name) }
     }
 
     /// OCTET STRING content.
@@ -70,31 +49,16 @@ extension ASN1Node {
 
     public func bitString(_ name: @autoclosure () -> String, identifier: ASN1Identifier = .bitString) throws(DERError) -> ASN1BitString {
         let bytes = try primitive(identifier, name())
-        guard let unused = bytes.first else {
-            throw DERError(.invalidValue, at: offset, "\(name()): BIT STRING has no unused-bits octet")
-        }
-        guard unused <= 7 else {
-            throw DERError(.invalidValue, at: offset, "\(name()): BIT STRING unused-bits octet is \(unused)")
-        }
-        let data = bytes.dropFirst()
-        if data.isEmpty {
-            guard unused == 0 else {
-                throw DERError(.invalidValue, at: offset, "\(name()): empty BIT STRING with unused bits")
-            }
-        } else if unused > 0 {
-            let mask = UInt8((1 << unused) - 1)
-            guard data.last! & mask == 0 else {
-                throw DERError(.invalidValue, at: offset, "\(name()): BIT STRING unused bits are not zero")
-            }
-        }
-        return ASN1BitString(bytes: data, unusedBits: Int(unused))
+        let unused = try withContent { (bytes) throws(DERError) in try DERRules.bitStringUnusedBits(bytes, at: offset, name) }
+        return ASN1BitString(bytes: bytes.dropFirst(), unusedBits: unused)
     }
 
     /// OBJECT IDENTIFIER.
 
     public func objectIdentifier(_ name: @autoclosure () -> String) throws(DERError) -> ASN1ObjectIdentifier {
         let bytes = try primitive(.objectIdentifier, name())
-        return try ASN1ObjectIdentifier(validating: bytes, at: offset, name())
+        try withContent { (bytes) throws(DERError) in try DERRules.objectIdentifier(bytes, at: offset, name) }
+        return ASN1ObjectIdentifier(unchecked: bytes)
     }
 }
 
@@ -128,32 +92,7 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
     /// The content octets (X.690 §8.19).
     public let bytes: ArraySlice<UInt8>
 
-    init(validating bytes: ArraySlice<UInt8>, at offset: Int, _ name: @autoclosure () -> String) throws(DERError) {
-        guard !bytes.isEmpty else {
-            throw DERError(.invalidValue, at: offset, "\(name()): OBJECT IDENTIFIER is empty")
-        }
-        guard bytes.last! & 0x80 == 0 else {
-            throw DERError(.invalidValue, at: offset, "\(name()): OBJECT IDENTIFIER ends inside an arc")
-        }
-        // X.690 §8.19.2: each subidentifier is minimal, so no arc starts with 0x80. Arcs are
-        // limited to 64 bits (as the dotted-text initialiser is) so rendering never overflows.
-        var arcStart = true
-        var value: UInt64 = 0
-        for byte in bytes {
-            if arcStart && byte == 0x80 {
-                throw DERError(.invalidValue, at: offset, "\(name()): OBJECT IDENTIFIER arc is not minimally encoded")
-            }
-            guard value >> 57 == 0 else {
-                throw DERError(.invalidValue, at: offset, "\(name()): OBJECT IDENTIFIER arc exceeds 64 bits")
-            }
-            value = value << 7 | UInt64(byte & 0x7F)
-            arcStart = byte & 0x80 == 0
-            if arcStart { value = 0 }
-        }
-        self.bytes = bytes
-    }
-
-    /// Wraps content octets already validated by the raw reader.
+    /// Wraps content octets already validated by ``DERRules/objectIdentifier(_:at:_:)``.
     init(unchecked bytes: ArraySlice<UInt8>) { self.bytes = bytes }
 
     /// Creates an identifier from dotted decimal notation, e.g. `"2.5.29.19"`. Returns `nil`

@@ -143,9 +143,7 @@ public struct ASN1String: Hashable, Sendable, CustomStringConvertible {
             throw DERError(.unexpectedTag, at: node.offset, "\(name()): expected a string type, found \(node.identifier)")
         }
         let bytes = node.content
-        if let problem = bytes.withUnsafeBufferPointer({ ASN1String.characterSetProblem(kind, $0) }) {
-            throw DERError(.invalidValue, at: node.offset, "\(name()): \(kind.rawValue) \(problem)")
-        }
+        try bytes.withUnsafeBufferPointer { (content) throws(DERError) in try DERRules.characters(kind, content, at: node.offset, name) }
         let value: String
         switch kind {
         case .utf8String, .printableString, .ia5String, .visibleString, .numericString:
@@ -173,16 +171,5 @@ public struct ASN1String: Hashable, Sendable, CustomStringConvertible {
         self.kind = kind
         self.value = value
         self.rawBytes = bytes
-    }
-
-    /// Decodes an IA5String and returns its text (used by GeneralName's dNSName, rfc822Name, URI).
-    static func ia5(_ node: ASN1Node, _ name: @autoclosure () -> String) throws(DERError) -> String {
-        guard !node.isConstructed else {
-            throw DERError(.invalidConstruction, at: node.offset, "\(name()) must be primitive")
-        }
-        guard node.content.allSatisfy({ $0 < 0x80 }) else {
-            throw DERError(.invalidValue, at: node.offset, "\(name()): IA5String has a non-ASCII byte")
-        }
-        return String(decoding: node.content, as: UTF8.self)
     }
 }

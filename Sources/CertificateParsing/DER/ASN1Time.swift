@@ -113,7 +113,9 @@ public struct ASN1Time: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.init(secondsSince1970: local.secondsSince1970 - Int64(offset))
     }
 
-    static func digits(_ bytes: ArraySlice<UInt8>) -> Int? {
+    /// The decimal number `bytes` spell in ASCII digits, or `nil` if one is not a digit (the
+    /// one digit reader of the RFC 3339 and the DER time forms).
+    static func digits(_ bytes: some Collection<UInt8>) -> Int? {
         var value = 0
         for byte in bytes {
             guard byte >= 0x30, byte <= 0x39 else { return nil }
@@ -162,42 +164,9 @@ extension ASN1Node {
     ///
     /// UTCTime years 50–99 mean 1950–1999 and 00–49 mean 2000–2049 (RFC 5280 §4.1.2.5.1).
     public func time(_ name: @autoclosure () -> String) throws(DERError) -> ASN1Time {
-        guard !isConstructed else { throw DERError(.invalidConstruction, at: offset, "\(name()) must be primitive") }
-        let b = content
-        let s = b.startIndex
-        let year: Int
-        let rest: Int
-        let encoding: ASN1Time.Encoding
-        switch identifier {
-        case .utcTime:
-            guard b.count == 13, b[s + 12] == UInt8(ascii: "Z") else {
-                throw DERError(.invalidValue, at: offset, "\(name()): UTCTime must be YYMMDDHHMMSSZ")
-            }
-            guard let yy = ASN1Time.digits(b[s..<(s + 2)]) else {
-                throw DERError(.invalidValue, at: offset, "\(name()): UTCTime has a non-digit")
-            }
-            year = yy >= 50 ? 1900 + yy : 2000 + yy
-            rest = s + 2
-            encoding = .utcTime
-        case .generalizedTime:
-            guard b.count == 15, b[s + 14] == UInt8(ascii: "Z") else {
-                throw DERError(.invalidValue, at: offset, "\(name()): GeneralizedTime must be YYYYMMDDHHMMSSZ")
-            }
-            guard let yyyy = ASN1Time.digits(b[s..<(s + 4)]) else {
-                throw DERError(.invalidValue, at: offset, "\(name()): GeneralizedTime has a non-digit")
-            }
-            year = yyyy
-            rest = s + 4
-            encoding = .generalizedTime
-        default:
-            throw DERError(.unexpectedTag, at: offset, "\(name()): expected UTCTime or GeneralizedTime, found \(identifier)")
+        try DERRules.expectPrimitive(self, name)
+        return try content.withUnsafeBufferPointer { (bytes) throws(DERError) -> ASN1Time in
+            try DERRules.time(identifier, bytes, at: offset, name)
         }
-        guard let month = ASN1Time.digits(b[rest..<(rest + 2)]), let day = ASN1Time.digits(b[(rest + 2)..<(rest + 4)]),
-            let hour = ASN1Time.digits(b[(rest + 4)..<(rest + 6)]), let minute = ASN1Time.digits(b[(rest + 6)..<(rest + 8)]),
-            let second = ASN1Time.digits(b[(rest + 8)..<(rest + 10)])
-        else { throw DERError(.invalidValue, at: offset, "\(name()): time has a non-digit") }
-        guard let time = ASN1Time(year: year, month: month, day: day, hour: hour, minute: minute, second: second, encoding: encoding)
-        else { throw DERError(.invalidValue, at: offset, "\(name()): time names no real instant") }
-        return time
     }
 }

@@ -16,6 +16,17 @@ public struct ASN1Node: Hashable, Sendable {
     /// Byte offset of the element in the parsed buffer.
     public var offset: Int { encodedBytes.startIndex }
 
+    /// The node for a header the raw reader read, as slices of `bytes` (whose indices the
+    /// header's offsets are): an array or an array slice, sliced directly (no intermediate
+    /// slice to retain).
+    @inline(__always)
+    init<Bytes: Collection<UInt8>>(_ raw: RawNode, in bytes: Bytes) where Bytes.Index == Int, Bytes.SubSequence == ArraySlice<UInt8> {
+        identifier = raw.identifier
+        isConstructed = raw.isConstructed
+        encodedBytes = bytes[raw.range]
+        content = bytes[raw.contentRange]
+    }
+
     /// The children of a constructed element, read lazily in order.
     ///
     /// The tree was fully validated by ``DER/parse(_:)-(ArraySlice<UInt8>)``, so iterating cannot meet malformed
@@ -53,9 +64,7 @@ public struct ASN1NodeIterator: Sendable {
 
     public func peekIdentifier() -> ASN1Identifier? {
         guard let first = remaining.first else { return nil }
-        if first & 0x1F != 0x1F {
-            return ASN1Identifier(tagNumber: UInt32(first & 0x1F), tagClass: ASN1Identifier.TagClass(rawValue: first >> 6)!)
-        }
+        if let identifier = ASN1Identifier(lowTagForm: first) { return identifier }
         var copy = remaining
         return try? DER.readElement(&copy).identifier
     }
@@ -63,13 +72,7 @@ public struct ASN1NodeIterator: Sendable {
     /// The next child, which must be present and carry `identifier`.
 
     public mutating func next(_ identifier: ASN1Identifier, _ field: @autoclosure () -> String) throws(DERError) -> ASN1Node {
-        guard let node = try next() else {
-            throw DERError(.missingField, at: parentOffset, "missing \(field()) (\(identifier))")
-        }
-        guard node.identifier == identifier else {
-            throw DERError(.unexpectedTag, at: node.offset, "\(field()): expected \(identifier), found \(node.identifier)")
-        }
-        return node
+        try DERRules.expectChild(next(), identifier, parentOffset: parentOffset, field)
     }
 
     /// The next child if it carries `identifier`; otherwise `nil` and nothing is consumed.
@@ -82,9 +85,7 @@ public struct ASN1NodeIterator: Sendable {
     /// Throws ``DERError/Code/trailingData`` if children remain.
 
     public func finish(_ structure: @autoclosure () -> String) throws(DERError) {
-        guard remaining.isEmpty else {
-            throw DERError(.trailingData, at: offset, "unexpected extra element at the end of \(structure())")
-        }
+        try DERRules.expectEnd(remaining.isEmpty, at: offset, structure)
     }
 }
 
@@ -143,9 +144,7 @@ public enum DER {
         let raw = try input.withUnsafeBufferPointer { (buffer) throws(DERError) -> RawNode in
             try DERInput.header(buffer, at: 0, end: buffer.count, bias: bias)
         }
-        let node = ASN1Node(
-            identifier: raw.identifier, isConstructed: raw.isConstructed,
-            encodedBytes: input[raw.start..<raw.end], content: input[raw.contentStart..<raw.end])
+        let node = ASN1Node(raw, in: input)
         input = input[raw.end...]
         return node
     }
@@ -159,12 +158,7 @@ extension ASN1Node {
         _ identifier: ASN1Identifier = .sequence, _ name: @autoclosure () -> String,
         _ body: (inout ASN1NodeIterator) throws(DERError) -> T
     ) throws(DERError) -> T {
-        guard self.identifier == identifier else {
-            throw DERError(.unexpectedTag, at: offset, "\(name()): expected \(identifier), found \(self.identifier)")
-        }
-        guard isConstructed else {
-            throw DERError(.invalidConstruction, at: offset, "\(name()) must be constructed")
-        }
+        try DERRules.expect(self, identifier, constructed: true, name)
         var iterator = children()
         let value = try body(&iterator)
         try iterator.finish(name())
@@ -174,12 +168,7 @@ extension ASN1Node {
     /// Requires this node to carry `identifier` and to be primitive; returns its content.
 
     public func primitive(_ identifier: ASN1Identifier, _ name: @autoclosure () -> String) throws(DERError) -> ArraySlice<UInt8> {
-        guard self.identifier == identifier else {
-            throw DERError(.unexpectedTag, at: offset, "\(name()): expected \(identifier), found \(self.identifier)")
-        }
-        guard !isConstructed else {
-            throw DERError(.invalidConstruction, at: offset, "\(name()) must be primitive")
-        }
+        try DERRules.expect(self, identifier, constructed: false, name)
         return content
     }
 }

@@ -2,10 +2,12 @@
 /// nodes, so walking a certificate does no reference counting and no allocation. Only the
 /// values the model keeps become `ArraySlice`s of the caller's array.
 ///
-/// The rules are those of ``DER`` (X.690 §10): minimal definite lengths, minimal tags, the
-/// constructed bit DER requires, no trailing data. Nesting is bounded by the schema the
-/// decoders follow; opaque values (unknown extensions, `otherName` values) are kept as bytes
-/// and never walked.
+/// The rules are those of ``DER`` (X.690 §10), and they are the same code: ``DER`` reads
+/// headers through `DERInput.header` (minimal definite lengths, minimal tags, the constructed
+/// bit DER requires), and both readers decode primitives through ``DERRules``. What differs is
+/// the node form and the nesting bound: here nesting is bounded by the schema the decoders
+/// follow, and opaque values (unknown extensions, `otherName` values) are kept as bytes and
+/// never walked.
 struct RawNode {
     let identifier: ASN1Identifier
     let isConstructed: Bool
@@ -122,10 +124,7 @@ struct DERInput {
         _ node: RawNode, _ identifier: ASN1Identifier = .sequence, _ name: StaticString,
         _ body: (inout RawIterator) throws(DERError) -> T
     ) throws(DERError) -> T {
-        guard node.identifier == identifier else {
-            throw DERError(.unexpectedTag, at: node.start, "\(name): expected \(identifier), found \(node.identifier)")
-        }
-        guard node.isConstructed else { throw DERError(.invalidConstruction, at: node.start, "\(name) must be constructed") }
+        try DERRules.expect(node, identifier, constructed: true) { "\(name)" }
         var iterator = children(node)
         let value = try body(&iterator)
         try iterator.finish(name)
@@ -134,68 +133,40 @@ struct DERInput {
 
     /// The content range of a primitive node with `identifier`.
     func primitive(_ node: RawNode, _ identifier: ASN1Identifier, _ name: StaticString) throws(DERError) -> Range<Int> {
-        guard node.identifier == identifier else {
-            throw DERError(.unexpectedTag, at: node.start, "\(name): expected \(identifier), found \(node.identifier)")
-        }
-        guard !node.isConstructed else { throw DERError(.invalidConstruction, at: node.start, "\(name) must be primitive") }
+        try DERRules.expect(node, identifier, constructed: false) { "\(name)" }
         return node.contentRange
     }
 
-    // MARK: Primitives (X.690 §10–11)
+    /// The content octets in `range`, indexed from zero (what ``DERRules`` reads).
+    func content(_ range: Range<Int>) -> DERRules.Content { UnsafeBufferPointer(rebasing: buffer[range]) }
 
-    func boolean(_ node: RawNode, _ name: StaticString) throws(DERError) -> Bool {
-        let range = try primitive(node, .boolean, name)
-        guard range.count == 1 else { throw DERError(.invalidValue, at: node.start, "\(name): BOOLEAN must be one octet") }
-        switch buffer[range.lowerBound] {
-        case 0x00: return false
-        case 0xFF: return true
-        default: throw DERError(.invalidValue, at: node.start, "\(name): DER BOOLEAN TRUE must be 0xFF")
-        }
+    // MARK: Primitives (X.690 §10–11, rules in DERRules)
+
+    func boolean(_ node: RawNode, _ name: StaticString, identifier: ASN1Identifier = .boolean) throws(DERError) -> Bool {
+        let range = try primitive(node, identifier, name)
+        return try DERRules.boolean(content(range), at: node.start) { "\(name)" }
     }
 
     /// INTEGER content after the minimal-encoding check (X.690 §8.3.2).
     func integerRange(_ node: RawNode, _ name: StaticString, identifier: ASN1Identifier = .integer) throws(DERError) -> Range<Int> {
         let range = try primitive(node, identifier, name)
-        guard !range.isEmpty else { throw DERError(.invalidValue, at: node.start, "\(name): INTEGER has no content octets") }
-        if range.count > 1 {
-            let first = buffer[range.lowerBound]
-            let second = buffer[range.lowerBound + 1]
-            if (first == 0x00 && second & 0x80 == 0) || (first == 0xFF && second & 0x80 != 0) {
-                throw DERError(.invalidValue, at: node.start, "\(name): INTEGER is not minimally encoded")
-            }
-        }
+        try DERRules.integer(content(range), at: node.start) { "\(name)" }
         return range
     }
 
-    /// A small non-negative INTEGER.
+    /// A small INTEGER.
     func integer(
         _ node: RawNode, _ name: StaticString, in allowed: ClosedRange<Int> = 0...Int(Int32.max), identifier: ASN1Identifier = .integer
     ) throws(DERError) -> Int {
-        let range = try integerRange(node, name, identifier: identifier)
-        guard range.count <= 8 else { throw DERError(.invalidValue, at: node.start, "\(name): INTEGER out of range") }
-        var value: Int64 = buffer[range.lowerBound] & 0x80 != 0 ? -1 : 0
-        for i in range { value = (value << 8) | Int64(buffer[i]) }
-        guard let result = Int(exactly: value), allowed.contains(result) else {
-            throw DERError(.invalidValue, at: node.start, "\(name): INTEGER \(value) outside \(allowed)")
-        }
-        return result
+        let range = try primitive(node, identifier, name)
+        return try DERRules.integer(content(range), in: allowed, at: node.start) { "\(name)" }
     }
 
-    /// BIT STRING: (range of the bits, unused bit count), DER rules of X.690 §11.2.1.
+    /// BIT STRING (X.690 §8.6.2, §11.2.1).
     func bitString(_ node: RawNode, _ name: StaticString, identifier: ASN1Identifier = .bitString) throws(DERError) -> ASN1BitString {
         let range = try primitive(node, identifier, name)
-        guard !range.isEmpty else { throw DERError(.invalidValue, at: node.start, "\(name): BIT STRING has no unused-bits octet") }
-        let unused = buffer[range.lowerBound]
-        guard unused <= 7 else { throw DERError(.invalidValue, at: node.start, "\(name): BIT STRING unused-bits octet is \(unused)") }
-        if range.count == 1 {
-            guard unused == 0 else { throw DERError(.invalidValue, at: node.start, "\(name): empty BIT STRING with unused bits") }
-        } else if unused > 0 {
-            let mask = UInt8((1 << unused) - 1)
-            guard buffer[range.upperBound - 1] & mask == 0 else {
-                throw DERError(.invalidValue, at: node.start, "\(name): BIT STRING unused bits are not zero")
-            }
-        }
-        return ASN1BitString(bytes: slice((range.lowerBound + 1)..<range.upperBound), unusedBits: Int(unused))
+        let unused = try DERRules.bitStringUnusedBits(content(range), at: node.start) { "\(name)" }
+        return ASN1BitString(bytes: slice((range.lowerBound + 1)..<range.upperBound), unusedBits: unused)
     }
 
     /// OBJECT IDENTIFIER (X.690 §8.19): minimal arcs of at most 64 bits.
@@ -206,22 +177,7 @@ struct DERInput {
     }
 
     func validateOID(_ range: Range<Int>, at offset: Int, _ name: StaticString) throws(DERError) {
-        guard !range.isEmpty else { throw DERError(.invalidValue, at: offset, "\(name): OBJECT IDENTIFIER is empty") }
-        guard buffer[range.upperBound - 1] & 0x80 == 0 else {
-            throw DERError(.invalidValue, at: offset, "\(name): OBJECT IDENTIFIER ends inside an arc")
-        }
-        var arcStart = true
-        var value: UInt64 = 0
-        for i in range {
-            let byte = buffer[i]
-            if arcStart && byte == 0x80 {
-                throw DERError(.invalidValue, at: offset, "\(name): OBJECT IDENTIFIER arc is not minimally encoded")
-            }
-            guard value >> 57 == 0 else { throw DERError(.invalidValue, at: offset, "\(name): OBJECT IDENTIFIER arc exceeds 64 bits") }
-            value = value << 7 | UInt64(byte & 0x7F)
-            arcStart = byte & 0x80 == 0
-            if arcStart { value = 0 }
-        }
+        try DERRules.objectIdentifier(content(range), at: offset) { "\(name)" }
     }
 
     /// Whether the content of `node` equals the OID `oid` (no allocation).
@@ -237,11 +193,10 @@ struct DERInput {
 
     /// An IA5String's text (dNSName, rfc822Name, URI, CPS pointers).
     func ia5(_ node: RawNode, _ name: StaticString) throws(DERError) -> String {
-        guard !node.isConstructed else { throw DERError(.invalidConstruction, at: node.start, "\(name) must be primitive") }
-        for i in node.contentRange where buffer[i] >= 0x80 {
-            throw DERError(.invalidValue, at: node.start, "\(name): IA5String has a non-ASCII byte")
-        }
-        return String(decoding: UnsafeBufferPointer(rebasing: buffer[node.contentRange]), as: UTF8.self)
+        try DERRules.expectPrimitive(node) { "\(name)" }
+        let text = content(node.contentRange)
+        try DERRules.characters(.ia5String, text, at: node.start) { "\(name)" }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Checks a directory string's content for its type's character set without building a
@@ -250,61 +205,18 @@ struct DERInput {
         guard let kind = ASN1String.kind(of: node.identifier) else {
             throw DERError(.unexpectedTag, at: node.start, "\(name): expected a string type, found \(node.identifier)")
         }
-        let bytes = UnsafeBufferPointer(rebasing: buffer[node.contentRange])
-        if let problem = ASN1String.characterSetProblem(kind, bytes) {
-            throw DERError(.invalidValue, at: node.start, "\(name): \(kind.rawValue) \(problem)")
-        }
+        try DERRules.characters(kind, content(node.contentRange), at: node.start) { "\(name)" }
     }
 
     /// UTCTime or GeneralizedTime in RFC 5280's strict form.
     func time(_ node: RawNode, _ name: StaticString) throws(DERError) -> ASN1Time {
-        guard !node.isConstructed else { throw DERError(.invalidConstruction, at: node.start, "\(name) must be primitive") }
-        let range = node.contentRange
-        func digits(_ from: Int, _ count: Int) -> Int? {
-            var value = 0
-            for i in from..<(from + count) {
-                let b = buffer[i]
-                guard b >= 0x30, b <= 0x39 else { return nil }
-                value = value * 10 + Int(b - 0x30)
-            }
-            return value
-        }
-        let s = range.lowerBound
-        let year: Int
-        let rest: Int
-        let encoding: ASN1Time.Encoding
-        switch node.identifier {
-        case .utcTime:
-            guard range.count == 13, buffer[s + 12] == UInt8(ascii: "Z") else {
-                throw DERError(.invalidValue, at: node.start, "\(name): UTCTime must be YYMMDDHHMMSSZ")
-            }
-            guard let yy = digits(s, 2) else { throw DERError(.invalidValue, at: node.start, "\(name): UTCTime has a non-digit") }
-            // RFC 5280 §4.1.2.5.1: 50–99 mean 1950–1999, 00–49 mean 2000–2049.
-            year = yy >= 50 ? 1900 + yy : 2000 + yy
-            rest = s + 2
-            encoding = .utcTime
-        case .generalizedTime:
-            guard range.count == 15, buffer[s + 14] == UInt8(ascii: "Z") else {
-                throw DERError(.invalidValue, at: node.start, "\(name): GeneralizedTime must be YYYYMMDDHHMMSSZ")
-            }
-            guard let yyyy = digits(s, 4) else { throw DERError(.invalidValue, at: node.start, "\(name): GeneralizedTime has a non-digit") }
-            year = yyyy
-            rest = s + 4
-            encoding = .generalizedTime
-        default:
-            throw DERError(.unexpectedTag, at: node.start, "\(name): expected UTCTime or GeneralizedTime, found \(node.identifier)")
-        }
-        guard let month = digits(rest, 2), let day = digits(rest + 2, 2), let hour = digits(rest + 4, 2),
-            let minute = digits(rest + 6, 2), let second = digits(rest + 8, 2)
-        else { throw DERError(.invalidValue, at: node.start, "\(name): time has a non-digit") }
-        guard let time = ASN1Time(year: year, month: month, day: day, hour: hour, minute: minute, second: second, encoding: encoding)
-        else { throw DERError(.invalidValue, at: node.start, "\(name): time names no real instant") }
-        return time
+        try DERRules.expectPrimitive(node) { "\(name)" }
+        return try DERRules.time(node.identifier, content(node.contentRange), at: node.start) { "\(name)" }
     }
 
     /// A public `ASN1Node` for a raw node (for the few places the model keeps a node).
     func node(_ raw: RawNode) -> ASN1Node {
-        ASN1Node(identifier: raw.identifier, isConstructed: raw.isConstructed, encodedBytes: slice(raw.range), content: slice(raw.contentRange))
+        ASN1Node(raw, in: base)
     }
 }
 
@@ -326,19 +238,12 @@ struct RawIterator {
 
     func peekIdentifier() -> ASN1Identifier? {
         guard position < end else { return nil }
-        let first = input[position]
-        if first & 0x1F != 0x1F {
-            return ASN1Identifier(tagNumber: UInt32(first & 0x1F), tagClass: ASN1Identifier.TagClass.from(first))
-        }
+        if let identifier = ASN1Identifier(lowTagForm: input[position]) { return identifier }
         return try? input.element(at: position, end: end).identifier
     }
 
     mutating func next(_ identifier: ASN1Identifier, _ field: StaticString) throws(DERError) -> RawNode {
-        guard let node = try next() else { throw DERError(.missingField, at: parentOffset, "missing \(field) (\(identifier))") }
-        guard node.identifier == identifier else {
-            throw DERError(.unexpectedTag, at: node.start, "\(field): expected \(identifier), found \(node.identifier)")
-        }
-        return node
+        try DERRules.expectChild(next(), identifier, parentOffset: parentOffset) { "\(field)" }
     }
 
     mutating func optional(_ identifier: ASN1Identifier) throws(DERError) -> RawNode? {
@@ -347,6 +252,6 @@ struct RawIterator {
     }
 
     func finish(_ structure: StaticString) throws(DERError) {
-        guard position >= end else { throw DERError(.trailingData, at: position, "unexpected extra element at the end of \(structure)") }
+        try DERRules.expectEnd(isAtEnd, at: position) { "\(structure)" }
     }
 }

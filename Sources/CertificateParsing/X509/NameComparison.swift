@@ -81,68 +81,19 @@ extension RelativeDistinguishedName {
 }
 
 /// The walkers behind ``DistinguishedName/matches(_:)``. Every function reads Name encodings
-/// that were validated when they were parsed, with a lean reader that still checks every
-/// bound; a structure that cannot be read compares unequal.
+/// that were validated when they were parsed, through the same strict header reader; a
+/// structure that cannot be read compares unequal.
 enum NameComparison {
-    /// One element: its identifier octet and where its content lies.
-    struct Node {
-        let tag: UInt8
-        let start: Int
-        let contentStart: Int
-        let end: Int
-
-        var contentCount: Int { end - contentStart }
-        var contentRange: Range<Int> { contentStart..<end }
-    }
-
-    /// Reads the element at `position` (identifier, definite length), or `nil` if it does not
-    /// fit before `end`.
+    /// Reads the element at `position` through the one DER header reader
+    /// (`DERInput.header`), or `nil` if it is not a DER element that fits before `end`.
     @inline(__always)
-    static func element(_ p: UnsafeBufferPointer<UInt8>, at position: Int, end: Int) -> Node? {
-        var i = position
-        guard i < end else { return nil }
-        let tag = p[i]
-        i += 1
-        if tag & 0x1F == 0x1F {
-            // High tag number form (possible in an opaque attribute value).
-            while i < end && p[i] & 0x80 != 0 { i += 1 }
-            i += 1
-        }
-        guard i < end else { return nil }
-        var length = Int(p[i])
-        i += 1
-        if length & 0x80 != 0 {
-            let count = length & 0x7F
-            guard count >= 1, count <= 4, end - i >= count else { return nil }
-            length = 0
-            for _ in 0..<count {
-                length = length << 8 | Int(p[i])
-                i += 1
-            }
-        }
-        guard length <= end - i else { return nil }
-        return Node(tag: tag, start: position, contentStart: i, end: i + length)
-    }
-
-    /// The string type of a universal primitive tag.
-    @inline(__always)
-    static func stringKind(_ tag: UInt8) -> ASN1String.Kind? {
-        switch tag {
-        case 0x0C: return .utf8String
-        case 0x13: return .printableString
-        case 0x16: return .ia5String
-        case 0x1E: return .bmpString
-        case 0x14: return .teletexString
-        case 0x1C: return .universalString
-        case 0x1A: return .visibleString
-        case 0x12: return .numericString
-        default: return nil
-        }
+    static func element(_ p: UnsafeBufferPointer<UInt8>, at position: Int, end: Int) -> RawNode? {
+        try? DERInput.header(p, at: position, end: end, bias: 0)
     }
 
     /// The children of `node`.
-    static func children(_ p: UnsafeBufferPointer<UInt8>, _ node: Node) -> [Node]? {
-        var result: [Node] = []
+    static func children(_ p: UnsafeBufferPointer<UInt8>, _ node: RawNode) -> [RawNode]? {
+        var result: [RawNode] = []
         var position = node.contentStart
         while position < node.end {
             guard let child = element(p, at: position, end: node.end) else { return nil }
@@ -167,7 +118,7 @@ enum NameComparison {
 
     /// Whether the two names have the same number of RDNs and each RDN pair the same number
     /// of attributes.
-    static func sameShape(_ pa: UnsafeBufferPointer<UInt8>, _ na: Node, _ pb: UnsafeBufferPointer<UInt8>, _ nb: Node) -> Bool {
+    static func sameShape(_ pa: UnsafeBufferPointer<UInt8>, _ na: RawNode, _ pb: UnsafeBufferPointer<UInt8>, _ nb: RawNode) -> Bool {
         var ia = na.contentStart
         var ib = nb.contentStart
         while ia < na.end && ib < nb.end {
@@ -198,7 +149,7 @@ enum NameComparison {
     /// Walks the RDNs of `a` and `b` in step. With `prefixOnly`, `b`'s RDNs must match the first
     /// RDNs of `a` and `a` may have more.
     static func rdnSequencesMatch(
-        _ pa: UnsafeBufferPointer<UInt8>, _ na: Node, _ pb: UnsafeBufferPointer<UInt8>, _ nb: Node, prefixOnly: Bool
+        _ pa: UnsafeBufferPointer<UInt8>, _ na: RawNode, _ pb: UnsafeBufferPointer<UInt8>, _ nb: RawNode, prefixOnly: Bool
     ) -> Bool {
         var ia = na.contentStart
         var ib = nb.contentStart
@@ -213,7 +164,7 @@ enum NameComparison {
 
     /// RDN match (RFC 5280 §7.1): same attribute count, each attribute matched once. The
     /// single-attribute RDN (nearly all of them) is compared without allocating.
-    static func rdnsMatch(_ pa: UnsafeBufferPointer<UInt8>, _ ra: Node, _ pb: UnsafeBufferPointer<UInt8>, _ rb: Node) -> Bool {
+    static func rdnsMatch(_ pa: UnsafeBufferPointer<UInt8>, _ ra: RawNode, _ pb: UnsafeBufferPointer<UInt8>, _ rb: RawNode) -> Bool {
         guard let first = element(pa, at: ra.contentStart, end: ra.end), let other = element(pb, at: rb.contentStart, end: rb.end) else {
             return ra.contentCount == 0 && rb.contentCount == 0
         }
@@ -231,7 +182,7 @@ enum NameComparison {
     }
 
     /// `AttributeTypeAndValue` match: the same type OID and matching values.
-    static func attributesMatch(_ pa: UnsafeBufferPointer<UInt8>, _ a: Node, _ pb: UnsafeBufferPointer<UInt8>, _ b: Node) -> Bool {
+    static func attributesMatch(_ pa: UnsafeBufferPointer<UInt8>, _ a: RawNode, _ pb: UnsafeBufferPointer<UInt8>, _ b: RawNode) -> Bool {
         guard let typeA = element(pa, at: a.contentStart, end: a.end), let typeB = element(pb, at: b.contentStart, end: b.end),
             typeA.contentCount == typeB.contentCount,
             let valueA = element(pa, at: typeA.end, end: a.end), let valueB = element(pb, at: typeB.end, end: b.end)
@@ -241,7 +192,7 @@ enum NameComparison {
     }
 
     /// Attribute values: strings after RFC 4518 preparation, anything else byte for byte.
-    static func valuesMatch(_ pa: UnsafeBufferPointer<UInt8>, _ a: Node, _ pb: UnsafeBufferPointer<UInt8>, _ b: Node) -> Bool {
+    static func valuesMatch(_ pa: UnsafeBufferPointer<UInt8>, _ a: RawNode, _ pb: UnsafeBufferPointer<UInt8>, _ b: RawNode) -> Bool {
         // Identical encodings match whatever the type (the common case inside names that differ
         // elsewhere).
         if a.end - a.start == b.end - b.start {
@@ -252,7 +203,7 @@ enum NameComparison {
             }
             if same { return true }
         }
-        guard let kindA = stringKind(a.tag), let kindB = stringKind(b.tag) else { return false }
+        guard let kindA = ASN1String.kind(of: a.identifier), let kindB = ASN1String.kind(of: b.identifier) else { return false }
         let bytesA = UnsafeBufferPointer(rebasing: pa[a.contentRange])
         let bytesB = UnsafeBufferPointer(rebasing: pb[b.contentRange])
         if isASCIICompatible(kindA), isASCIICompatible(kindB), isASCII(bytesA), isASCII(bytesB) {
@@ -442,14 +393,14 @@ enum NameComparison {
     static let fnvOffset: UInt64 = 0xCBF2_9CE4_8422_2325
     static let fnvPrime: UInt64 = 0x100_0000_01B3
 
-    static func attributeDigest(_ p: UnsafeBufferPointer<UInt8>, _ attribute: Node) -> UInt64 {
+    static func attributeDigest(_ p: UnsafeBufferPointer<UInt8>, _ attribute: RawNode) -> UInt64 {
         guard let type = element(p, at: attribute.contentStart, end: attribute.end),
             let value = element(p, at: type.end, end: attribute.end)
         else { return 0 }
         var digest = fnvOffset
         for i in type.contentRange { digest = (digest ^ UInt64(p[i])) &* fnvPrime }
         digest = (digest ^ 0xFF) &* fnvPrime
-        guard let kind = stringKind(value.tag) else {
+        guard let kind = ASN1String.kind(of: value.identifier) else {
             for i in value.start..<value.end { digest = (digest ^ UInt64(p[i])) &* fnvPrime }
             return digest
         }

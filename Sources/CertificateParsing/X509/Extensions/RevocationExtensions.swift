@@ -154,8 +154,7 @@ public struct IssuingDistributionPoint: Hashable, Sendable {
             // BOOLEAN DEFAULT FALSE fields: DER never encodes the default (X.690 §11.5).
             func flag(_ tag: UInt32, _ name: StaticString) throws(DERError) -> Bool {
                 guard let n = try fields.optional(.context(tag)) else { return false }
-                let range = try input.primitive(n, .context(tag), name)
-                guard range.count == 1, input[range.lowerBound] == 0xFF else {
+                guard try input.boolean(n, name, identifier: .context(tag)) else {
                     throw DERError(.invalidValue, at: n.start, "\(name) must be an encoded TRUE (DER omits FALSE)")
                 }
                 return true
