@@ -216,6 +216,28 @@ struct RevocationCheckTests {
         )
     }
 
+    /// An attacker holding a revoked leaf's key staples a `good` response from before the
+    /// revocation, still in its window: the caller's CRL that lists the leaf is later news.
+    @Test("a stapled good does not outweigh a caller's CRL that revokes the leaf; one that does not list it leaves the staple settling", arguments: modes)
+    func stapleGoodDoesNotOverrideCallersRevocation(mode: RevocationMode) throws {
+        let setup = try Setup()
+        let provider = FixedCRLs([Self.rootURL: .success(try setup.rootCRL())])
+        let revoking = try setup.issuingCRL(revoking: [setup.leaf.serialNumber])
+        let outcome = try setup.validate(Self.check(mode, crls: [revoking], provider: provider, staple: try setup.staple()))
+        expectRejected(outcome, .revoked, at: 0)
+        #expect(outcome.failure?.detail.contains("given by the caller") == true, "\(String(describing: outcome.failure))")
+
+        let notListing = try setup.validate(Self.check(mode, crls: [try setup.issuingCRL()], provider: provider, staple: try setup.staple()))
+        #expect(notListing.failure == nil, "\(String(describing: notListing.failure))")
+        #expect(notListing.chain?.findings.first?.detail.hasPrefix("not revoked: the stapled OCSP response says good") == true)
+        // A caller's CRL that cannot speak for the leaf (another CA's) leaves the staple settling it.
+        let otherCA = try TrustPKI.root("Revocation Check Other Root", slot: TrustSlot.otherRoot)
+        let unrelated = try TrustPKI.crl(from: otherCA, revoking: [setup.leaf.serialNumber])
+        let ignored = try setup.validate(Self.check(mode, crls: [unrelated], provider: provider, staple: try setup.staple()))
+        #expect(ignored.failure == nil, "\(String(describing: ignored.failure))")
+        #expect(provider.lookups.allSatisfy { $0 == Self.rootURL }, "the leaf's CRL was not fetched: \(provider.lookups)")
+    }
+
     @Test("the caller's CRLs come before fetching; what they do not cover is fetched")
     func callerCRLs() throws {
         let setup = try Setup()
