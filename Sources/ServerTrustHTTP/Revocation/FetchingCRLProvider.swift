@@ -30,7 +30,8 @@ public import TrustEvaluation
 /// is reported and never cached. Signatures, scope and currency are the revocation check's
 /// business; the check calls ``discard(_:)`` for a CRL whose signature or signer is wrong. When a
 /// revalidation fails (server down) but the cached CRL's own window is still current, the cached
-/// CRL is returned.
+/// CRL is returned; so it is when the server answers with an older CRL of the same issuer and
+/// scope (a lower cRLNumber, RFC 5280 §5.2.3), which is neither returned nor cached.
 public final class FetchingCRLProvider: CRLProvider {
     /// Limits of the fetches.
     public struct Configuration: Hashable, Sendable {
@@ -160,6 +161,15 @@ public final class FetchingCRLProvider: CRLProvider {
             case .notYetValid?, .nextUpdateBeforeThisUpdate?:
                 return .success(FetchedCRL(crl: crl, url: url, origin: .network, fetchedAt: time, validatedAt: time))
             case .expired?, nil:
+                // RFC 5280 §5.2.3: cRLNumber is "a monotonically increasing sequence number for a
+                // given CRL scope and CRL issuer". A lower number than the current cached CRL's is
+                // a replay (an on-path attacker answering this plain-HTTP fetch with the CA's CRL
+                // from before a revocation, still in its window): the newer CRL stays and serves.
+                if let cached, Self.isOlder(crl, than: cached.crl),
+                    cache.freshness.problem(thisUpdate: cached.crl.thisUpdate, nextUpdate: cached.crl.nextUpdate, at: time) == nil
+                {
+                    return .success(Self.fetched(cached, .cache))
+                }
                 return .success(Self.fetched(cache.store(crl, url: url, etag: etag, lastModified: lastModified, at: time), .network))
             }
         case .failure(let reason):
@@ -187,6 +197,15 @@ public final class FetchingCRLProvider: CRLProvider {
             return .failure(.notForThisCertificate("issued by \"\(crl.issuer.rfc4514)\", not by \"\(certificate.issuer.rfc4514)\""))
         }
         return .success(crl)
+    }
+
+    /// Whether `crl` precedes `current` in one CRL sequence (RFC 5280 §5.2.3): the same issuer
+    /// and scope (issuingDistributionPoint, or none in both, as §6.3.3 (c)(2) compares them) and
+    /// a lower cRLNumber.
+    static func isOlder(_ crl: CertificateRevocationList, than current: CertificateRevocationList) -> Bool {
+        guard let number = crl.number, let currentNumber = current.number, number < currentNumber else { return false }
+        guard crl.issuer.matches(current.issuer) else { return false }
+        return (crl.issuingDistributionPoint?.derBytes ?? []).elementsEqual(current.issuingDistributionPoint?.derBytes ?? [])
     }
 
     static func fetched(_ entry: CRLCache.Entry, _ origin: FetchedCRL.Origin) -> FetchedCRL {

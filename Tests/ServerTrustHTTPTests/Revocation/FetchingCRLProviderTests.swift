@@ -221,6 +221,41 @@ struct FetchingCRLProviderTests {
         #expect(await eventually { setup.server.requests(for: "/crl/issuing.crl").count == 2 })
     }
 
+    /// RFC 5280 §5.2.3: cRLNumber increases with each CRL of a scope. An on-path attacker
+    /// answering the plain-HTTP revalidation with the CA's CRL from before a revocation (still
+    /// in its window) must not roll the cache back from the CRL that lists the leaf.
+    @Test("an older CRL fetched after a newer one (a replay from before a revocation) does not replace it while the newer is current")
+    func olderCRLDoesNotRollBackTheCache() async throws {
+        let setup = try await Self.started()
+        defer { setup.stop() }
+        let leaf = try setup.leaf([setup.server.url("/crl/issuing.crl")])
+        let now = Self.now
+        let before = try LabCRL.issue(LabCRLSpec(thisUpdate: now - 7200, nextUpdate: now + 7 * 86_400, number: 1), signer: setup.pki.intermediateIssuer)
+        let revocation = LabRevokedEntry(serial: Array(leaf.serialNumber.bytes), revocationDate: now - 600, reason: 1)
+        let after = try LabCRL.issue(
+            LabCRLSpec(entries: [revocation], thisUpdate: now - 600, nextUpdate: now + 7 * 86_400, number: 2), signer: setup.pki.intermediateIssuer)
+        try setup.server.publish(after, as: "issuing.crl")
+        let provider = FetchingCRLProvider(cache: try CRLCache(limits: CRLCache.Limits(maximumAge: 60)))
+        let first = try #require(try await Self.lookup(provider, leaf).crls.first)
+        #expect(first.origin == .network && first.crl.isRevoked(leaf.serialNumber))
+
+        // Past the cache's maximum age the entry is fetched again; the attacker serves CRL 1.
+        try setup.server.publish(before, as: "issuing.crl", age: 7200)
+        let replayed = try await Self.lookup(provider, leaf, at: now + 120)
+        #expect(replayed.crls.map { $0.number?.description } == ["02"], "\(replayed.crls)")
+        #expect(replayed.crls.first?.crl.isRevoked(leaf.serialNumber) == true)
+        #expect(provider.cache.entry(for: setup.server.url("/crl/issuing.crl"))?.crl.number?.description == "02")
+        #expect(await eventually { setup.server.requests(for: "/crl/issuing.crl").count == 2 })
+
+        // A newer CRL of the same scope still replaces it.
+        let next = try LabCRL.issue(
+            LabCRLSpec(entries: [revocation], thisUpdate: now - 60, nextUpdate: now + 7 * 86_400, number: 3), signer: setup.pki.intermediateIssuer)
+        // (Another modification time than CRL 2's, whose ETag the revalidation sends.)
+        try setup.server.publish(next, as: "issuing.crl", age: 60)
+        let renewed = try await Self.lookup(provider, leaf, at: now + 240)
+        #expect(renewed.crls.map(\.origin) == [.network] && renewed.crls.first?.number?.description == "03")
+    }
+
     @Test("a spent budget tries nothing")
     func noTimeLeft() async throws {
         let setup = try await Self.started()
