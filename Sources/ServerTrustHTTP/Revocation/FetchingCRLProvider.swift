@@ -30,9 +30,15 @@ public import TrustEvaluation
 /// is reported and never cached. Signatures, scope and currency are the revocation check's
 /// business; the check calls ``discard(_:)`` for a CRL whose signature or signer is wrong. When a
 /// revalidation fails (server down) but the cached CRL's own window is still current, the cached
-/// CRL is returned; so it is when the server answers with an older CRL of the same issuer and
-/// scope (a lower cRLNumber, RFC 5280 §5.2.3), which is neither returned nor cached.
-public final class FetchingCRLProvider: CRLProvider {
+/// CRL is returned.
+///
+/// **No rollback.** Per URL the provider keeps, in memory, the newest CRL the check verified
+/// (``/TrustEvaluation/CRLConfirming``). While that CRL is current, a fetched CRL of the same
+/// issuer and scope with a lower cRLNumber (RFC 5280 §5.2.3), an on-path attacker's replay of
+/// the CA's CRL from before a revocation, is neither returned nor cached: the verified one is
+/// returned instead. Only verified CRLs count, so a forged CRL can neither raise the mark nor,
+/// by replacing the cached entry and being discarded, erase it.
+public final class FetchingCRLProvider: CRLProvider, CRLConfirming {
     /// Limits of the fetches.
     public struct Configuration: Hashable, Sendable {
         /// The largest CRL accepted, in bytes (16 MiB: large CAs' unpartitioned CRLs run to a few
@@ -56,6 +62,10 @@ public final class FetchingCRLProvider: CRLProvider {
     /// The limits.
     public let configuration: Configuration
     let fetcher: CRLFetcher
+    /// Per URL, the newest CRL the check verified (``confirm(_:)``); emptied when it reaches
+    /// ``maximumConfirmed`` URLs.
+    private let confirmed = Mutex<[String: FetchedCRL]>([:])
+    static var maximumConfirmed: Int { 512 }
     private let flights = Mutex<[String: Flight]>([:])
 
     /// Creates a provider.
@@ -106,6 +116,18 @@ public final class FetchingCRLProvider: CRLProvider {
     ///   wrong.
     public func discard(_ crl: FetchedCRL) {
         cache.remove(crl.url, ifHolding: crl.crl)
+    }
+
+    /// Keeps `crl` as its URL's newest verified CRL, unless a newer one of its scope is kept.
+    ///
+    /// - Parameter crl: A CRL this provider returned, whose signature and signer the check
+    ///   verified.
+    package func confirm(_ crl: FetchedCRL) {
+        confirmed.withLock { table in
+            if let kept = table[crl.url], Self.isOlder(crl.crl, than: kept.crl) { return }
+            if table[crl.url] == nil, table.count >= Self.maximumConfirmed { table.removeAll() }
+            table[crl.url] = crl
+        }
     }
 
     /// One URL: the cache when fresh, else the shared fetch (see the type's documentation).
@@ -162,13 +184,13 @@ public final class FetchingCRLProvider: CRLProvider {
                 return .success(FetchedCRL(crl: crl, url: url, origin: .network, fetchedAt: time, validatedAt: time))
             case .expired?, nil:
                 // RFC 5280 §5.2.3: cRLNumber is "a monotonically increasing sequence number for a
-                // given CRL scope and CRL issuer". A lower number than the current cached CRL's is
-                // a replay (an on-path attacker answering this plain-HTTP fetch with the CA's CRL
-                // from before a revocation, still in its window): the newer CRL stays and serves.
-                if let cached, Self.isOlder(crl, than: cached.crl),
-                    cache.freshness.problem(thisUpdate: cached.crl.thisUpdate, nextUpdate: cached.crl.nextUpdate, at: time) == nil
+                // given CRL scope and CRL issuer". A lower number than the current verified CRL's
+                // is a replay (an on-path attacker answering this plain-HTTP fetch with the CA's
+                // CRL from before a revocation, still in its window): the verified CRL serves.
+                if let newest = confirmed.withLock({ $0[url] }), Self.isOlder(crl, than: newest.crl),
+                    cache.freshness.problem(thisUpdate: newest.crl.thisUpdate, nextUpdate: newest.crl.nextUpdate, at: time) == nil
                 {
-                    return .success(Self.fetched(cached, .cache))
+                    return .success(FetchedCRL(crl: newest.crl, url: url, origin: .cache, fetchedAt: newest.fetchedAt, validatedAt: newest.validatedAt))
                 }
                 return .success(Self.fetched(cache.store(crl, url: url, etag: etag, lastModified: lastModified, at: time), .network))
             }

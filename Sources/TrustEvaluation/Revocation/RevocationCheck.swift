@@ -249,9 +249,13 @@ public struct RevocationCheck: PathCheck {
         var signers = Search<Verification>.SignerCache()
         let status = context.search.revocationStatus(of: index, in: path, crls: crls, signers: &signers, freshness: freshness, naming: naming)
         // A fetched CRL whose signature or signer is wrong (forged, or another CA's) is
-        // forgotten, so the next decision fetches again instead of trusting the cache.
+        // forgotten, so the next decision fetches again instead of trusting the cache; one that
+        // verified is confirmed to a provider that keeps the newest verified CRL per URL.
         for (crlIndex, result) in signers.results where crlIndex >= given {
-            if case .failure(let failure) = result, !failure.exhausted { provider.discard(lookup.crls[crlIndex - given]) }
+            switch result {
+            case .success: (provider as? any CRLConfirming)?.confirm(lookup.crls[crlIndex - given])
+            case .failure(let failure): if !failure.exhausted { provider.discard(lookup.crls[crlIndex - given]) }
+            }
         }
         switch status {
         case .success(let settlements): return .settled(settlements.map { naming.settled($0) }.joined(separator: "; "))

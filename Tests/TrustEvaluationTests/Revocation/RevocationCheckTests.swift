@@ -60,15 +60,18 @@ struct RevocationCheckTests {
     }
 
     /// A CRL source over fixed answers per URL: the provider seam as the check calls it, with
-    /// what was asked and discarded.
-    final class FixedCRLs: CRLProvider {
+    /// what was asked, discarded and confirmed.
+    final class FixedCRLs: CRLProvider, CRLConfirming {
         let answers: [String: Result<CertificateRevocationList, CRLUnavailable>]
-        private let state = Mutex<(lookups: [String], discarded: [String])>(([], []))
+        private let state = Mutex<(lookups: [String], discarded: [String], confirmed: [String])>(([], [], []))
 
         init(_ answers: [String: Result<CertificateRevocationList, CRLUnavailable>]) { self.answers = answers }
 
         var lookups: [String] { state.withLock { $0.lookups } }
         var discarded: [String] { state.withLock { $0.discarded } }
+        var confirmed: [String] { state.withLock { $0.confirmed } }
+
+        func confirm(_ crl: FetchedCRL) { state.withLock { $0.confirmed.append(crl.url) } }
 
         func crls(for certificate: Certificate, at time: Int64, until deadline: ContinuousClock.Instant) -> CRLLookup {
             var crls: [FetchedCRL] = []
@@ -108,6 +111,7 @@ struct RevocationCheckTests {
         #expect(findings[0].detail.contains("age 1 h, fetched now"), "\(findings[0])")
         #expect(findings[1].detail.contains("CRL \(Self.rootURL)"), "\(findings[1])")
         #expect(provider.lookups == [Self.leafURL, Self.rootURL])
+        #expect(provider.confirmed == [Self.leafURL, Self.rootURL], "each verified CRL is confirmed to the provider")
     }
 
     @Test("a revoked leaf and a revoked intermediate are refused in soft-fail and hard-fail, naming the CRL", arguments: modes)
@@ -181,6 +185,7 @@ struct RevocationCheckTests {
         #expect(hard.failure?.detail.contains(detail) == true, "\(c): \(String(describing: hard.failure))")
         if c == .signedByAnotherKey {
             #expect(provider?.discarded.contains(Self.leafURL) == true, "a forged CRL is handed back to be forgotten")
+            #expect(provider?.confirmed.contains(Self.leafURL) == false, "a forged CRL is never confirmed")
         } else {
             #expect(provider?.discarded.isEmpty ?? true)
         }
