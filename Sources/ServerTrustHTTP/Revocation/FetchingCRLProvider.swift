@@ -37,7 +37,8 @@ public import TrustEvaluation
 /// issuer and scope with a lower cRLNumber (RFC 5280 §5.2.3), an on-path attacker's replay of
 /// the CA's CRL from before a revocation, is neither returned nor cached: the verified one is
 /// returned instead. Only verified CRLs count, so a forged CRL can neither raise the mark nor,
-/// by replacing the cached entry and being discarded, erase it.
+/// by replacing the cached entry and being discarded, erase it. When a URL gives no CRL at all
+/// (unreachable, not a CRL, no time left), that verified CRL is returned while it is current.
 public final class FetchingCRLProvider: CRLProvider, CRLConfirming {
     /// Limits of the fetches.
     public struct Configuration: Hashable, Sendable {
@@ -130,8 +131,27 @@ public final class FetchingCRLProvider: CRLProvider, CRLConfirming {
         }
     }
 
-    /// One URL: the cache when fresh, else the shared fetch (see the type's documentation).
+    /// The newest CRL the check verified for `url`, while it is current at `time`.
+    func newestVerified(_ url: String, at time: Int64) -> FetchedCRL? {
+        guard let newest = confirmed.withLock({ $0[url] }),
+            cache.freshness.problem(thisUpdate: newest.crl.thisUpdate, nextUpdate: newest.crl.nextUpdate, at: time) == nil
+        else { return nil }
+        return FetchedCRL(crl: newest.crl, url: url, origin: .cache, fetchedAt: newest.fetchedAt, validatedAt: newest.validatedAt)
+    }
+
+    /// One URL: the cache when fresh, else the shared fetch (see the type's documentation); when
+    /// that gives no CRL (unreachable, not a CRL, no time left), the newest verified CRL while it
+    /// is current, as the cached CRL serves when the server is down: what an on-path attacker
+    /// answers must not make the provider forget a current CRL it verified.
     package func crl(at url: String, for certificate: Certificate, point: DistributionPoint?, at time: Int64, until deadline: ContinuousClock.Instant)
+        -> Result<FetchedCRL, CRLUnavailable>
+    {
+        let result = lookUp(url, for: certificate, point: point, at: time, until: deadline)
+        guard case .failure = result, let newest = newestVerified(url, at: time) else { return result }
+        return .success(newest)
+    }
+
+    private func lookUp(_ url: String, for certificate: Certificate, point: DistributionPoint?, at time: Int64, until deadline: ContinuousClock.Instant)
         -> Result<FetchedCRL, CRLUnavailable>
     {
         if let entry = cache.entry(for: url), cache.isFresh(entry, at: time) { return .success(Self.fetched(entry, .cache)) }
@@ -187,11 +207,7 @@ public final class FetchingCRLProvider: CRLProvider, CRLConfirming {
                 // given CRL scope and CRL issuer". A lower number than the current verified CRL's
                 // is a replay (an on-path attacker answering this plain-HTTP fetch with the CA's
                 // CRL from before a revocation, still in its window): the verified CRL serves.
-                if let newest = confirmed.withLock({ $0[url] }), Self.isOlder(crl, than: newest.crl),
-                    cache.freshness.problem(thisUpdate: newest.crl.thisUpdate, nextUpdate: newest.crl.nextUpdate, at: time) == nil
-                {
-                    return .success(FetchedCRL(crl: newest.crl, url: url, origin: .cache, fetchedAt: newest.fetchedAt, validatedAt: newest.validatedAt))
-                }
+                if let newest = newestVerified(url, at: time), Self.isOlder(crl, than: newest.crl) { return .success(newest) }
                 return .success(Self.fetched(cache.store(crl, url: url, etag: etag, lastModified: lastModified, at: time), .network))
             }
         case .failure(let reason):

@@ -268,6 +268,32 @@ struct FetchingCRLProviderTests {
         #expect(renewed.crls.map(\.origin) == [.network] && renewed.crls.first?.number?.description == "03")
     }
 
+    /// The server down already falls back to a current cached CRL; an on-path attacker who
+    /// answers with something that is not a CRL, or lets the budget run out, must not do better
+    /// (soft-fail would accept the leaf the verified CRL revokes).
+    @Test("what is not a CRL, or no time left, falls back to the newest verified CRL while it is current")
+    func failureFallsBackToVerifiedCRL() async throws {
+        let setup = try await Self.started()
+        defer { setup.stop() }
+        let leaf = try setup.leaf([setup.server.url("/crl/issuing.crl")])
+        let now = Self.now
+        let revoked = LabRevokedEntry(serial: Array(leaf.serialNumber.bytes), revocationDate: now - 600, reason: 1)
+        let spec = LabCRLSpec(entries: [revoked], thisUpdate: now - 600, nextUpdate: now + 7 * 86_400, number: 2)
+        try setup.server.publish(try LabCRL.issue(spec, signer: setup.pki.intermediateIssuer), as: "issuing.crl")
+        let provider = FetchingCRLProvider(cache: try CRLCache(limits: CRLCache.Limits(maximumAge: 60)))
+        let first = try #require(try await Self.lookup(provider, leaf).crls.first)
+        provider.confirm(first)
+
+        try setup.server.publish(Array("<html>maintenance</html>".utf8), as: "issuing.crl", age: 3600)
+        let junk = try await Self.lookup(provider, leaf, at: now + 120)
+        #expect(junk.crls.map { $0.number?.description } == ["02"] && junk.crls.first?.origin == .cache, "\(junk.failures)")
+        let noTime = try await Self.lookup(provider, leaf, at: now + 180, seconds: -1)
+        #expect(noTime.crls.map { $0.number?.description } == ["02"], "\(noTime.failures)")
+        // Past the verified CRL's window, the failure stands.
+        let later = try await Self.lookup(provider, leaf, at: now + 8 * 86_400)
+        #expect(later.crls.isEmpty && later.failures.count == 1)
+    }
+
     @Test("a spent budget tries nothing")
     func noTimeLeft() async throws {
         let setup = try await Self.started()
