@@ -131,6 +131,21 @@ public final class FetchingCRLProvider: CRLProvider, CRLConfirming {
         }
     }
 
+    /// The newest verified CRL of each of `certificate`'s distribution point URLs that is
+    /// current at `time`, from memory: no fetch, no wait.
+    ///
+    /// - Parameters:
+    ///   - certificate: A certificate of the validated path.
+    ///   - time: Now, in seconds since 1970.
+    /// - Returns: The CRLs, each once.
+    package func verifiedCRLs(for certificate: Certificate, at time: Int64) -> [FetchedCRL] {
+        var found: [FetchedCRL] = []
+        for url in CRLLocations(certificate).points.flatMap(\.urls) {
+            if let newest = newestVerified(url, at: time), !found.contains(where: { $0.url == url }) { found.append(newest) }
+        }
+        return found
+    }
+
     /// The newest CRL the check verified for `url`, while it is current at `time`.
     func newestVerified(_ url: String, at time: Int64) -> FetchedCRL? {
         guard let newest = confirmed.withLock({ $0[url] }),

@@ -36,6 +36,10 @@ public protocol CRLProvider: Sendable {
 package protocol CRLConfirming: CRLProvider {
     /// Records that `crl`, as ``CRLProvider/crls(for:at:until:)`` returned it, verified.
     func confirm(_ crl: FetchedCRL)
+
+    /// The confirmed CRLs of `certificate`'s distribution points that are current at `time`,
+    /// without fetching or waiting: what the check reads after a `good` staple.
+    func verifiedCRLs(for certificate: Certificate, at time: Int64) -> [FetchedCRL]
 }
 
 /// What a ``CRLProvider`` found for one certificate.

@@ -41,10 +41,11 @@ public enum RevocationDepth: String, Hashable, Sendable, CaseIterable, Comparabl
 ///
 /// 1. **The stapled OCSP response** (the leaf only; RFC 6066 §8, RFC 8446 §4.4.2.1), checked by
 ///    ``OCSPResponseVerifier`` against the path's next certificate as issuer: `good` settles
-///    the leaf with no CRL fetched (the caller's CRLs are still read, and one that revokes the
-///    leaf wins over the staple), `revoked` refuses, and a response that is unauthorized (not
-///    the issuer, nor a responder it delegated), forged, stale or about another certificate is
-///    ignored, with the reason in the record.
+///    the leaf with no CRL fetched (the caller's CRLs, and the current CRLs a
+///    ``CRLConfirming`` provider verified before and holds, are still read: one that revokes
+///    the leaf wins over the staple), `revoked` refuses, and a response that is unauthorized
+///    (not the issuer, nor a responder it delegated), forged, stale or about another
+///    certificate is ignored, with the reason in the record.
 /// 2. **The caller's CRLs** (``revocationLists``: a policy file's `crls`, `--crl`).
 /// 3. **CRLs from the certificate's distribution points**, through ``provider`` (from its cache
 ///    while fresh, else fetched), within the one time budget of the decision (``deadline``).
@@ -213,7 +214,23 @@ public struct RevocationCheck: PathCheck {
                 }
             }
         }
-        if let stapledGood { return .settled(stapledGood) }
+        if let stapledGood {
+            // The same for the CRLs the provider already verified and holds (no fetch): a
+            // current one that lists the leaf outweighs a `good` staple replayed from before.
+            if let known = (provider as? any CRLConfirming)?.verifiedCRLs(for: certificate, at: context.time), !known.isEmpty {
+                let crls = known.map(\.crl)
+                let time = context.time
+                let naming = CRLNaming(label: { "CRL \(known[$0].url)" }, detail: { Self.describe(known[$0], at: time) })
+                var signers = Search<Verification>.SignerCache()
+                if case .failure(let failure) = context.search.revocationStatus(
+                    of: index, in: path, crls: crls, signers: &signers, freshness: freshness, naming: naming)
+                {
+                    if failure.kind == .budgetExhausted { return .budgetExhausted }
+                    if failure.kind == .revoked { return .revoked(failure) }
+                }
+            }
+            return .settled(stapledGood)
+        }
         // 3. Exempt: a short-lived leaf that names nowhere to look.
         let locations = CRLLocations(certificate)
         let ocspURLs = (certificate.extensions.authorityInformationAccess ?? []).filter { $0.accessMethod == OID.ocsp }

@@ -283,6 +283,9 @@ struct FetchingCRLProviderTests {
         let provider = FetchingCRLProvider(cache: try CRLCache(limits: CRLCache.Limits(maximumAge: 60)))
         let first = try #require(try await Self.lookup(provider, leaf).crls.first)
         provider.confirm(first)
+        // What the check reads after a good staple: held, current, no request.
+        #expect(provider.verifiedCRLs(for: leaf, at: now + 60).map { $0.number?.description } == ["02"])
+        #expect(provider.verifiedCRLs(for: leaf, at: now + 8 * 86_400).isEmpty)
 
         try setup.server.publish(Array("<html>maintenance</html>".utf8), as: "issuing.crl", age: 3600)
         let junk = try await Self.lookup(provider, leaf, at: now + 120)

@@ -73,6 +73,15 @@ struct RevocationCheckTests {
 
         func confirm(_ crl: FetchedCRL) { state.withLock { $0.confirmed.append(crl.url) } }
 
+        /// The confirmed answers for `certificate`'s URLs, as a provider holds them.
+        func verifiedCRLs(for certificate: Certificate, at time: Int64) -> [FetchedCRL] {
+            let confirmed = self.confirmed
+            return CRLLocations(certificate).urls.filter(confirmed.contains).compactMap { url in
+                guard case .success(let crl)? = answers[url] else { return nil }
+                return FetchedCRL(crl: crl, url: url, origin: .cache, fetchedAt: time, validatedAt: time)
+            }
+        }
+
         func crls(for certificate: Certificate, at time: Int64, until deadline: ContinuousClock.Instant) -> CRLLookup {
             var crls: [FetchedCRL] = []
             var failures: [CRLFetchFailure] = []
@@ -241,6 +250,28 @@ struct RevocationCheckTests {
         let ignored = try setup.validate(Self.check(mode, crls: [unrelated], provider: provider, staple: try setup.staple()))
         #expect(ignored.failure == nil, "\(String(describing: ignored.failure))")
         #expect(provider.lookups.allSatisfy { $0 == Self.rootURL }, "the leaf's CRL was not fetched: \(provider.lookups)")
+    }
+
+    /// The same replayed staple against a CRL the provider fetched and verified for an earlier
+    /// decision and still holds: read without a fetch, it outweighs the staple.
+    @Test("a stapled good does not outweigh a verified CRL the provider holds that revokes the leaf", arguments: modes)
+    func stapleGoodDoesNotOverrideHeldRevocation(mode: RevocationMode) throws {
+        let setup = try Setup()
+        let provider = FixedCRLs([
+            Self.leafURL: .success(try setup.issuingCRL(revoking: [setup.leaf.serialNumber])), Self.rootURL: .success(try setup.rootCRL()),
+        ])
+        expectRejected(try setup.validate(Self.check(mode, provider: provider)), .revoked, at: 0)
+        #expect(provider.confirmed.contains(Self.leafURL))
+        let lookups = provider.lookups.count
+        let outcome = try setup.validate(Self.check(mode, provider: provider, staple: try setup.staple()))
+        expectRejected(outcome, .revoked, at: 0)
+        #expect(outcome.failure?.detail.contains("by the CRL \(Self.leafURL)") == true, "\(String(describing: outcome.failure))")
+        #expect(!provider.lookups.dropFirst(lookups).contains(Self.leafURL), "nothing fetched for the leaf: \(provider.lookups)")
+
+        // A provider holding nothing verified for the leaf: the staple settles it, unfetched.
+        let fresh = FixedCRLs([Self.leafURL: .success(try setup.issuingCRL()), Self.rootURL: .success(try setup.rootCRL())])
+        let good = try setup.validate(Self.check(mode, provider: fresh, staple: try setup.staple()))
+        #expect(good.failure == nil && fresh.lookups == [Self.rootURL], "\(String(describing: good.failure)) \(fresh.lookups)")
     }
 
     @Test("the caller's CRLs come before fetching; what they do not cover is fetched")
