@@ -31,7 +31,15 @@ public import TrustEvaluation
 /// business; the check calls ``discard(_:)`` for a CRL whose signature or signer is wrong. When a
 /// revalidation fails (server down) but the cached CRL's own window is still current, the cached
 /// CRL is returned.
-public final class FetchingCRLProvider: CRLProvider {
+///
+/// **No rollback.** Per URL the provider keeps, in memory, the newest CRL the check verified
+/// (``/TrustEvaluation/CRLConfirming``). While that CRL is current, a fetched CRL of the same
+/// issuer and scope with a lower cRLNumber (RFC 5280 §5.2.3), an on-path attacker's replay of
+/// the CA's CRL from before a revocation, is neither returned nor cached: the verified one is
+/// returned instead. Only verified CRLs count, so a forged CRL can neither raise the mark nor,
+/// by replacing the cached entry and being discarded, erase it. When a URL gives no CRL at all
+/// (unreachable, not a CRL, no time left), that verified CRL is returned while it is current.
+public final class FetchingCRLProvider: CRLProvider, CRLConfirming {
     /// Limits of the fetches.
     public struct Configuration: Hashable, Sendable {
         /// The largest CRL accepted, in bytes (16 MiB: large CAs' unpartitioned CRLs run to a few
@@ -55,6 +63,10 @@ public final class FetchingCRLProvider: CRLProvider {
     /// The limits.
     public let configuration: Configuration
     let fetcher: CRLFetcher
+    /// Per URL, the newest CRL the check verified (``confirm(_:)``); emptied when it reaches
+    /// ``maximumConfirmed`` URLs.
+    private let confirmed = Mutex<[String: FetchedCRL]>([:])
+    static var maximumConfirmed: Int { 512 }
     private let flights = Mutex<[String: Flight]>([:])
 
     /// Creates a provider.
@@ -107,8 +119,54 @@ public final class FetchingCRLProvider: CRLProvider {
         cache.remove(crl.url, ifHolding: crl.crl)
     }
 
-    /// One URL: the cache when fresh, else the shared fetch (see the type's documentation).
+    /// Keeps `crl` as its URL's newest verified CRL, unless a newer one of its scope is kept.
+    ///
+    /// - Parameter crl: A CRL this provider returned, whose signature and signer the check
+    ///   verified.
+    package func confirm(_ crl: FetchedCRL) {
+        confirmed.withLock { table in
+            if let kept = table[crl.url], Self.isOlder(crl.crl, than: kept.crl) { return }
+            if table[crl.url] == nil, table.count >= Self.maximumConfirmed { table.removeAll() }
+            table[crl.url] = crl
+        }
+    }
+
+    /// The newest verified CRL of each of `certificate`'s distribution point URLs that is
+    /// current at `time`, from memory: no fetch, no wait.
+    ///
+    /// - Parameters:
+    ///   - certificate: A certificate of the validated path.
+    ///   - time: Now, in seconds since 1970.
+    /// - Returns: The CRLs, each once.
+    package func verifiedCRLs(for certificate: Certificate, at time: Int64) -> [FetchedCRL] {
+        var found: [FetchedCRL] = []
+        for url in CRLLocations(certificate).points.flatMap(\.urls) {
+            if let newest = newestVerified(url, at: time), !found.contains(where: { $0.url == url }) { found.append(newest) }
+        }
+        return found
+    }
+
+    /// The newest CRL the check verified for `url`, while it is current at `time`.
+    func newestVerified(_ url: String, at time: Int64) -> FetchedCRL? {
+        guard let newest = confirmed.withLock({ $0[url] }),
+            cache.freshness.problem(thisUpdate: newest.crl.thisUpdate, nextUpdate: newest.crl.nextUpdate, at: time) == nil
+        else { return nil }
+        return FetchedCRL(crl: newest.crl, url: url, origin: .cache, fetchedAt: newest.fetchedAt, validatedAt: newest.validatedAt)
+    }
+
+    /// One URL: the cache when fresh, else the shared fetch (see the type's documentation); when
+    /// that gives no CRL (unreachable, not a CRL, no time left), the newest verified CRL while it
+    /// is current, as the cached CRL serves when the server is down: what an on-path attacker
+    /// answers must not make the provider forget a current CRL it verified.
     package func crl(at url: String, for certificate: Certificate, point: DistributionPoint?, at time: Int64, until deadline: ContinuousClock.Instant)
+        -> Result<FetchedCRL, CRLUnavailable>
+    {
+        let result = lookUp(url, for: certificate, point: point, at: time, until: deadline)
+        guard case .failure = result, let newest = newestVerified(url, at: time) else { return result }
+        return .success(newest)
+    }
+
+    private func lookUp(_ url: String, for certificate: Certificate, point: DistributionPoint?, at time: Int64, until deadline: ContinuousClock.Instant)
         -> Result<FetchedCRL, CRLUnavailable>
     {
         if let entry = cache.entry(for: url), cache.isFresh(entry, at: time) { return .success(Self.fetched(entry, .cache)) }
@@ -160,6 +218,11 @@ public final class FetchingCRLProvider: CRLProvider {
             case .notYetValid?, .nextUpdateBeforeThisUpdate?:
                 return .success(FetchedCRL(crl: crl, url: url, origin: .network, fetchedAt: time, validatedAt: time))
             case .expired?, nil:
+                // RFC 5280 §5.2.3: cRLNumber is "a monotonically increasing sequence number for a
+                // given CRL scope and CRL issuer". A lower number than the current verified CRL's
+                // is a replay (an on-path attacker answering this plain-HTTP fetch with the CA's
+                // CRL from before a revocation, still in its window): the verified CRL serves.
+                if let newest = newestVerified(url, at: time), Self.isOlder(crl, than: newest.crl) { return .success(newest) }
                 return .success(Self.fetched(cache.store(crl, url: url, etag: etag, lastModified: lastModified, at: time), .network))
             }
         case .failure(let reason):
@@ -187,6 +250,15 @@ public final class FetchingCRLProvider: CRLProvider {
             return .failure(.notForThisCertificate("issued by \"\(crl.issuer.rfc4514)\", not by \"\(certificate.issuer.rfc4514)\""))
         }
         return .success(crl)
+    }
+
+    /// Whether `crl` precedes `current` in one CRL sequence (RFC 5280 §5.2.3): the same issuer
+    /// and scope (issuingDistributionPoint, or none in both, as §6.3.3 (c)(2) compares them) and
+    /// a lower cRLNumber.
+    static func isOlder(_ crl: CertificateRevocationList, than current: CertificateRevocationList) -> Bool {
+        guard let number = crl.number, let currentNumber = current.number, number < currentNumber else { return false }
+        guard crl.issuer.matches(current.issuer) else { return false }
+        return (crl.issuingDistributionPoint?.derBytes ?? []).elementsEqual(current.issuingDistributionPoint?.derBytes ?? [])
     }
 
     static func fetched(_ entry: CRLCache.Entry, _ origin: FetchedCRL.Origin) -> FetchedCRL {

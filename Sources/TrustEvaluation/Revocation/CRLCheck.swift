@@ -123,6 +123,16 @@ extension Search {
                     notUsed.append("\(naming.label(crlIndex)): \(failure.reason)")
                     continue
                 }
+                // A certificate's own key never clears it: revocation is its issuer's word. A
+                // self-issued CA (a key rollover, subject = issuer) would otherwise settle its
+                // own status with a CRL it signs, as whoever holds its revoked key can. The CRL
+                // issuer is taken above the certificate, as OpenSSL's crl_akid_check starts at
+                // its issuer. Only a CRL signer being established by a nested search (the
+                // circular case of validateSigner) is left as it is.
+                if signer.subjectPublicKeyInfo.derBytes == certificate.subjectPublicKeyInfo.derBytes, !signerStack.contains(certificate) {
+                    notUsed.append("\(naming.label(crlIndex)): it is signed with the key of the certificate whose status it would settle (RFC 5280 6.3.3 (f))")
+                    continue
+                }
                 // (c), (h): the newest current delta CRL for this base, signed by the same key.
                 let delta = currentDelta(for: crl, signer: signer, crls: crls, freshness: freshness)
                 if case .failure(let failure) = delta, failure.exhausted { return .failure(Budget.exhaustedFailure) }

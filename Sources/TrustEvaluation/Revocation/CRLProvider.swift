@@ -29,6 +29,19 @@ public protocol CRLProvider: Sendable {
     func discard(_ crl: FetchedCRL)
 }
 
+/// A ``CRLProvider`` told which CRLs it returned the revocation check verified: signature and
+/// signer validated to the path's trust anchor (RFC 5280 §6.3.3 (f)–(g)), the counterpart of
+/// ``CRLProvider/discard(_:)``. Only such a CRL may say which CRL of its scope is the newest
+/// (cRLNumber, §5.2.3): anyone on the path of a plain-HTTP fetch can send a well-formed one.
+package protocol CRLConfirming: CRLProvider {
+    /// Records that `crl`, as ``CRLProvider/crls(for:at:until:)`` returned it, verified.
+    func confirm(_ crl: FetchedCRL)
+
+    /// The confirmed CRLs of `certificate`'s distribution points that are current at `time`,
+    /// without fetching or waiting: what the check reads after a `good` staple.
+    func verifiedCRLs(for certificate: Certificate, at time: Int64) -> [FetchedCRL]
+}
+
 /// What a ``CRLProvider`` found for one certificate.
 public struct CRLLookup: Sendable {
     /// The CRLs, with where each came from.

@@ -41,9 +41,11 @@ public enum RevocationDepth: String, Hashable, Sendable, CaseIterable, Comparabl
 ///
 /// 1. **The stapled OCSP response** (the leaf only; RFC 6066 §8, RFC 8446 §4.4.2.1), checked by
 ///    ``OCSPResponseVerifier`` against the path's next certificate as issuer: `good` settles
-///    the leaf with no CRL, `revoked` refuses, and a response that is unauthorized (not the
-///    issuer, nor a responder it delegated), forged, stale or about another certificate is
-///    ignored, with the reason in the record.
+///    the leaf with no CRL fetched (the caller's CRLs, and the current CRLs a
+///    ``CRLConfirming`` provider verified before and holds, are still read: one that revokes
+///    the leaf wins over the staple), `revoked` refuses, and a response that is unauthorized
+///    (not the issuer, nor a responder it delegated), forged, stale or about another
+///    certificate is ignored, with the reason in the record.
 /// 2. **The caller's CRLs** (``revocationLists``: a policy file's `crls`, `--crl`).
 /// 3. **CRLs from the certificate's distribution points**, through ``provider`` (from its cache
 ///    while fresh, else fetched), within the one time budget of the decision (``deadline``).
@@ -172,6 +174,8 @@ public struct RevocationCheck: PathCheck {
     ) -> Settlement {
         let certificate = path.certificates[index]
         var reasons: [String] = []
+        // A `good` staple settles the leaf, but only after the caller's CRLs have had their say.
+        var stapledGood: String?
         // 1. The staple: about the leaf, from its issuer (the next certificate of this path).
         if index == 0, let stapledOCSPResponse {
             guard context.spendSignatureCheck() else { return .budgetExhausted }
@@ -181,7 +185,7 @@ public struct RevocationCheck: PathCheck {
             let evidence = result.evidence.map { " (\($0))" } ?? ""
             switch result.status {
             case .good:
-                return .settled("the stapled OCSP response says good\(evidence)")
+                stapledGood = "the stapled OCSP response says good\(evidence)"
             case .revoked(let reason, let time):
                 let why = reason.map { " (\($0))" } ?? ""
                 return .revoked(
@@ -191,13 +195,17 @@ public struct RevocationCheck: PathCheck {
                 reasons.append("the stapled OCSP response is ignored: \(why)")
             }
         }
-        // 2. The caller's CRLs.
+        // 2. The caller's CRLs, asked even after a `good` staple, since they cost no fetch: a
+        // staple is its responder's word as of its thisUpdate (RFC 6960 §2.4) and is honoured
+        // for days, so a holder of a revoked leaf's key can staple a `good` from before the
+        // revocation; a caller's CRL that lists the leaf (RFC 5280 §6.3.3 (i)-(k)) is later
+        // news, and a revocation is not undone (§5.3.1: only certificateHold is released).
         if !revocationLists.isEmpty {
             let naming = CRLNaming.issuers(revocationLists, suffix: ", given by the caller")
             switch context.search.revocationStatus(
                 of: index, in: path, crls: revocationLists, signers: &givenSigners, freshness: freshness, naming: naming)
             {
-            case .success(let settlements): return .settled(settlements.map { naming.settled($0) }.joined(separator: "; "))
+            case .success(let settlements): return .settled(stapledGood ?? settlements.map { naming.settled($0) }.joined(separator: "; "))
             case .failure(let failure):
                 switch failure.kind {
                 case .budgetExhausted: return .budgetExhausted
@@ -205,6 +213,23 @@ public struct RevocationCheck: PathCheck {
                 default: reasons.append("the caller's CRLs: \(failure.detail)")
                 }
             }
+        }
+        if let stapledGood {
+            // The same for the CRLs the provider already verified and holds (no fetch): a
+            // current one that lists the leaf outweighs a `good` staple replayed from before.
+            if let known = (provider as? any CRLConfirming)?.verifiedCRLs(for: certificate, at: context.time), !known.isEmpty {
+                let crls = known.map(\.crl)
+                let time = context.time
+                let naming = CRLNaming(label: { "CRL \(known[$0].url)" }, detail: { Self.describe(known[$0], at: time) })
+                var signers = Search<Verification>.SignerCache()
+                if case .failure(let failure) = context.search.revocationStatus(
+                    of: index, in: path, crls: crls, signers: &signers, freshness: freshness, naming: naming)
+                {
+                    if failure.kind == .budgetExhausted { return .budgetExhausted }
+                    if failure.kind == .revoked { return .revoked(failure) }
+                }
+            }
+            return .settled(stapledGood)
         }
         // 3. Exempt: a short-lived leaf that names nowhere to look.
         let locations = CRLLocations(certificate)
@@ -241,9 +266,13 @@ public struct RevocationCheck: PathCheck {
         var signers = Search<Verification>.SignerCache()
         let status = context.search.revocationStatus(of: index, in: path, crls: crls, signers: &signers, freshness: freshness, naming: naming)
         // A fetched CRL whose signature or signer is wrong (forged, or another CA's) is
-        // forgotten, so the next decision fetches again instead of trusting the cache.
+        // forgotten, so the next decision fetches again instead of trusting the cache; one that
+        // verified is confirmed to a provider that keeps the newest verified CRL per URL.
         for (crlIndex, result) in signers.results where crlIndex >= given {
-            if case .failure(let failure) = result, !failure.exhausted { provider.discard(lookup.crls[crlIndex - given]) }
+            switch result {
+            case .success: (provider as? any CRLConfirming)?.confirm(lookup.crls[crlIndex - given])
+            case .failure(let failure): if !failure.exhausted { provider.discard(lookup.crls[crlIndex - given]) }
+            }
         }
         switch status {
         case .success(let settlements): return .settled(settlements.map { naming.settled($0) }.joined(separator: "; "))

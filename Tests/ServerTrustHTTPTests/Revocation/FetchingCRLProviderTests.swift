@@ -221,6 +221,82 @@ struct FetchingCRLProviderTests {
         #expect(await eventually { setup.server.requests(for: "/crl/issuing.crl").count == 2 })
     }
 
+    /// RFC 5280 §5.2.3: cRLNumber increases with each CRL of a scope. An on-path attacker
+    /// answering the plain-HTTP revalidation with the CA's CRL from before a revocation (still
+    /// in its window) must not roll the provider back from the verified CRL that lists the
+    /// leaf, not even after flushing the cache with a forged CRL; and a forged CRL with a high
+    /// number, never verified, must not hold back the CA's next one.
+    @Test("an older CRL fetched after a newer verified one (a replay from before a revocation) is not used while the newer is current")
+    func olderCRLDoesNotRollBack() async throws {
+        let setup = try await Self.started()
+        defer { setup.stop() }
+        let url = setup.server.url("/crl/issuing.crl")
+        let leaf = try setup.leaf([url])
+        let now = Self.now
+        func issue(_ number: Int, revoking: Bool, thisUpdate: Int64, signer: LabIssuer? = nil) throws -> [UInt8] {
+            let entries = revoking ? [LabRevokedEntry(serial: Array(leaf.serialNumber.bytes), revocationDate: now - 600, reason: 1)] : []
+            let spec = LabCRLSpec(entries: entries, thisUpdate: thisUpdate, nextUpdate: now + 7 * 86_400, number: number)
+            return try LabCRL.issue(spec, signer: signer ?? setup.pki.intermediateIssuer)
+        }
+        let before = try issue(1, revoking: false, thisUpdate: now - 7200)
+        try setup.server.publish(try issue(2, revoking: true, thisUpdate: now - 600), as: "issuing.crl")
+        let provider = FetchingCRLProvider(cache: try CRLCache(limits: CRLCache.Limits(maximumAge: 60)))
+        let first = try #require(try await Self.lookup(provider, leaf).crls.first)
+        #expect(first.origin == .network && first.crl.isRevoked(leaf.serialNumber))
+        provider.confirm(first)  // as the revocation check does once its signer verified
+
+        // Past the cache's maximum age the entry is fetched again; the attacker serves CRL 1.
+        try setup.server.publish(before, as: "issuing.crl", age: 7200)
+        let replayed = try await Self.lookup(provider, leaf, at: now + 120)
+        #expect(replayed.crls.map { $0.number?.description } == ["02"], "\(replayed.crls)")
+        #expect(replayed.crls.first?.crl.isRevoked(leaf.serialNumber) == true)
+
+        // A forged CRL 99 (the CA's name, another key) replaces the cache entry and is
+        // discarded, as the check discards it; CRL 1 served next still does not serve.
+        let forger = LabIssuer(certificate: setup.pki.intermediate, key: try LabKey.shared(.p256, slot: 3 * 140 + 3))
+        try setup.server.publish(try issue(99, revoking: false, thisUpdate: now - 60, signer: forger), as: "issuing.crl", age: 60)
+        let forged = try #require(try await Self.lookup(provider, leaf, at: now + 240).crls.first)
+        #expect(forged.number?.description == "63")
+        provider.discard(forged)
+        try setup.server.publish(before, as: "issuing.crl", age: 7200)
+        let afterFlush = try await Self.lookup(provider, leaf, at: now + 241)
+        #expect(afterFlush.crls.map { $0.number?.description } == ["02"], "\(afterFlush.crls)")
+
+        // The forged CRL 99 was never verified: the CA's CRL 3 still replaces CRL 2.
+        try setup.server.publish(try issue(3, revoking: true, thisUpdate: now - 30), as: "issuing.crl", age: 30)
+        let renewed = try await Self.lookup(provider, leaf, at: now + 242)
+        #expect(renewed.crls.map(\.origin) == [.network] && renewed.crls.first?.number?.description == "03")
+    }
+
+    /// The server down already falls back to a current cached CRL; an on-path attacker who
+    /// answers with something that is not a CRL, or lets the budget run out, must not do better
+    /// (soft-fail would accept the leaf the verified CRL revokes).
+    @Test("what is not a CRL, or no time left, falls back to the newest verified CRL while it is current")
+    func failureFallsBackToVerifiedCRL() async throws {
+        let setup = try await Self.started()
+        defer { setup.stop() }
+        let leaf = try setup.leaf([setup.server.url("/crl/issuing.crl")])
+        let now = Self.now
+        let revoked = LabRevokedEntry(serial: Array(leaf.serialNumber.bytes), revocationDate: now - 600, reason: 1)
+        let spec = LabCRLSpec(entries: [revoked], thisUpdate: now - 600, nextUpdate: now + 7 * 86_400, number: 2)
+        try setup.server.publish(try LabCRL.issue(spec, signer: setup.pki.intermediateIssuer), as: "issuing.crl")
+        let provider = FetchingCRLProvider(cache: try CRLCache(limits: CRLCache.Limits(maximumAge: 60)))
+        let first = try #require(try await Self.lookup(provider, leaf).crls.first)
+        provider.confirm(first)
+        // What the check reads after a good staple: held, current, no request.
+        #expect(provider.verifiedCRLs(for: leaf, at: now + 60).map { $0.number?.description } == ["02"])
+        #expect(provider.verifiedCRLs(for: leaf, at: now + 8 * 86_400).isEmpty)
+
+        try setup.server.publish(Array("<html>maintenance</html>".utf8), as: "issuing.crl", age: 3600)
+        let junk = try await Self.lookup(provider, leaf, at: now + 120)
+        #expect(junk.crls.map { $0.number?.description } == ["02"] && junk.crls.first?.origin == .cache, "\(junk.failures)")
+        let noTime = try await Self.lookup(provider, leaf, at: now + 180, seconds: -1)
+        #expect(noTime.crls.map { $0.number?.description } == ["02"], "\(noTime.failures)")
+        // Past the verified CRL's window, the failure stands.
+        let later = try await Self.lookup(provider, leaf, at: now + 8 * 86_400)
+        #expect(later.crls.isEmpty && later.failures.count == 1)
+    }
+
     @Test("a spent budget tries nothing")
     func noTimeLeft() async throws {
         let setup = try await Self.started()

@@ -322,6 +322,35 @@ struct RevocationTests {
         }
     }
 
+    /// §6.3.3 (f): a key rollover, root → Rollover CA (old key) → Rollover CA (new key,
+    /// self-issued) → leaf. A CRL of "Rollover CA" signed with the new key speaks for the leaf,
+    /// but not for the self-issued certificate of that very key: whoever holds a revoked key
+    /// would otherwise sign a CRL that clears it. The old key's CRL decides it.
+    @Test("a self-issued CA's own key does not sign the CRL that settles that CA", arguments: [ValidationPolicy.Profile.webPKI, .rfc5280])
+    func selfIssuedKeyDoesNotClearItself(profile: ValidationPolicy.Profile) throws {
+        let root = try TrustPKI.root()
+        let old = try root.issueCA("Rollover CA", slot: TrustSlot.intermediate, pathLength: 0)
+        let link = try old.issueCA(TrustPKI.caSpec("Rollover CA"), key: TrustPKI.key(TrustSlot.rollover))
+        let leaf = try link.issueLeaf()
+        let rootCRL = try TrustPKI.crl(LabCRLSpec(), signedBy: root)
+        let byNewKey = try TrustPKI.crl(LabCRLSpec(), signedBy: link)
+        func validate(_ crls: [CertificateRevocationList]) throws -> ValidationOutcome {
+            try TrustPKI.validate(
+                leaf, [link.certificate, old.certificate], anchors: [root.certificate], policy: TrustPKI.revocationPolicy(profile: profile),
+                checks: [CRLCheck(crls)])
+        }
+        // The new key's CRL alone settles the leaf, not the link.
+        let alone = try validate([byNewKey, rootCRL])
+        expectRejected(alone, .revocationStatusUnknown, at: 1)
+        #expect(alone.failure?.detail.contains("signed with the key of the certificate") == true, "\(String(describing: alone.failure))")
+        // The old key's CRL revoking the link wins, whichever comes first.
+        let revokesLink = try TrustPKI.crl(LabCRLSpec(entries: [LabRevokedEntry(serial: link.certificate.serialNumber, reason: 1)]), signedBy: old)
+        expectRejected(try validate([byNewKey, revokesLink, rootCRL]), .revoked, at: 1)
+        // The old key's clean CRL settles the link; the new key's, the leaf.
+        let clean = try validate([byNewKey, try TrustPKI.crl(LabCRLSpec(), signedBy: old), rootCRL])
+        #expect(clean.isTrusted, "\(String(describing: clean.failure))")
+    }
+
     @Test("the failure for an undetermined status says which CRLs were not usable and why")
     func undeterminedReason() throws {
         let s = try Setup()

@@ -60,15 +60,27 @@ struct RevocationCheckTests {
     }
 
     /// A CRL source over fixed answers per URL: the provider seam as the check calls it, with
-    /// what was asked and discarded.
-    final class FixedCRLs: CRLProvider {
+    /// what was asked, discarded and confirmed.
+    final class FixedCRLs: CRLProvider, CRLConfirming {
         let answers: [String: Result<CertificateRevocationList, CRLUnavailable>]
-        private let state = Mutex<(lookups: [String], discarded: [String])>(([], []))
+        private let state = Mutex<(lookups: [String], discarded: [String], confirmed: [String])>(([], [], []))
 
         init(_ answers: [String: Result<CertificateRevocationList, CRLUnavailable>]) { self.answers = answers }
 
         var lookups: [String] { state.withLock { $0.lookups } }
         var discarded: [String] { state.withLock { $0.discarded } }
+        var confirmed: [String] { state.withLock { $0.confirmed } }
+
+        func confirm(_ crl: FetchedCRL) { state.withLock { $0.confirmed.append(crl.url) } }
+
+        /// The confirmed answers for `certificate`'s URLs, as a provider holds them.
+        func verifiedCRLs(for certificate: Certificate, at time: Int64) -> [FetchedCRL] {
+            let confirmed = self.confirmed
+            return CRLLocations(certificate).urls.filter(confirmed.contains).compactMap { url in
+                guard case .success(let crl)? = answers[url] else { return nil }
+                return FetchedCRL(crl: crl, url: url, origin: .cache, fetchedAt: time, validatedAt: time)
+            }
+        }
 
         func crls(for certificate: Certificate, at time: Int64, until deadline: ContinuousClock.Instant) -> CRLLookup {
             var crls: [FetchedCRL] = []
@@ -108,6 +120,7 @@ struct RevocationCheckTests {
         #expect(findings[0].detail.contains("age 1 h, fetched now"), "\(findings[0])")
         #expect(findings[1].detail.contains("CRL \(Self.rootURL)"), "\(findings[1])")
         #expect(provider.lookups == [Self.leafURL, Self.rootURL])
+        #expect(provider.confirmed == [Self.leafURL, Self.rootURL], "each verified CRL is confirmed to the provider")
     }
 
     @Test("a revoked leaf and a revoked intermediate are refused in soft-fail and hard-fail, naming the CRL", arguments: modes)
@@ -181,6 +194,7 @@ struct RevocationCheckTests {
         #expect(hard.failure?.detail.contains(detail) == true, "\(c): \(String(describing: hard.failure))")
         if c == .signedByAnotherKey {
             #expect(provider?.discarded.contains(Self.leafURL) == true, "a forged CRL is handed back to be forgotten")
+            #expect(provider?.confirmed.contains(Self.leafURL) == false, "a forged CRL is never confirmed")
         } else {
             #expect(provider?.discarded.isEmpty ?? true)
         }
@@ -214,6 +228,50 @@ struct RevocationCheckTests {
         #expect(
             alone.failure?.detail.contains("the stapled OCSP response is ignored: its signer is not authorized") == true, "\(String(describing: alone.failure))"
         )
+    }
+
+    /// An attacker holding a revoked leaf's key staples a `good` response from before the
+    /// revocation, still in its window: the caller's CRL that lists the leaf is later news.
+    @Test("a stapled good does not outweigh a caller's CRL that revokes the leaf; one that does not list it leaves the staple settling", arguments: modes)
+    func stapleGoodDoesNotOverrideCallersRevocation(mode: RevocationMode) throws {
+        let setup = try Setup()
+        let provider = FixedCRLs([Self.rootURL: .success(try setup.rootCRL())])
+        let revoking = try setup.issuingCRL(revoking: [setup.leaf.serialNumber])
+        let outcome = try setup.validate(Self.check(mode, crls: [revoking], provider: provider, staple: try setup.staple()))
+        expectRejected(outcome, .revoked, at: 0)
+        #expect(outcome.failure?.detail.contains("given by the caller") == true, "\(String(describing: outcome.failure))")
+
+        let notListing = try setup.validate(Self.check(mode, crls: [try setup.issuingCRL()], provider: provider, staple: try setup.staple()))
+        #expect(notListing.failure == nil, "\(String(describing: notListing.failure))")
+        #expect(notListing.chain?.findings.first?.detail.hasPrefix("not revoked: the stapled OCSP response says good") == true)
+        // A caller's CRL that cannot speak for the leaf (another CA's) leaves the staple settling it.
+        let otherCA = try TrustPKI.root("Revocation Check Other Root", slot: TrustSlot.otherRoot)
+        let unrelated = try TrustPKI.crl(from: otherCA, revoking: [setup.leaf.serialNumber])
+        let ignored = try setup.validate(Self.check(mode, crls: [unrelated], provider: provider, staple: try setup.staple()))
+        #expect(ignored.failure == nil, "\(String(describing: ignored.failure))")
+        #expect(provider.lookups.allSatisfy { $0 == Self.rootURL }, "the leaf's CRL was not fetched: \(provider.lookups)")
+    }
+
+    /// The same replayed staple against a CRL the provider fetched and verified for an earlier
+    /// decision and still holds: read without a fetch, it outweighs the staple.
+    @Test("a stapled good does not outweigh a verified CRL the provider holds that revokes the leaf", arguments: modes)
+    func stapleGoodDoesNotOverrideHeldRevocation(mode: RevocationMode) throws {
+        let setup = try Setup()
+        let provider = FixedCRLs([
+            Self.leafURL: .success(try setup.issuingCRL(revoking: [setup.leaf.serialNumber])), Self.rootURL: .success(try setup.rootCRL()),
+        ])
+        expectRejected(try setup.validate(Self.check(mode, provider: provider)), .revoked, at: 0)
+        #expect(provider.confirmed.contains(Self.leafURL))
+        let lookups = provider.lookups.count
+        let outcome = try setup.validate(Self.check(mode, provider: provider, staple: try setup.staple()))
+        expectRejected(outcome, .revoked, at: 0)
+        #expect(outcome.failure?.detail.contains("by the CRL \(Self.leafURL)") == true, "\(String(describing: outcome.failure))")
+        #expect(!provider.lookups.dropFirst(lookups).contains(Self.leafURL), "nothing fetched for the leaf: \(provider.lookups)")
+
+        // A provider holding nothing verified for the leaf: the staple settles it, unfetched.
+        let fresh = FixedCRLs([Self.leafURL: .success(try setup.issuingCRL()), Self.rootURL: .success(try setup.rootCRL())])
+        let good = try setup.validate(Self.check(mode, provider: fresh, staple: try setup.staple()))
+        #expect(good.failure == nil && fresh.lookups == [Self.rootURL], "\(String(describing: good.failure)) \(fresh.lookups)")
     }
 
     @Test("the caller's CRLs come before fetching; what they do not cover is fetched")
