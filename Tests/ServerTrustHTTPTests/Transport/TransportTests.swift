@@ -383,6 +383,45 @@ struct TransportTests {
         #expect(reason.contains("minimumTLSVersionByHost") && reason.contains("differ only in case"), "\(reason)")
     }
 
+    /// libcurl connects to 127.0.0.1 for every one of these spellings (urlapi.c
+    /// `ipv4_normalize`; `getaddrinfo` for the percent-encoded one): the decision is about that
+    /// address, under its rule and its iPAddress name, never about the spelling under the
+    /// policy for unmatched hosts.
+    @Test(
+        "an IPv4 address spelled as libcurl also reads it is decided under that address's rule",
+        arguments: ["127.0.0.1", "127.1", "127.0.1", "0x7f.0.0.1", "0X7F.0.0.1", "0177.0.0.1", "2130706433", "0x7f000001", "%31%32%37.1"])
+    func numericIPv4Spellings(_ spelling: String) async throws {
+        let pki = try Lab.pki(host: "127.0.0.1")
+        let server = try Lab.server(.init(pki: pki))
+        defer { server.stop() }
+        let stranger = try Lab.pki(host: "127.0.0.1", keySlot: 41)
+        let address = try HostPattern("127.0.0.1")
+        func session(pinning leaf: LabCertificate) throws -> HTTPSession {
+            let pinned = HostTrustPolicy(pins: PinnedHost(pattern: address, pins: [SPKIPin(certificate: try Lab.certificate(leaf))], requiresBackupPin: false))
+            let policy = TrustPolicy(rules: [.init(address, pinned)], unmatched: HostTrustPolicy())
+            return try HTTPSession(configuration: HTTPSessionConfiguration(serverTrust: ServerTrustDecider(policy: policy, anchors: try Lab.anchors(pki))))
+        }
+        let url = "https://\(spelling):\(server.port)/"
+        func ruleApplied(_ decision: TrustDecision?) -> Bool {
+            decision?.record.steps.contains { step in
+                if case .hostPolicy(let pattern, _) = step { return pattern == "127.0.0.1" }
+                return false
+            } == true
+        }
+
+        // Pinned to another key: refused by the address's pins, before a request is sent.
+        let error = await failure { try await session(pinning: stranger.leaf).get(url) }
+        #expect(error?.rejection?.host == "127.0.0.1", "\(String(describing: error))")
+        #expect(ruleApplied(error?.rejection), "\(String(describing: error?.rejection?.record.steps))")
+        #expect(server.statistics.requestsServed == 0)
+
+        // Pinned to its own key: accepted, under the same rule and for the same name.
+        let response = try await session(pinning: pki.leaf).get(url)
+        #expect(response.statusCode == 200)
+        #expect(response.trustDecision?.host == "127.0.0.1")
+        #expect(ruleApplied(response.trustDecision))
+    }
+
     @Test("the session is invalidated: running and later requests fail")
     func invalidation() async throws {
         let pki = try Lab.pki(host: host)
