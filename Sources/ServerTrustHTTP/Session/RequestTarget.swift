@@ -6,10 +6,12 @@ struct RequestTarget: Sendable, Hashable {
     let url: String
     /// `http` or `https`, lower-case.
     let scheme: String
-    /// The host, lower-case, IPv6 without brackets.
+    /// The host, lower-case, IPv6 without brackets and without a zone identifier.
     let host: String
     /// The port (default 443 / 80).
     let port: Int
+    /// An IPv6 address's zone identifier (`eth0` of `[fe80::1%25eth0]`, RFC 6874), if any.
+    let zone: String?
 
     /// Parses `text`, refusing control characters anywhere in it, and in the host and user
     /// information once percent-decoded (``RequestValidation``).
@@ -35,8 +37,16 @@ struct RequestTarget: Sendable, Hashable {
                 origin: "URL user information (percent-decoded)", isBasic: true)
         }
         var host = components.host ?? ""
+        var zone: String?
         if host.hasPrefix("[") && host.hasSuffix("]") {
             host = String(host.dropFirst().dropLast())
+            // A zone identifier (RFC 6874 §2) chooses the interface libcurl connects through
+            // (CURLUPART_ZONEID, sin6_scope_id); the address is the host, the one a rule and a
+            // certificate's iPAddress name (which has no zone) are about.
+            if let percent = host.firstIndex(of: "%") {
+                zone = String(host[host.index(after: percent)...])
+                host = String(host[..<percent])
+            }
         } else if let address = Self.numericIPv4(host) {
             host = address
         }
@@ -46,6 +56,7 @@ struct RequestTarget: Sendable, Hashable {
         self.scheme = scheme
         self.host = host.lowercased()
         self.port = components.port ?? (scheme == "https" ? 443 : 80)
+        self.zone = zone
     }
 
     private init(url: String, scheme: String, host: String, port: Int) {
@@ -53,6 +64,7 @@ struct RequestTarget: Sendable, Hashable {
         self.scheme = scheme
         self.host = host
         self.port = port
+        self.zone = nil
     }
 
     /// The common case without Foundation: an ASCII `http`/`https` URL whose authority is a
@@ -183,7 +195,8 @@ struct RequestTarget: Sendable, Hashable {
     /// Whether `other` has the same origin (RFC 6454: scheme, host and port), compared
     /// without building the ``origin`` strings.
     func hasSameOrigin(as other: RequestTarget) -> Bool {
-        port == other.port && scheme == other.scheme && host == other.host
+        // The same link-local address on another interface may be another machine.
+        port == other.port && scheme == other.scheme && host == other.host && zone == other.zone
     }
 
     /// `scheme://host:port`, for same-origin decisions (RFC 6454).

@@ -422,6 +422,22 @@ struct TransportTests {
         #expect(ruleApplied(response.trustDecision))
     }
 
+    /// RFC 6874: `[::1%25lo]` is ::1 reached through `lo` (libcurl sets the zone as the
+    /// socket's scope); the rule for ::1 and the certificate's iPAddress ::1 are about it.
+    @Test("an IPv6 address with a zone identifier is decided under the address's rule")
+    func ipv6ZoneIdentifier() async throws {
+        let pki = try Lab.pki(host: "::1")
+        let server = try Lab.server(.init(pki: pki)) { $0.address = .ipv6 }
+        defer { server.stop() }
+        let address = try HostPattern("::1")
+        let pinned = HostTrustPolicy(pins: PinnedHost(pattern: address, pins: [SPKIPin(certificate: try Lab.certificate(pki.leaf))], requiresBackupPin: false))
+        let policy = TrustPolicy(rules: [.init(address, pinned)], unmatched: nil)
+        let session = try HTTPSession(configuration: HTTPSessionConfiguration(serverTrust: ServerTrustDecider(policy: policy, anchors: try Lab.anchors(pki))))
+        let response = try await session.get("https://[::1%25lo]:\(server.port)/")
+        #expect(response.statusCode == 200)
+        #expect(response.trustDecision?.host == "::1")
+    }
+
     @Test("the session is invalidated: running and later requests fail")
     func invalidation() async throws {
         let pki = try Lab.pki(host: host)
