@@ -373,6 +373,13 @@ struct TransportTests {
                 continue
             }
         }
+        // The absolute form of the name (one trailing dot, RFC 1034 §3.1) is the same host, as
+        // to its policy rule and its certificate's name: its minimum applies too.
+        let both = [(host, server), (host + ".", server)]
+        #expect(try await Lab.session(trusting: pki, resolving: both).get(server.url(host: host + ".")).tlsVersion == "TLSv1.2")
+        let strict = try Lab.session(trusting: pki, resolving: both) { $0.minimumTLSVersionByHost = [host: .tls1_3] }
+        let absolute = await failure { try await strict.get(server.url(host: host + ".")) }
+        if case .transport? = absolute {} else { Issue.record("\(host).: expected a handshake failure, got \(String(describing: absolute))") }
         let conflicting = #expect(throws: HTTPError.self) {
             try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.minimumTLSVersionByHost = [host: .tls1_3, host.uppercased(): .tls1_2] }
         }
