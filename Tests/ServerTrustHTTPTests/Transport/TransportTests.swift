@@ -429,6 +429,51 @@ struct TransportTests {
         #expect(ruleApplied(response.trustDecision))
     }
 
+    /// libcurl connects to the A-labels libidn2 makes of an internationalized host (UTS #46:
+    /// `BÜCHER` folded, a soft hyphen mapped away, percent-encoded or not): the rule and the
+    /// certificate's name are about that host, not about Foundation's decoding of the URL.
+    @Test(
+        "an internationalized host is decided as the A-labels libcurl connects to",
+        arguments: [
+            ("https://bücher.example", "xn--bcher-kva.example"), ("https://BÜCHER.example", "xn--bcher-kva.example"),
+            ("https://b%C3%BCcher.example", "xn--bcher-kva.example"), ("https://www.exam%C2%ADple.test", "www.example.test"),
+            ("https://www.exam\u{AD}ple.test", "www.example.test"),
+        ])
+    func internationalizedHost(_ url: String, _ connected: String) async throws {
+        // libidn2 reads the host in the locale's encoding (idn2_lookup_ul): in the C locale
+        // curl converts no internationalized host, and the request fails before it connects;
+        // an app that sets a UTF-8 locale (setlocale(LC_ALL, "")) gets the conversion.
+        let previous = setlocale(LC_CTYPE, nil).map { String(cString: $0) } ?? "C"
+        guard setlocale(LC_CTYPE, "C.UTF-8") != nil else {
+            Issue.record("the C.UTF-8 locale is not available")
+            return
+        }
+        defer { setlocale(LC_CTYPE, previous) }
+        let pki = try Lab.pki(host: connected)
+        let server = try Lab.server(.init(pki: pki))
+        defer { server.stop() }
+        let stranger = try Lab.pki(host: connected, keySlot: 41)
+        let rule = try HostPattern(connected)
+        func session(pinning leaf: LabCertificate) throws -> HTTPSession {
+            let pinned = HostTrustPolicy(pins: PinnedHost(pattern: rule, pins: [SPKIPin(certificate: try Lab.certificate(leaf))], requiresBackupPin: false))
+            let policy = TrustPolicy(rules: [.init(rule, pinned)], unmatched: HostTrustPolicy())
+            var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(policy: policy, anchors: try Lab.anchors(pki)))
+            configuration.resolve = ["\(connected):\(server.port):127.0.0.1"]
+            return try HTTPSession(configuration: configuration)
+        }
+        let target = "\(url):\(server.port)/"
+
+        // Pinned to another key: refused by the connected host's pins.
+        let error = await failure { try await session(pinning: stranger.leaf).get(target) }
+        #expect(error?.rejection?.host == connected, "\(String(describing: error))")
+        #expect(server.statistics.requestsServed == 0)
+
+        // Pinned to its own key: accepted, for the name its certificate carries.
+        let response = try await session(pinning: pki.leaf).get(target)
+        #expect(response.statusCode == 200)
+        #expect(response.trustDecision?.host == connected)
+    }
+
     /// RFC 6874: `[::1%25lo]` is ::1 reached through `lo` (libcurl sets the zone as the
     /// socket's scope); the rule for ::1 and the certificate's iPAddress ::1 are about it.
     @Test("an IPv6 address with a zone identifier is decided under the address's rule")
