@@ -1,4 +1,5 @@
 internal import Foundation
+internal import TrustEvaluation
 
 /// A parsed absolute `http`/`https` URL.
 struct RequestTarget: Sendable, Hashable {
@@ -166,40 +167,14 @@ struct RequestTarget: Sendable, Hashable {
     /// The dotted quad that libcurl connects to for a host written as an IPv4 number in any of
     /// the forms it accepts (`127.1`, `0x7f.0.0.1`, `0177.0.0.1`, `2130706433`), `nil` for
     /// anything else: curl's URL parser rewrites these to the dotted quad (urlapi.c
-    /// `ipv4_normalize`, as the WHATWG URL Standard's IPv4 parser does), and a percent-encoded
-    /// one, which it decodes and keeps as a name, reaches `getaddrinfo`, which reads it as
-    /// `inet_aton(3)` does. Every decision about the host (its policy rule, the name its
-    /// certificate must match, its origin) must be about the address connected to, not another
-    /// spelling of it: `127.1` would otherwise match no rule for `127.0.0.1` and be decided
-    /// under the policy for unmatched hosts. With a trailing dot (`127.1.`) curl asks DNS for
-    /// the name instead, so it stays a name here too.
+    /// `ipv4_normalize`), and a percent-encoded one, which it decodes and keeps as a name,
+    /// reaches `getaddrinfo`, which reads it as `inet_aton(3)` does. Every decision about the
+    /// host (its policy rule, the name its certificate must match, its origin) must be about
+    /// the address connected to, not another spelling of it: `127.1` would otherwise match no
+    /// rule for `127.0.0.1` and be decided under the policy for unmatched hosts. With a
+    /// trailing dot (`127.1.`) curl asks DNS for the name instead, so it stays a name here too.
     static func numericIPv4(_ host: String) -> String? {
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...4).contains(parts.count) else { return nil }
-        var values: [UInt64] = []
-        for part in parts {
-            // Each part as strtoul(3) with base 0 reads it, whole: `0x` hex (at least one
-            // digit), a leading `0` octal, else decimal; no sign, no space.
-            var digits = Substring(part)
-            var radix = 10
-            if digits.count > 2, digits.hasPrefix("0x") || digits.hasPrefix("0X") {
-                digits = digits.dropFirst(2)
-                radix = 16
-            } else if digits.count > 1, digits.hasPrefix("0") {
-                digits = digits.dropFirst()
-                radix = 8
-            }
-            guard !digits.isEmpty, digits.count <= 32, digits.allSatisfy({ $0.isASCII && $0.isHexDigit }),
-                let value = UInt64(digits, radix: radix), value <= UInt64(UInt32.max)
-            else { return nil }
-            values.append(value)
-        }
-        // The last part fills the bytes the others leave (a, a.b, a.b.c, a.b.c.d).
-        let lastBits = UInt64(8 * (5 - values.count))
-        guard values.dropLast().allSatisfy({ $0 <= 0xFF }), let last = values.last, last < (1 << lastBits) else { return nil }
-        var address = last
-        for (index, value) in values.dropLast().enumerated() { address |= value << UInt64(24 - 8 * index) }
-        return "\(address >> 24 & 0xFF).\(address >> 16 & 0xFF).\(address >> 8 & 0xFF).\(address & 0xFF)"
+        IPAddress(numericIPv4: Substring(host))?.description
     }
 
     /// Whether `other` has the same origin (RFC 6454: scheme, host and port), compared
