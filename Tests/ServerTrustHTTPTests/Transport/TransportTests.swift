@@ -490,6 +490,23 @@ struct TransportTests {
         #expect(response.trustDecision?.host == "::1")
     }
 
+    @Test("a per-host TLS minimum for an IP address applies to every spelling of it (RFC 5952)")
+    func perAddressMinimumVersion() async throws {
+        let pki = try Lab.pki(host: "::1")
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.address = .ipv6
+            configuration.maximumTLSVersion = .tls1_2
+        }
+        defer { server.stop() }
+        for key in ["::1", "0:0:0:0:0:0:0:1", "[::1]"] {
+            let strict = try Lab.session(trusting: pki, resolving: []) { $0.minimumTLSVersionByHost = [key: .tls1_3] }
+            for url in ["https://[::1]:\(server.port)/", "https://[0:0:0:0:0:0:0:1]:\(server.port)/", "https://[0::1]:\(server.port)/"] {
+                let error = await failure { try await strict.get(url) }
+                if case .transport? = error {} else { Issue.record("\(key), \(url): expected a handshake failure, got \(String(describing: error))") }
+            }
+        }
+    }
+
     @Test("the session is invalidated: running and later requests fail")
     func invalidation() async throws {
         let pki = try Lab.pki(host: host)
