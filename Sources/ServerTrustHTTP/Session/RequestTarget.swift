@@ -38,12 +38,12 @@ struct RequestTarget: Sendable, Hashable {
                 origin: "URL user information (percent-decoded)", isBasic: true)
         }
         var host = components.host ?? ""
-        if host.unicodeScalars.contains(where: { !$0.isASCII }) {
+        if host.unicodeScalars.contains(where: { !$0.isASCII }) || text.utf8.contains(where: { $0 >= 0x80 }) {
             // An internationalized name: libcurl connects to (and sends as SNI and `Host`) the
-            // A-labels libidn2 makes of it, which Foundation's decoding need not equal (a
-            // percent-encoded soft hyphen stays in its host; libidn2 maps it away, and falls
-            // back to transitional processing, `ß` to `ss`, when a label fails). The policy
-            // and the certificate's name are decided for what curl connects to.
+            // A-labels libidn2 makes of it, which Foundation's decoding and mapping need not
+            // equal (a percent-encoded soft hyphen stays in its host; libidn2 maps it away, and
+            // falls back to transitional processing, `ß` to `ss`, when a label fails). The
+            // policy and the certificate's name are decided for what curl connects to.
             guard let connected = CurlURL.connectedHost(text) else { throw HTTPError.invalidURL(text) }
             try RequestValidation.checkDecodedURLPart(connected, part: "host", url: text)
             host = connected

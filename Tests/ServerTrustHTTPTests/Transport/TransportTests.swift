@@ -437,7 +437,7 @@ struct TransportTests {
         arguments: [
             ("https://bücher.example", "xn--bcher-kva.example"), ("https://BÜCHER.example", "xn--bcher-kva.example"),
             ("https://b%C3%BCcher.example", "xn--bcher-kva.example"), ("https://www.exam%C2%ADple.test", "www.example.test"),
-            ("https://www.exam\u{AD}ple.test", "www.example.test"),
+            ("https://www.exam\u{AD}ple.test", "www.example.test"), ("https://ｗｗｗ.example.test", "www.example.test"),
         ])
     func internationalizedHost(_ url: String, _ connected: String) async throws {
         // libidn2 reads the host in the locale's encoding (idn2_lookup_ul): in the C locale
