@@ -133,6 +133,47 @@ struct TransportTests {
         #expect(target.statistics.requestsServed == servedBefore)
     }
 
+    /// A `Host` field the caller wrote names the host it was written for; libcurl also picks
+    /// the cookies it sends by it. curl's own redirects send a custom `Host` only to the first
+    /// host (http.c, `first_host`); ours must not carry it, and that host's cookies, elsewhere.
+    /// And libcurl 7.88 keeps that cookie host on the easy handle after the transfer (one lane
+    /// here, so every request runs on the same handle): a later request without a `Host`
+    /// field, to any host, must not get the cookies it selects.
+    @Test("a custom Host field and the cookies it selects stay with its host: not across a redirect, not on a later request")
+    func redirectDropsCustomHost() async throws {
+        let pki = try Lab.pki(host: host)
+        let other = "api.other.test"
+        let seen = Recorder<String>()
+        let otherIdentity = try Lab.identity(pki, host: other)
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.serverNameIdentities = [other: otherIdentity]
+            configuration.handler = { request in
+                seen.append("\(request.serverName ?? "?") \(request.path) host=\(request.header("Host") ?? "-") cookie=\(request.header("Cookie") ?? "-")")
+                guard request.path == "/login" else { return .text("landed") }
+                let port = request.header("Host")?.split(separator: ":").last ?? ""
+                return LabHTTPResponse(
+                    status: 302, headers: [("Set-Cookie", "session=secret; Path=/; Secure"), ("Location", "https://\(other):\(port)/landing")])
+            }
+        }
+        defer { server.stop() }
+        let session = try Lab.session(trusting: pki, resolving: [(host, server), (other, server)]) { configuration in
+            configuration.storesCookies = true
+            configuration.maximumTransferThreads = 1
+        }
+        defer { session.invalidate() }
+        let response = try await session.get(server.url(host: host, path: "/login"), headers: ["Host": "\(host):\(server.port)"])
+        #expect(response.text == "landed")
+        #expect(seen.all.last == "\(other) /landing host=\(other):\(server.port) cookie=-", "\(seen.all)")
+
+        // Without a redirect: the next request, to another host and without a Host field.
+        _ = try await session.get(server.url(host: host, path: "/login"), headers: ["Host": "\(host):\(server.port)"])
+        _ = try await session.get(server.url(host: other, path: "/later"))
+        #expect(seen.all.last == "\(other) /later host=\(other):\(server.port) cookie=-", "\(seen.all)")
+        // The cookie still goes to its own host, with or without a Host field.
+        _ = try await session.get(server.url(host: host, path: "/again"))
+        #expect(seen.all.last == "\(host) /again host=\(host):\(server.port) cookie=session=secret", "\(seen.all)")
+    }
+
     /// A server whose handler records that a request arrived and answers only when `release`
     /// is signalled (or after 20 s), so the test decides what happens while a request runs.
     static func heldServer(_ pki: LabPKI) throws -> (LabTLSServer, DispatchSemaphore, Recorder<Bool>) {
