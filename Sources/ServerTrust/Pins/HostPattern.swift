@@ -24,7 +24,9 @@ import TrustEvaluation
 /// put in NFC before encoding (RFC 5891 §5.3). ``description`` shows the A-label form.
 ///
 /// An IPv4-mapped IPv6 address (`::ffff:192.168.1.1`) is the IPv4 address it maps, in a
-/// pattern and in the host matched (RFC 4291 §2.5.5.2), as the host check treats it.
+/// pattern and in the host matched (RFC 4291 §2.5.5.2), as the host check treats it; an IPv4
+/// address spelled as libcurl also reads it (`127.1`, `0x7f.0.0.1`, `2130706433`) is that
+/// address.
 public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
     /// The forms of pattern.
     public enum Kind: String, Hashable, Sendable {
@@ -71,6 +73,11 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
             }
             name = Substring(ascii)
         }
+        // An exact pattern spelling an IPv4 address as libcurl's URL parser also reads it
+        // (`127.1`, `0x7f.0.0.1`, `2130706433`) means that address: the client connects to,
+        // and decides for, the dotted quad (urlapi.c `ipv4_normalize`), so a pattern kept as a
+        // DNS name would never match and would leave the address to another rule.
+        if kind == .exact, !includeSubdomains, let numeric = IPAddress(numericIPv4: name) { name = Substring(numeric.description) }
         if let ip = IPAddress(String(name)) {
             guard kind == .exact && !includeSubdomains else {
                 throw PolicyConfigurationError(.invalidHostPattern, path: "", "\"\(text)\": an IP address cannot have wildcards or subdomains")
@@ -130,7 +137,7 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
     /// Compares bytes in place, without building a name, because it runs on every
     /// connection.
     public func matches(_ host: String) -> Bool {
-        if let ip { return IPAddress(host).map { ($0.mappedIPv4 ?? $0) == ip } ?? false }
+        if let ip { return (IPAddress(host) ?? IPAddress(numericIPv4: Substring(host))).map { ($0.mappedIPv4 ?? $0) == ip } ?? false }
         // A host named in Unicode is compared in its A-label form, as the pattern is.
         var host = host.utf8.contains(where: { $0 >= 0x80 }) ? (Self.aLabels(Substring(host)) ?? host) : host
         return host.withUTF8 { matches(name: $0) }

@@ -1,3 +1,4 @@
+import CertificateParsing
 import Foundation
 
 /// Reads an untyped configuration (JSONSerialization output, or a TrustKit dictionary) while
@@ -107,6 +108,13 @@ struct ConfigReader {
         guard let entries = strings(object, key, path) else { return nil }
         var result: [String] = []
         for (uri, uriPath) in entries {
+            // Foundation's URL(string:) percent-encodes a control character in the path rather
+            // than refusing it, and the text as written is what a report is sent to and what
+            // a delivery names: a CR or LF there would reach a request line or a log line.
+            if uri.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+                fail(.invalidValue, uriPath, "a report URI must not contain control characters: \(DisplayText.escaped(uri))")
+                continue
+            }
             guard let url = URL(string: uri), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host != nil else {
                 fail(.invalidValue, uriPath, "not an http(s) URL: \"\(uri)\"")
                 continue

@@ -76,8 +76,8 @@ public struct HTTPSessionConfiguration: Sendable {
     /// The lowest TLS version for every host.
     public var minimumTLSVersion: TLSVersion
     /// Per-host minimums overriding ``minimumTLSVersion``. Host names match
-    /// case-insensitively (RFC 4343); two keys that differ only in case are refused when the
-    /// session is made.
+    /// case-insensitively (RFC 4343) and with or without a trailing dot, IP addresses in any
+    /// spelling (RFC 5952); two keys for the same host are refused when the session is made.
     public var minimumTLSVersionByHost: [String: TLSVersion]
     /// Offer HTTP/2 through ALPN when libcurl supports it.
     public var allowsHTTP2: Bool
@@ -105,8 +105,9 @@ public struct HTTPSessionConfiguration: Sendable {
     /// Follow redirects from `https` to `http`.
     public var allowsInsecureRedirects: Bool
     /// Client identities presented when a host asks for a certificate, without a challenge.
-    /// Host names match case-insensitively (RFC 4343: `API.Example.com` is `api.example.com`);
-    /// two keys that differ only in case are refused when the session is made.
+    /// Host names match case-insensitively (RFC 4343: `API.Example.com` is `api.example.com`)
+    /// and with or without a trailing dot, IP addresses in any spelling (RFC 5952); two keys
+    /// for the same host are refused when the session is made.
     public var clientIdentities: [String: Identity]
     /// Resume TLS sessions across connections of this session. A resumed connection presents
     /// no certificate; it is decided anyway, on the chain its session kept, before its request
@@ -199,9 +200,9 @@ public struct HTTPSessionConfiguration: Sendable {
     }
 
     /// This configuration with the host keys of ``clientIdentities`` and
-    /// ``minimumTLSVersionByHost`` lower-cased, as the session looks them up (request hosts
-    /// are lower-cased when parsed): a key written in another case would otherwise never be
-    /// found, and the session would silently send no certificate, or allow an older TLS.
+    /// ``minimumTLSVersionByHost`` in the form the session looks them up (``hostKey(_:)``): a
+    /// key written in another case, or with a trailing dot, would otherwise never be found,
+    /// and the session would silently send no certificate, or allow an older TLS.
     func withHostKeysLowercased() throws(HTTPError) -> HTTPSessionConfiguration {
         var copy = self
         copy.clientIdentities = try Self.lowercasingKeys(clientIdentities, "clientIdentities")
@@ -210,19 +211,33 @@ public struct HTTPSessionConfiguration: Sendable {
     }
 
     private static func lowercasingKeys<Value>(_ dictionary: [String: Value], _ name: String) throws(HTTPError) -> [String: Value] {
-        guard dictionary.keys.contains(where: { $0 != $0.lowercased() }) else { return dictionary }
+        guard dictionary.keys.contains(where: { $0 != hostKey($0) }) else { return dictionary }
         var result: [String: Value] = [:]
         for key in dictionary.keys.sorted() {
-            let lower = key.lowercased()
+            let lower = hostKey(key)
             guard result[lower] == nil else {
-                throw HTTPError.invalidRequest("\(name): the host keys \(dictionary.keys.filter { $0.lowercased() == lower }.sorted()) differ only in case")
+                throw HTTPError.invalidRequest(
+                    "\(name): the host keys \(dictionary.keys.filter { hostKey($0) == lower }.sorted()) differ only in case or in a trailing dot, or spell one address"
+                )
             }
             result[lower] = dictionary[key]
         }
         return result
     }
 
+    /// The key under which a host's settings are kept and looked up: lower case (RFC 4343),
+    /// without the one trailing dot of a name's absolute form (RFC 1034 §3.1: `api.example.com.`
+    /// is `api.example.com`, as a host pattern and a certificate's name match it), and an IP
+    /// address in its canonical text (RFC 5952 §4: `0:0::1` is `::1`; an IPv4-mapped address
+    /// is the IPv4 address, RFC 4291 §2.5.5.2, as a host pattern reads it), so a request to any
+    /// spelling of the host gets the same settings.
+    static func hostKey(_ host: String) -> String {
+        if let address = IPAddress(host) { return (address.mappedIPv4 ?? address).description }
+        let lower = host.lowercased()
+        return lower.count > 1 && lower.hasSuffix(".") ? String(lower.dropLast()) : lower
+    }
+
     func minimumTLSVersion(for host: String) -> TLSVersion {
-        minimumTLSVersionByHost[host.lowercased()] ?? minimumTLSVersion
+        minimumTLSVersionByHost[Self.hostKey(host)] ?? minimumTLSVersion
     }
 }

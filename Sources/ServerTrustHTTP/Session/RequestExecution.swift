@@ -181,6 +181,13 @@ struct RequestExecution {
                     headers.remove("Content-Type")
                     headers.remove("Content-Length")
                 }
+                if next.host != credentialOrigin.host {
+                    // A caller's `Host` field names the host it was written for, and libcurl
+                    // picks the cookies it sends by it: kept, it would send that host's cookies
+                    // (and its name) to the new one. curl's own redirects send a custom `Host`
+                    // to the first host only (http.c, `first_host`).
+                    headers.remove("Host")
+                }
                 if !next.hasSameOrigin(as: target) {
                     // Credentials never follow a redirect to another origin (Fetch §4.4 step 13,
                     // curl's --location-trusted off); the decision runs for the new host.

@@ -1,4 +1,5 @@
 internal import Foundation
+internal import TrustEvaluation
 
 /// A parsed absolute `http`/`https` URL.
 struct RequestTarget: Sendable, Hashable {
@@ -6,10 +7,12 @@ struct RequestTarget: Sendable, Hashable {
     let url: String
     /// `http` or `https`, lower-case.
     let scheme: String
-    /// The host, lower-case, IPv6 without brackets.
+    /// The host, lower-case, IPv6 without brackets and without a zone identifier.
     let host: String
     /// The port (default 443 / 80).
     let port: Int
+    /// An IPv6 address's zone identifier (`eth0` of `[fe80::1%25eth0]`, RFC 6874), if any.
+    let zone: String?
 
     /// Parses `text`, refusing control characters anywhere in it, and in the host and user
     /// information once percent-decoded (``RequestValidation``).
@@ -35,13 +38,36 @@ struct RequestTarget: Sendable, Hashable {
                 origin: "URL user information (percent-decoded)", isBasic: true)
         }
         var host = components.host ?? ""
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.unicodeScalars.contains(where: { !$0.isASCII }) || text.utf8.contains(where: { $0 >= 0x80 }) {
+            // An internationalized name: libcurl connects to (and sends as SNI and `Host`) the
+            // A-labels libidn2 makes of it, which Foundation's decoding and mapping need not
+            // equal (a percent-encoded soft hyphen stays in its host; libidn2 maps it away, and
+            // falls back to transitional processing, `ß` to `ss`, when a label fails). The
+            // policy and the certificate's name are decided for what curl connects to.
+            guard let connected = CurlURL.connectedHost(text) else { throw HTTPError.invalidURL(text) }
+            try RequestValidation.checkDecodedURLPart(connected, part: "host", url: text)
+            host = connected
+        }
+        var zone: String?
+        if host.hasPrefix("[") && host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+            // A zone identifier (RFC 6874 §2) chooses the interface libcurl connects through
+            // (CURLUPART_ZONEID, sin6_scope_id); the address is the host, the one a rule and a
+            // certificate's iPAddress name (which has no zone) are about.
+            if let percent = host.firstIndex(of: "%") {
+                zone = String(host[host.index(after: percent)...])
+                host = String(host[..<percent])
+            }
+        } else if let address = Self.numericIPv4(host) {
+            host = address
+        }
         guard !host.isEmpty else { throw HTTPError.invalidURL(text) }
         if let port = components.port, !(1...65535).contains(port) { throw HTTPError.invalidURL(text) }
         self.url = text
         self.scheme = scheme
         self.host = host.lowercased()
         self.port = components.port ?? (scheme == "https" ? 443 : 80)
+        self.zone = zone
     }
 
     private init(url: String, scheme: String, host: String, port: Int) {
@@ -49,6 +75,7 @@ struct RequestTarget: Sendable, Hashable {
         self.scheme = scheme
         self.host = host
         self.port = port
+        self.zone = nil
     }
 
     /// The common case without Foundation: an ASCII `http`/`https` URL whose authority is a
@@ -129,13 +156,32 @@ struct RequestTarget: Sendable, Hashable {
         }
         var host = String(decoding: UnsafeBufferPointer(rebasing: utf8[hostPart]), as: UTF8.self)
         if hasUpperCase { host = host.lowercased() }
+        if utf8[authority.lowerBound] != UInt8(ascii: "["), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(utf8[hostPart.lowerBound]),
+            let address = numericIPv4(host)
+        {
+            host = address
+        }
         return RequestTarget(url: text, scheme: scheme, host: host, port: port)
+    }
+
+    /// The dotted quad that libcurl connects to for a host written as an IPv4 number in any of
+    /// the forms it accepts (`127.1`, `0x7f.0.0.1`, `0177.0.0.1`, `2130706433`), `nil` for
+    /// anything else: curl's URL parser rewrites these to the dotted quad (urlapi.c
+    /// `ipv4_normalize`), and a percent-encoded one, which it decodes and keeps as a name,
+    /// reaches `getaddrinfo`, which reads it as `inet_aton(3)` does. Every decision about the
+    /// host (its policy rule, the name its certificate must match, its origin) must be about
+    /// the address connected to, not another spelling of it: `127.1` would otherwise match no
+    /// rule for `127.0.0.1` and be decided under the policy for unmatched hosts. With a
+    /// trailing dot (`127.1.`) curl asks DNS for the name instead, so it stays a name here too.
+    static func numericIPv4(_ host: String) -> String? {
+        IPAddress(numericIPv4: Substring(host))?.description
     }
 
     /// Whether `other` has the same origin (RFC 6454: scheme, host and port), compared
     /// without building the ``origin`` strings.
     func hasSameOrigin(as other: RequestTarget) -> Bool {
-        port == other.port && scheme == other.scheme && host == other.host
+        // The same link-local address on another interface may be another machine.
+        port == other.port && scheme == other.scheme && host == other.host && zone == other.zone
     }
 
     /// `scheme://host:port`, for same-origin decisions (RFC 6454).

@@ -175,7 +175,7 @@ final class SessionCore: Sendable {
     /// The identity to present to `host` without asking: preset, or remembered from an
     /// earlier client-certificate challenge.
     func presetIdentity(host: String, port: Int) -> Identity? {
-        if let identity = configuration.clientIdentities[host.lowercased()] { return identity }
+        if let identity = configuration.clientIdentities[HTTPSessionConfiguration.hostKey(host)] { return identity }
         let space = ProtectionSpace(host: host, port: port, protocol: "https", authenticationMethod: .clientCertificate)
         if case .identity(let identity)? = credentials.credential(for: space)?.kind { return identity }
         return nil

@@ -165,6 +165,19 @@ final class CurlURL {
     }
 
     deinit { curl_url_cleanup(pointer) }
+
+    /// The host libcurl connects to for `url`, as its URL API reads it: percent-decoded and,
+    /// for an internationalized name, converted to A-labels the way its connection does
+    /// (`CURLU_PUNYCODE`: libidn2's UTS #46 non-transitional mapping, transitional when that
+    /// fails); `nil` when curl refuses the URL or cannot convert its host.
+    static func connectedHost(_ url: String) -> String? {
+        guard let parsed = CurlURL(url) else { return nil }
+        var host: UnsafeMutablePointer<CChar>?
+        // CURLU_PUNYCODE (a macro Swift does not import).
+        guard curl_url_get(parsed.pointer, CURLUPART_HOST, &host, 1 << 12) == CURLUE_OK, let host else { return nil }
+        defer { curl_free(host) }
+        return String(cString: host)
+    }
 }
 
 /// Owns one `CURLSH` sharing the DNS cache and TLS sessions among the easy handles of one

@@ -19,6 +19,9 @@ final class EasyHandle {
     private let errorBuffer: UnsafeMutablePointer<CChar>
     /// The transfer being run, `nil` while idle.
     @exclusivity(unchecked) var transfer: Transfer?
+    /// Whether a transfer with a caller's `Host` field has run on the handle (its pool:
+    /// ``TransferLane``).
+    @exclusivity(unchecked) var hasRunCustomHost = false
     /// The `CURLOPT_CURLU` URL set on the handle (curl reads it during transfers).
     @exclusivity(unchecked) private var parsedURL: CurlURL?
     /// The `CURLOPT_HTTPHEADER` list set on the handle (curl reads it during transfers).

@@ -53,6 +53,12 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
     /// connection's `SSL_CTX` keeps the handle that opened it as its callback argument (a TLS
     /// 1.2 renegotiation would call back into it), so handles live as long as the pool.
     @exclusivity(unchecked) private var idle: [EasyHandle] = []
+    /// Easy handles that have run a transfer with a caller's `Host` field. libcurl 7.88 keeps
+    /// the cookie host such a field set (`state.aptr.cookiehost`: `curl_easy_reset` leaves it,
+    /// only `curl_easy_cleanup` frees it) and picks the cookies of every later transfer on the
+    /// handle without a `Host` field of its own by it: that host's cookies would go to another
+    /// host. They serve only transfers with a `Host` field, which sets it anew.
+    @exclusivity(unchecked) private var idleAfterCustomHost: [EasyHandle] = []
 
     init(name: String, core: SessionCore, maximumConnectionsPerHost: Int) throws(HTTPError) {
         guard let multi = curl_multi_init() else { throw HTTPError.invalidRequest("curl_multi_init failed") }
@@ -278,10 +284,12 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
             finish(transfer, failing: .cancelled)
             return
         }
-        guard let easy = idle.popLast() ?? EasyHandle(lane: self, core: core) else {
+        let setsHost = transfer.options.settings.headers.setsHost
+        guard let easy = (setsHost ? idleAfterCustomHost.popLast() : nil) ?? idle.popLast() ?? EasyHandle(lane: self, core: core) else {
             finish(transfer, failing: .invalidRequest("curl_easy_init failed"))
             return
         }
+        if setsHost { easy.hasRunCustomHost = true }
         easy.begin(transfer)
         if case .stream(let channel) = transfer.spec.sink {
             channel.attach(resume: { [weak self] in self?.unpause(transfer) }, cancel: { [weak self] in self?.cancel(transfer) })
@@ -366,7 +374,7 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
 
     private func release(_ easy: EasyHandle) {
         easy.transfer = nil
-        idle.append(easy)
+        if easy.hasRunCustomHost { idleAfterCustomHost.append(easy) } else { idle.append(easy) }
     }
 
     private func finish(_ transfer: Transfer, failing failure: HTTPError?) {
@@ -398,6 +406,7 @@ final class TransferLane: TaskExecutor, @unchecked Sendable {
         // Closes the pool's connections; no handshake (and so no callback) can start now.
         curl_multi_cleanup(multi)
         idle = []  // curl_easy_cleanup for each, after the multi handle is gone
+        idleAfterCustomHost = []
     }
 }
 

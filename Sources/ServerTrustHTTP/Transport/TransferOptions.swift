@@ -44,6 +44,12 @@ struct TransferOptions {
         static func == (lhs: HeaderFields, rhs: HeaderFields) -> Bool {
             lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
         }
+
+        /// Whether a `Host` field with a value is among them: libcurl then sends it, and picks
+        /// the cookies it sends by its host (http.c `Curl_http_host`, `cookiehost`).
+        var setsHost: Bool {
+            fields.contains { $0.name.utf8.count == 4 && $0.name.lowercased() == "host" && $0.value.contains { $0 != " " && $0 != "\t" } }
+        }
     }
 
     /// The request body as curl reads it.

@@ -142,6 +142,42 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+extension IPAddress {
+    /// An IPv4 address written in any of the forms libcurl's URL parser rewrites to the dotted
+    /// quad it connects to (urlapi.c `ipv4_normalize`, as the WHATWG URL Standard's IPv4 parser
+    /// and `inet_aton(3)` read them): one to four parts, each decimal, octal with a leading `0`,
+    /// or hex with `0x`, the last filling the bytes the others leave (`127.1`, `0x7f.0.0.1`,
+    /// `0177.0.0.1`, `2130706433`). `nil` for anything else, a trailing dot included (curl
+    /// resolves `127.1.` as a name).
+    package init?(numericIPv4 text: Substring) {
+        guard let first = text.first, first.isASCII, first.isNumber else { return nil }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...4).contains(parts.count) else { return nil }
+        var values: [UInt64] = []
+        for part in parts {
+            // Each part as strtoul(3) with base 0 reads it, whole: no sign, no space.
+            var digits = Substring(part)
+            var radix = 10
+            if digits.count > 2, digits.hasPrefix("0x") || digits.hasPrefix("0X") {
+                digits = digits.dropFirst(2)
+                radix = 16
+            } else if digits.count > 1, digits.hasPrefix("0") {
+                digits = digits.dropFirst()
+                radix = 8
+            }
+            guard !digits.isEmpty, digits.count <= 32, digits.allSatisfy({ $0.isASCII && $0.isHexDigit }),
+                let value = UInt64(digits, radix: radix), value <= UInt64(UInt32.max)
+            else { return nil }
+            values.append(value)
+        }
+        let lastBits = UInt64(8 * (5 - values.count))
+        guard values.dropLast().allSatisfy({ $0 <= 0xFF }), let last = values.last, last < (1 << lastBits) else { return nil }
+        var address = last
+        for (index, value) in values.dropLast().enumerated() { address |= value << UInt64(24 - 8 * index) }
+        self.init(bytes: [UInt8(address >> 24 & 0xFF), UInt8(address >> 16 & 0xFF), UInt8(address >> 8 & 0xFF), UInt8(address & 0xFF)])
+    }
+}
+
 /// An iPAddress name constraint: address and a contiguous prefix mask (RFC 5280 §4.2.1.10).
 struct IPConstraint: Hashable, Sendable {
     let address: [UInt8]

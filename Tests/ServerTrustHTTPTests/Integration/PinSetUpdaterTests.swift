@@ -277,8 +277,18 @@ struct PinSetUpdaterTests {
         let second = try world.session()
         defer { second.invalidate() }
         let events = Recorder<String>()
-        _ = try world.updater(second, store: store, events: events)
+        let restored = try world.updater(second, store: store, events: events)
         #expect(events.all == ["restored: serial 3 in force"])
+        #expect(try await second.get(world.apiURL).statusCode == 200)
+        // The stored serial is the high-water mark after the restart too: an older document,
+        // validly signed and unexpired (a rollback), is refused, and set 3 stays in force.
+        let older = try world.document(serial: 2)
+        world.published.withLock { $0 = (200, older) }
+        guard case .refused(let rollback) = await restored.checkNow() else {
+            Issue.record("rollback after a restart not refused")
+            return
+        }
+        #expect(rollback.kind == .serialNotIncreasing && restored.chain.serial == 3)
         #expect(try await second.get(world.apiURL).statusCode == 200)
         // Tamper with both generations: detected, reported, the baseline decides (the API is refused again).
         for file in [store, store + ".previous"] where FileManager.default.fileExists(atPath: file) {

@@ -133,6 +133,47 @@ struct TransportTests {
         #expect(target.statistics.requestsServed == servedBefore)
     }
 
+    /// A `Host` field the caller wrote names the host it was written for; libcurl also picks
+    /// the cookies it sends by it. curl's own redirects send a custom `Host` only to the first
+    /// host (http.c, `first_host`); ours must not carry it, and that host's cookies, elsewhere.
+    /// And libcurl 7.88 keeps that cookie host on the easy handle after the transfer (one lane
+    /// here, so every request runs on the same handle): a later request without a `Host`
+    /// field, to any host, must not get the cookies it selects.
+    @Test("a custom Host field and the cookies it selects stay with its host: not across a redirect, not on a later request")
+    func redirectDropsCustomHost() async throws {
+        let pki = try Lab.pki(host: host)
+        let other = "api.other.test"
+        let seen = Recorder<String>()
+        let otherIdentity = try Lab.identity(pki, host: other)
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.serverNameIdentities = [other: otherIdentity]
+            configuration.handler = { request in
+                seen.append("\(request.serverName ?? "?") \(request.path) host=\(request.header("Host") ?? "-") cookie=\(request.header("Cookie") ?? "-")")
+                guard request.path == "/login" else { return .text("landed") }
+                let port = request.header("Host")?.split(separator: ":").last ?? ""
+                return LabHTTPResponse(
+                    status: 302, headers: [("Set-Cookie", "session=secret; Path=/; Secure"), ("Location", "https://\(other):\(port)/landing")])
+            }
+        }
+        defer { server.stop() }
+        let session = try Lab.session(trusting: pki, resolving: [(host, server), (other, server)]) { configuration in
+            configuration.storesCookies = true
+            configuration.maximumTransferThreads = 1
+        }
+        defer { session.invalidate() }
+        let response = try await session.get(server.url(host: host, path: "/login"), headers: ["Host": "\(host):\(server.port)"])
+        #expect(response.text == "landed")
+        #expect(seen.all.last == "\(other) /landing host=\(other):\(server.port) cookie=-", "\(seen.all)")
+
+        // Without a redirect: the next request, to another host and without a Host field.
+        _ = try await session.get(server.url(host: host, path: "/login"), headers: ["Host": "\(host):\(server.port)"])
+        _ = try await session.get(server.url(host: other, path: "/later"))
+        #expect(seen.all.last == "\(other) /later host=\(other):\(server.port) cookie=-", "\(seen.all)")
+        // The cookie still goes to its own host, with or without a Host field.
+        _ = try await session.get(server.url(host: host, path: "/again"))
+        #expect(seen.all.last == "\(host) /again host=\(host):\(server.port) cookie=session=secret", "\(seen.all)")
+    }
+
     /// A server whose handler records that a request arrived and answers only when `release`
     /// is signalled (or after 20 s), so the test decides what happens while a request runs.
     static func heldServer(_ pki: LabPKI) throws -> (LabTLSServer, DispatchSemaphore, Recorder<Bool>) {
@@ -373,6 +414,13 @@ struct TransportTests {
                 continue
             }
         }
+        // The absolute form of the name (one trailing dot, RFC 1034 §3.1) is the same host, as
+        // to its policy rule and its certificate's name: its minimum applies too.
+        let both = [(host, server), (host + ".", server)]
+        #expect(try await Lab.session(trusting: pki, resolving: both).get(server.url(host: host + ".")).tlsVersion == "TLSv1.2")
+        let strict = try Lab.session(trusting: pki, resolving: both) { $0.minimumTLSVersionByHost = [host: .tls1_3] }
+        let absolute = await failure { try await strict.get(server.url(host: host + ".")) }
+        if case .transport? = absolute {} else { Issue.record("\(host).: expected a handshake failure, got \(String(describing: absolute))") }
         let conflicting = #expect(throws: HTTPError.self) {
             try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.minimumTLSVersionByHost = [host: .tls1_3, host.uppercased(): .tls1_2] }
         }
@@ -381,6 +429,123 @@ struct TransportTests {
             return
         }
         #expect(reason.contains("minimumTLSVersionByHost") && reason.contains("differ only in case"), "\(reason)")
+    }
+
+    /// libcurl connects to 127.0.0.1 for every one of these spellings (urlapi.c
+    /// `ipv4_normalize`; `getaddrinfo` for the percent-encoded one): the decision is about that
+    /// address, under its rule and its iPAddress name, never about the spelling under the
+    /// policy for unmatched hosts.
+    @Test(
+        "an IPv4 address spelled as libcurl also reads it is decided under that address's rule",
+        arguments: ["127.0.0.1", "127.1", "127.0.1", "0x7f.0.0.1", "0X7F.0.0.1", "0177.0.0.1", "2130706433", "0x7f000001", "%31%32%37.1"])
+    func numericIPv4Spellings(_ spelling: String) async throws {
+        let pki = try Lab.pki(host: "127.0.0.1")
+        let server = try Lab.server(.init(pki: pki))
+        defer { server.stop() }
+        let stranger = try Lab.pki(host: "127.0.0.1", keySlot: 41)
+        let address = try HostPattern("127.0.0.1")
+        func session(pinning leaf: LabCertificate) throws -> HTTPSession {
+            let pinned = HostTrustPolicy(pins: PinnedHost(pattern: address, pins: [SPKIPin(certificate: try Lab.certificate(leaf))], requiresBackupPin: false))
+            let policy = TrustPolicy(rules: [.init(address, pinned)], unmatched: HostTrustPolicy())
+            return try HTTPSession(configuration: HTTPSessionConfiguration(serverTrust: ServerTrustDecider(policy: policy, anchors: try Lab.anchors(pki))))
+        }
+        let url = "https://\(spelling):\(server.port)/"
+        func ruleApplied(_ decision: TrustDecision?) -> Bool {
+            decision?.record.steps.contains { step in
+                if case .hostPolicy(let pattern, _) = step { return pattern == "127.0.0.1" }
+                return false
+            } == true
+        }
+
+        // Pinned to another key: refused by the address's pins, before a request is sent.
+        let error = await failure { try await session(pinning: stranger.leaf).get(url) }
+        #expect(error?.rejection?.host == "127.0.0.1", "\(String(describing: error))")
+        #expect(ruleApplied(error?.rejection), "\(String(describing: error?.rejection?.record.steps))")
+        #expect(server.statistics.requestsServed == 0)
+
+        // Pinned to its own key: accepted, under the same rule and for the same name.
+        let response = try await session(pinning: pki.leaf).get(url)
+        #expect(response.statusCode == 200)
+        #expect(response.trustDecision?.host == "127.0.0.1")
+        #expect(ruleApplied(response.trustDecision))
+    }
+
+    /// libcurl connects to the A-labels libidn2 makes of an internationalized host (UTS #46:
+    /// `BÜCHER` folded, a soft hyphen mapped away, percent-encoded or not): the rule and the
+    /// certificate's name are about that host, not about Foundation's decoding of the URL.
+    @Test(
+        "an internationalized host is decided as the A-labels libcurl connects to",
+        arguments: [
+            ("https://bücher.example", "xn--bcher-kva.example"), ("https://BÜCHER.example", "xn--bcher-kva.example"),
+            ("https://b%C3%BCcher.example", "xn--bcher-kva.example"), ("https://www.exam%C2%ADple.test", "www.example.test"),
+            ("https://www.exam\u{AD}ple.test", "www.example.test"), ("https://ｗｗｗ.example.test", "www.example.test"),
+        ])
+    func internationalizedHost(_ url: String, _ connected: String) async throws {
+        // libidn2 reads the host in the locale's encoding (idn2_lookup_ul): in the C locale
+        // curl converts no internationalized host, and the request fails before it connects;
+        // an app that sets a UTF-8 locale (setlocale(LC_ALL, "")) gets the conversion.
+        let previous = setlocale(LC_CTYPE, nil).map { String(cString: $0) } ?? "C"
+        guard setlocale(LC_CTYPE, "C.UTF-8") != nil else {
+            Issue.record("the C.UTF-8 locale is not available")
+            return
+        }
+        defer { setlocale(LC_CTYPE, previous) }
+        let pki = try Lab.pki(host: connected)
+        let server = try Lab.server(.init(pki: pki))
+        defer { server.stop() }
+        let stranger = try Lab.pki(host: connected, keySlot: 41)
+        let rule = try HostPattern(connected)
+        func session(pinning leaf: LabCertificate) throws -> HTTPSession {
+            let pinned = HostTrustPolicy(pins: PinnedHost(pattern: rule, pins: [SPKIPin(certificate: try Lab.certificate(leaf))], requiresBackupPin: false))
+            let policy = TrustPolicy(rules: [.init(rule, pinned)], unmatched: HostTrustPolicy())
+            var configuration = HTTPSessionConfiguration(serverTrust: ServerTrustDecider(policy: policy, anchors: try Lab.anchors(pki)))
+            configuration.resolve = ["\(connected):\(server.port):127.0.0.1"]
+            return try HTTPSession(configuration: configuration)
+        }
+        let target = "\(url):\(server.port)/"
+
+        // Pinned to another key: refused by the connected host's pins.
+        let error = await failure { try await session(pinning: stranger.leaf).get(target) }
+        #expect(error?.rejection?.host == connected, "\(String(describing: error))")
+        #expect(server.statistics.requestsServed == 0)
+
+        // Pinned to its own key: accepted, for the name its certificate carries.
+        let response = try await session(pinning: pki.leaf).get(target)
+        #expect(response.statusCode == 200)
+        #expect(response.trustDecision?.host == connected)
+    }
+
+    /// RFC 6874: `[::1%25lo]` is ::1 reached through `lo` (libcurl sets the zone as the
+    /// socket's scope); the rule for ::1 and the certificate's iPAddress ::1 are about it.
+    @Test("an IPv6 address with a zone identifier is decided under the address's rule")
+    func ipv6ZoneIdentifier() async throws {
+        let pki = try Lab.pki(host: "::1")
+        let server = try Lab.server(.init(pki: pki)) { $0.address = .ipv6 }
+        defer { server.stop() }
+        let address = try HostPattern("::1")
+        let pinned = HostTrustPolicy(pins: PinnedHost(pattern: address, pins: [SPKIPin(certificate: try Lab.certificate(pki.leaf))], requiresBackupPin: false))
+        let policy = TrustPolicy(rules: [.init(address, pinned)], unmatched: nil)
+        let session = try HTTPSession(configuration: HTTPSessionConfiguration(serverTrust: ServerTrustDecider(policy: policy, anchors: try Lab.anchors(pki))))
+        let response = try await session.get("https://[::1%25lo]:\(server.port)/")
+        #expect(response.statusCode == 200)
+        #expect(response.trustDecision?.host == "::1")
+    }
+
+    @Test("a per-host TLS minimum for an IP address applies to every spelling of it (RFC 5952)")
+    func perAddressMinimumVersion() async throws {
+        let pki = try Lab.pki(host: "::1")
+        let server = try Lab.server(.init(pki: pki)) { configuration in
+            configuration.address = .ipv6
+            configuration.maximumTLSVersion = .tls1_2
+        }
+        defer { server.stop() }
+        for key in ["::1", "0:0:0:0:0:0:0:1", "[::1]"] {
+            let strict = try Lab.session(trusting: pki, resolving: []) { $0.minimumTLSVersionByHost = [key: .tls1_3] }
+            for url in ["https://[::1]:\(server.port)/", "https://[0:0:0:0:0:0:0:1]:\(server.port)/", "https://[0::1]:\(server.port)/"] {
+                let error = await failure { try await strict.get(url) }
+                if case .transport? = error {} else { Issue.record("\(key), \(url): expected a handshake failure, got \(String(describing: error))") }
+            }
+        }
     }
 
     @Test("the session is invalidated: running and later requests fail")

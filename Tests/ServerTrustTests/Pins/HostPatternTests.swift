@@ -34,6 +34,19 @@ struct HostPatternTests {
         Vector("example.com", "deep.sub.example.com", true, includeSubdomains: true),
         Vector("example.com", "example.com", true, includeSubdomains: true),
         Vector("example.com", "example.org", false, includeSubdomains: true),
+        // Suffix and prefix look-alikes never match; the absolute form (one trailing dot,
+        // RFC 1034 §3.1) in any case always does.
+        Vector("example.com", "example.com.evil.net", false),
+        Vector("**.example.com", "example.com.evil.net", false),
+        Vector("*.example.com", "a.example.com.evil.net", false),
+        Vector("example.com", "evilexample.com", false),
+        Vector("**.example.com", "evilexample.com", false),
+        Vector("example.com", "evilexample.com", false, includeSubdomains: true),
+        Vector("*.example.com", ".example.com", false),
+        Vector("example.com", "example.com..", false),
+        Vector("example.com", "EXAMPLE.com.", true),
+        Vector("*.example.com", "A.EXAMPLE.com.", true),
+        Vector("**.example.com", "EXAMPLE.com.", true),
         Vector("192.0.2.10", "192.0.2.10", true),
         Vector("2001:db8::1", "2001:0db8:0:0::1", true),
         Vector("**.2.10", "192.0.2.10", false),
@@ -54,6 +67,17 @@ struct HostPatternTests {
         Vector("192.168.1.1", "::192.168.1.1", false),
         Vector("192.168.1.1", "64:ff9b::c0a8:101", false),
         Vector("192.168.1.1", "::ffff:192.168.1.2", false),
+        // An IPv4 address spelled as libcurl also reads it (urlapi.c ipv4_normalize) is that
+        // address, as a pattern and as a host; with a trailing dot curl resolves it as a name.
+        Vector("127.1", "127.0.0.1", true),
+        Vector("0x7f.0.0.1", "127.0.0.1", true),
+        Vector("2130706433", "127.0.0.1", true),
+        Vector("0177.0.0.1", "127.0.0.1", true),
+        Vector("127.0.0.1", "127.1", true),
+        Vector("127.0.0.1", "0x7F000001", true),
+        Vector("127.0.0.1", "127.1.", false),
+        Vector("127.0.0.1", "127.0.0.1.1", false),
+        Vector("127.0.0.1", "08.0.0.1", false),
     ]
 
     @Test("a Unicode pattern is written and reported as its A-labels")

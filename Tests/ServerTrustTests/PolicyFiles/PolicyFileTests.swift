@@ -112,6 +112,9 @@ struct PolicyFileTests {
             json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": [{"pin": "\#(rootPinText)", "scope": "root"}, "\#(backupPinText)"]}]}"#),
         Case(kind: .invalidValue, path: "$.reportUris[0]", json: #"{"version": 1, "reportUris": ["mailto:a@b"], "hosts": [{"host": "a.test"}]}"#),
         Case(
+            kind: .invalidValue, path: "$.reportUris[0]",
+            json: #"{"version": 1, "reportUris": ["https://r.test/a\r\nX-Injected: 1"], "hosts": [{"host": "a.test"}]}"#),
+        Case(
             kind: .invalidPin, path: "$.hosts[0].pins[0]", json: #"{"version": 1, "hosts": [{"host": "a.test", "pins": ["sha256/abc", "\#(backupPinText)"]}]}"#),
         Case(kind: .invalidHostPattern, path: "$.hosts[0].host", json: #"{"version": 1, "hosts": [{"host": "*.co.uk"}]}"#),
         Case(
