@@ -224,6 +224,10 @@ struct PEMTests {
             let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let ours = Base64.encode(bytes)
             #expect(ours == Data(bytes).base64EncodedString())
+            // A collection without contiguous storage, and a slice not starting at zero, take
+            // the same encoder.
+            #expect(Base64.encode(bytes.lazy.map { $0 }) == ours)
+            #expect(Base64.encode(([0x41] + bytes)[1...]) == ours)
             #expect(Base64.decode(Array(ours.utf8)) == bytes)
             let wrapped = Data(bytes).base64EncodedString(options: [.lineLength64Characters, .endLineWithCarriageReturn, .endLineWithLineFeed])
             #expect(Base64.decode(Array((wrapped + " \t").utf8)) == bytes)

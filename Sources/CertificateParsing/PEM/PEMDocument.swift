@@ -185,18 +185,32 @@ public enum Base64 {
 
     /// Encodes bytes as standard base64 with padding.
     public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var iterator = bytes.makeIterator()
-        while let b0 = iterator.next() {
-            let b1 = iterator.next()
-            let b2 = iterator.next()
-            out.append(alphabet[Int(b0 >> 2)])
-            out.append(alphabet[Int((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)])
-            out.append(b1 == nil ? UInt8(ascii: "=") : alphabet[Int(((b1 ?? 0) & 0x0F) << 2 | (b2 ?? 0) >> 6)])
-            out.append(b2 == nil ? UInt8(ascii: "=") : alphabet[Int((b2 ?? 0) & 0x3F)])
+        if let result = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) { return result }
+        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
+    }
+
+    /// The encoder proper, over contiguous bytes: called across modules, the generic entry
+    /// point is not specialized, and stepping its iterator through witness tables cost about
+    /// 400 instructions per byte (a pin's base64 in every decision record).
+    static func encode(buffer bytes: UnsafeBufferPointer<UInt8>) -> String {
+        alphabet.withUnsafeBufferPointer { alphabet in
+            String(unsafeUninitializedCapacity: (bytes.count + 2) / 3 * 4) { out in
+                var written = 0
+                var index = 0
+                while index < bytes.count {
+                    let b0 = bytes[index]
+                    let b1: UInt8? = index + 1 < bytes.count ? bytes[index + 1] : nil
+                    let b2: UInt8? = index + 2 < bytes.count ? bytes[index + 2] : nil
+                    out[written] = alphabet[Int(b0 >> 2)]
+                    out[written + 1] = alphabet[Int((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)]
+                    out[written + 2] = b1 == nil ? UInt8(ascii: "=") : alphabet[Int(((b1 ?? 0) & 0x0F) << 2 | (b2 ?? 0) >> 6)]
+                    out[written + 3] = b2 == nil ? UInt8(ascii: "=") : alphabet[Int((b2 ?? 0) & 0x3F)]
+                    written += 4
+                    index += 3
+                }
+                return written
+            }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes base64, ignoring ASCII whitespace. Returns `nil` on any other non-alphabet

@@ -145,6 +145,17 @@ public enum IPAddressText {
     /// Parses an IPv4 dotted quad or IPv6 text (RFC 4291 §2.2 forms, including `::` and an
     /// embedded IPv4 tail; optional `[ ]`). Returns 4 or 16 bytes, or `nil`.
     public static func parse(_ text: String) -> [UInt8]? {
+        // Host names end here: without a ':' only digits, dots and the brackets can make an
+        // address (``parseIPv4(_:)`` accepts nothing else), and every decision asks this of
+        // its host name, more than once.
+        if !text.utf8.contains(UInt8(ascii: ":")),
+            text.utf8.contains(where: { byte in
+                !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) && byte != UInt8(ascii: ".")
+                    && byte != UInt8(ascii: "[") && byte != UInt8(ascii: "]")
+            })
+        {
+            return nil
+        }
         var s = Substring(text)
         if s.hasPrefix("[") && s.hasSuffix("]") { s = s.dropFirst().dropLast() }
         if !s.contains(":") { return parseIPv4(s) }

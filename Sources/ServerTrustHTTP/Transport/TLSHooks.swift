@@ -272,7 +272,7 @@ extension EasyHandle {
         certificates.reserveCapacity(der.count)
         for (index, bytes) in der.enumerated() {
             do {
-                certificates.append(try Certificate(derEncoded: bytes))
+                certificates.append(try ParsedCertificateCache.shared.certificate(bytes))
             } catch {
                 let served = ServedChain(certificates: certificates, host: host, port: port, tlsVersion: version, cipher: cipher, alpn: alpn)
                 return .failure(
