@@ -32,8 +32,8 @@ public import TrustEvaluation
 /// revalidation fails (server down) but the cached CRL's own window is still current, the cached
 /// CRL is returned.
 ///
-/// **No rollback.** Per URL the provider keeps, in memory, the newest CRL the check verified
-/// (``/TrustEvaluation/CRLConfirming``). While that CRL is current, a fetched CRL of the same
+/// **No rollback.** Per URL the provider keeps, in memory, the newest CRL the revocation check
+/// verified (the check tells it which). While that CRL is current, a fetched CRL of the same
 /// issuer and scope with a lower cRLNumber (RFC 5280 §5.2.3), an on-path attacker's replay of
 /// the CA's CRL from before a revocation, is neither returned nor cached: the verified one is
 /// returned instead. Only verified CRLs count, so a forged CRL can neither raise the mark nor,

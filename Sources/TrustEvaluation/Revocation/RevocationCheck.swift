@@ -41,9 +41,9 @@ public enum RevocationDepth: String, Hashable, Sendable, CaseIterable, Comparabl
 ///
 /// 1. **The stapled OCSP response** (the leaf only; RFC 6066 §8, RFC 8446 §4.4.2.1), checked by
 ///    ``OCSPResponseVerifier`` against the path's next certificate as issuer: `good` settles
-///    the leaf with no CRL fetched (the caller's CRLs, and the current CRLs a
-///    ``CRLConfirming`` provider verified before and holds, are still read: one that revokes
-///    the leaf wins over the staple), `revoked` refuses, and a response that is unauthorized
+///    the leaf with no CRL fetched (the caller's CRLs, and the current CRLs an HTTP session's
+///    fetching provider verified before and holds, are still read: one that revokes the leaf
+///    wins over the staple), `revoked` refuses, and a response that is unauthorized
 ///    (not the issuer, nor a responder it delegated), forged, stale or about another
 ///    certificate is ignored, with the reason in the record.
 /// 2. **The caller's CRLs** (``revocationLists``: a policy file's `crls`, `--crl`).
