@@ -452,6 +452,9 @@ struct GeneralNameTextTests {
             ("010.0.0.1", nil), ("1.2.3", nil), ("1.2.3.4.5", nil), ("256.0.0.1", nil), ("1.2.3.-4", nil), ("+1.2.3.4", nil),
             ("1::2::3", nil), ("1:2:3:4:5:6:7:8:9", nil), ("1:2:3:4:5:6:7:8::", nil), ("12345::", nil), (":::", nil), ("g::", nil),
             ("+1::", nil), ("-0::1", nil), ("::+1", nil), ("", nil), ("example.com", nil),
+            // Names leave at their first letter; bracketed and look-alike forms keep their answer.
+            ("[10.0.0.1]", [10, 0, 0, 1]), ("0x7f.0.0.1", nil), ("127.1", nil), ("10.0.0.1.", nil), ("10.0.0.1 ", nil),
+            ("\u{0661}.2.3.4", nil), ("10.0.0.1\u{301}", nil), ("1e1.0.0.1", nil), ("[]", nil),
         ] as [(String, [UInt8]?)])
     func parse(text: String, bytes: [UInt8]?) {
         #expect(IPAddressText.parse(text) == bytes)
