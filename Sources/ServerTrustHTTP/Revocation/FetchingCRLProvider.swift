@@ -258,7 +258,7 @@ public final class FetchingCRLProvider: CRLProvider, CRLConfirming {
     static func isOlder(_ crl: CertificateRevocationList, than current: CertificateRevocationList) -> Bool {
         guard let number = crl.number, let currentNumber = current.number, number < currentNumber else { return false }
         guard crl.issuer.matches(current.issuer) else { return false }
-        return (crl.issuingDistributionPoint?.derBytes ?? []).elementsEqual(current.issuingDistributionPoint?.derBytes ?? [])
+        return (crl.issuingDistributionPoint?.derBytes ?? []).bytesEqual(current.issuingDistributionPoint?.derBytes ?? [])
     }
 
     static func fetched(_ entry: CRLCache.Entry, _ origin: FetchedCRL.Origin) -> FetchedCRL {

@@ -129,7 +129,7 @@ extension Search {
                 // issuer is taken above the certificate, as OpenSSL's crl_akid_check starts at
                 // its issuer. Only a CRL signer being established by a nested search (the
                 // circular case of validateSigner) is left as it is.
-                if signer.subjectPublicKeyInfo.derBytes == certificate.subjectPublicKeyInfo.derBytes, !signerStack.contains(certificate) {
+                if signer.subjectPublicKeyInfo.derBytes.bytesEqual(certificate.subjectPublicKeyInfo.derBytes), !signerStack.contains(certificate) {
                     notUsed.append("\(naming.label(crlIndex)): it is signed with the key of the certificate whose status it would settle (RFC 5280 6.3.3 (f))")
                     continue
                 }
