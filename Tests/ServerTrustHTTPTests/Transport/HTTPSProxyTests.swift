@@ -24,11 +24,12 @@ struct HTTPSProxyTests {
 
         init(
             proxyCertificateHost: String = HTTPSProxyTests.proxyHost,
-            configure: (inout LabMITMRelay.Configuration) -> Void = { _ in }
+            configure: (inout LabMITMRelay.Configuration) -> Void = { _ in },
+            configureOrigin: (inout LabTLSServer.Configuration) -> Void = { _ in }
         ) throws {
             origin = try Lab.pki(host: HTTPSProxyTests.originHost)
             proxyPKI = try Lab.pki(host: proxyCertificateHost, keySlot: 46)
-            server = try Lab.server(.init(pki: origin), name: "origin")
+            server = try Lab.server(.init(pki: origin), name: "origin", configure: configureOrigin)
             let unusedInterception = try Lab.pki(host: "mitm.invalid", keySlot: 45)
             var configuration = LabMITMRelay.Configuration(mode: .httpProxy, interceptionCA: unusedInterception.rootIssuer, name: "lab https proxy")
             configuration.hostOverrides = [HTTPSProxyTests.originHost: "127.0.0.1"]
@@ -177,6 +178,30 @@ struct HTTPSProxyTests {
             return
         }
         #expect(fixture.relay.statistics.proxyAuthenticationFailures >= 1)
+    }
+
+    /// A caller's `Proxy-Authorization` field is the proxy's credential (RFC 9110 §11.7.2). libcurl
+    /// sends a request's fields inside the tunnel, to the origin (`CURLHEADER_SEPARATE`); this
+    /// one goes to the `CONNECT` request instead, so the proxy that asks for it gets it and the
+    /// origin never sees it.
+    @Test("a request's Proxy-Authorization field goes to the proxy's CONNECT, never to the origin inside the tunnel", arguments: [true, false])
+    func proxyAuthorizationFieldStaysWithProxy(_ proxyRequiresCredentials: Bool) async throws {
+        let seen = Recorder<String?>()
+        let fixture = try Fixture {
+            if proxyRequiresCredentials { $0.proxyCredentials = .init(user: "proxy", password: "pw") }
+        } configureOrigin: {
+            $0.handler = { request in
+                seen.append(request.header("Proxy-Authorization"))
+                return .text("hello from origin")
+            }
+        }
+        defer { fixture.stop() }
+        let session = try fixture.session(proxyTrust: try Lab.decider(anchors: try Lab.anchors(fixture.proxyPKI)))
+        let field = "Basic " + Data("proxy:pw".utf8).base64EncodedString()
+        let response = try await session.get(fixture.url, headers: ["Proxy-Authorization": field])
+        #expect(response.text == "hello from origin")
+        #expect(seen.all == [nil], "the origin received the proxy's credential")
+        #expect(fixture.relay.statistics.proxyAuthenticationFailures == 0)
     }
 
     @Test("a proxy URL that is neither http:// nor https:// is refused when the session is made")
