@@ -497,9 +497,9 @@ final class EasyHandle {
             }
         }
         if core.hasHTTPSProxy {
-            // A full proxy handshake on this transfer's connection decided it; a reused
-            // connection or a resumed proxy session reports the session's last accepted
-            // proxy decision, as for origins.
+            // A full proxy handshake on this transfer's connection decided it (proxy TLS
+            // sessions are never resumed, TLSHooks); a reused connection reports the
+            // session's last accepted proxy decision, as for origins.
             transfer.response.proxyTrustDecisionBox = (transfer.proxyTrustDecision ?? core.lastProxyDecision()?.reused).map(DecisionBox.init)
         }
     }

@@ -97,9 +97,9 @@ struct HTTPSProxyTests {
         fresh.usesFreshConnection = true
         let third = try await session.send(fresh)
         #expect(third.text == "hello from origin" && third.usedNewConnection && third.trustDecision?.host == Self.originHost)
-        // (Its proxy handshake may resume the first TLS session: no certificate, so the
-        // decision is again the remembered one.)
+        // Its proxy handshake is a full one (proxy TLS sessions are never resumed), decided anew.
         #expect(third.proxyTrustDecision?.host == Self.proxyHost && third.proxyTrustDecision?.isTrusted == true)
+        #expect(third.proxyTrustDecision?.isFromEarlierHandshake == false)
         let statistics = fixture.relay.statistics
         #expect(statistics.proxyHandshakesCompleted == 2 && statistics.tunnelsPassedThrough == 2)
         let target = "\(Self.originHost):\(fixture.server.port)"
@@ -202,6 +202,30 @@ struct HTTPSProxyTests {
         #expect(response.text == "hello from origin")
         #expect(seen.all == [nil], "the origin received the proxy's credential")
         #expect(fixture.relay.statistics.proxyAuthenticationFailures == 0)
+    }
+
+    /// Every new connection to the proxy is decided by the proxy's decider, as every new origin
+    /// connection is (``ConnectionTrust``): a proxy whose certificate the decider refuses now
+    /// (a pin changed, the leaf expired or was revoked since) is not let in again by resuming
+    /// the TLS session of an earlier handshake, which brings no certificate to decide.
+    @Test("a new proxy connection is decided again: a proxy the decider now refuses is not let in by resuming its TLS session")
+    func proxyDecidedOnEveryNewConnection() async throws {
+        let fixture = try Fixture()
+        defer { fixture.stop() }
+        let refusing = Recorder<Bool>()
+        let proxyTrust = Lab.decider("proxy gate") { _ in refusing.all.isEmpty ? nil : "the proxy's certificate is no longer trusted" }
+        let session = try fixture.session(proxyTrust: proxyTrust)
+        let first = try await session.get(fixture.url)
+        #expect(first.text == "hello from origin" && first.proxyTrustDecision?.isTrusted == true)
+        refusing.append(true)
+        var fresh = HTTPRequest(.get, fixture.url)
+        fresh.usesFreshConnection = true
+        guard case .proxyTrustRejected(let decision)? = await failure({ try await session.send(fresh) }) else {
+            Issue.record("a new connection to the proxy was not decided by the proxy's decider")
+            return
+        }
+        #expect(decision.host == Self.proxyHost && decision.evaluator == "proxy gate")
+        #expect(fixture.server.statistics.requestsServed == 1)
     }
 
     @Test("a proxy URL that is neither http:// nor https:// is refused when the session is made")
