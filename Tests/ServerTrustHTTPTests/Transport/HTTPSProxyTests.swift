@@ -180,28 +180,67 @@ struct HTTPSProxyTests {
         #expect(fixture.relay.statistics.proxyAuthenticationFailures >= 1)
     }
 
-    /// A caller's `Proxy-Authorization` field is the proxy's credential (RFC 9110 §11.7.2). libcurl
-    /// sends a request's fields inside the tunnel, to the origin (`CURLHEADER_SEPARATE`); this
-    /// one goes to the `CONNECT` request instead, so the proxy that asks for it gets it and the
-    /// origin never sees it.
-    @Test("a request's Proxy-Authorization field goes to the proxy's CONNECT, never to the origin inside the tunnel", arguments: [true, false])
-    func proxyAuthorizationFieldStaysWithProxy(_ proxyRequiresCredentials: Bool) async throws {
-        let seen = Recorder<String?>()
+    /// How a proxy credential is given, and where the request goes.
+    enum ProxyCredentialCase: String, CaseIterable, CustomTestStringConvertible {
+        /// A request's `Proxy-Authorization` field, to a proxy that asks for credentials.
+        case fieldToAskingProxy
+        /// The same field, to a proxy that asks for none.
+        case fieldToOpenProxy
+        /// The same field, to an asking proxy, on a request redirected to another origin (the
+        /// same proxy tunnels to both).
+        case fieldAcrossRedirect
+        /// `ProxyConfiguration.credential`, to an asking proxy.
+        case configuredCredential
+
+        var testDescription: String { rawValue }
+    }
+
+    /// A proxy credential is the proxy's (RFC 9110 §11.7.2). libcurl sends a request's fields
+    /// inside the tunnel, to the origin (`CURLHEADER_SEPARATE`); a caller's
+    /// `Proxy-Authorization` field goes to the `CONNECT` request instead, as the configured
+    /// credential does, so the proxy that asks for it gets it and no origin ever sees it.
+    @Test("a proxy credential goes to the proxy's CONNECT, never to an origin inside the tunnel", arguments: ProxyCredentialCase.allCases)
+    func proxyCredentialStaysWithProxy(_ credentialCase: ProxyCredentialCase) async throws {
+        let seen = Recorder<(String, String?)>()
+        let second = try Lab.server(.init(pki: try Lab.pki(host: Self.originHost)), name: "second origin") {
+            $0.handler = { request in
+                seen.append((request.path, request.header("Proxy-Authorization")))
+                return .text("hello from the second origin")
+            }
+        }
+        defer { second.stop() }
         let fixture = try Fixture {
-            if proxyRequiresCredentials { $0.proxyCredentials = .init(user: "proxy", password: "pw") }
+            if credentialCase != .fieldToOpenProxy { $0.proxyCredentials = .init(user: "proxy", password: "pw") }
         } configureOrigin: {
             $0.handler = { request in
-                seen.append(request.header("Proxy-Authorization"))
+                seen.append((request.path, request.header("Proxy-Authorization")))
+                if request.path == "/start" { return LabHTTPResponse(status: 302, headers: [("Location", second.url(host: Self.originHost, path: "/moved"))]) }
                 return .text("hello from origin")
             }
         }
         defer { fixture.stop() }
-        let session = try fixture.session(proxyTrust: try Lab.decider(anchors: try Lab.anchors(fixture.proxyPKI)))
+        let proxyTrust = try Lab.decider(anchors: try Lab.anchors(fixture.proxyPKI))
         let field = "Basic " + Data("proxy:pw".utf8).base64EncodedString()
-        let response = try await session.get(fixture.url, headers: ["Proxy-Authorization": field])
-        #expect(response.text == "hello from origin")
-        #expect(seen.all == [nil], "the origin received the proxy's credential")
+        let session: HTTPSession
+        var request = HTTPRequest(.get, fixture.url)
+        switch credentialCase {
+        case .configuredCredential:
+            session = try fixture.session(proxyTrust: proxyTrust, credential: .user("proxy", password: "pw", persistence: .none))
+        case .fieldToAskingProxy, .fieldToOpenProxy, .fieldAcrossRedirect:
+            session = try fixture.session(proxyTrust: proxyTrust)
+            request.headers["Proxy-Authorization"] = field
+        }
+        if credentialCase == .fieldAcrossRedirect {
+            // The same Lab PKI (same keys) serves the second origin: the session's pin holds.
+            request = HTTPRequest(.get, fixture.server.url(host: Self.originHost, path: "/start"), headers: request.headers)
+        }
+        let response = try await session.send(request)
+        #expect(response.statusCode == 200)
+        #expect(!seen.all.isEmpty && seen.all.allSatisfy { $0.1 == nil }, "an origin received the proxy's credential: \(seen.all)")
         #expect(fixture.relay.statistics.proxyAuthenticationFailures == 0)
+        if credentialCase == .fieldAcrossRedirect {
+            #expect(seen.all.map(\.0) == ["/start", "/moved"] && fixture.relay.statistics.connectRequests.count == 2)
+        }
     }
 
     /// Every new connection to the proxy is decided by the proxy's decider, as every new origin
