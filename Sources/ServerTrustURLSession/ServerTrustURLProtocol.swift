@@ -68,7 +68,8 @@ internal import Synchronization
 ///   decision; the credential that succeeded is stored for the protection space.
 /// - Redirects are followed by the `HTTPSession` under its rules (its
 ///   `HTTPSessionConfiguration.maximumRedirects`, no `https` to `http`, no
-///   `Authorization` to another origin, the trust decision for every new host);
+///   `Authorization`, `Cookie` or (without a proxy) `Proxy-Authorization` field to another
+///   origin, the trust decision for every new host);
 ///   `HTTPURLResponse.url` is the final URL. With `maximumRedirects` 0 the redirect response
 ///   itself is delivered.
 /// - The request's header fields are sent as given, except `Content-Length`,

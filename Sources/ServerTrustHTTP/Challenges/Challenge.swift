@@ -281,7 +281,11 @@ final class ChallengeReply: Sendable {
     /// Suspends until answered, `timeout` seconds pass, or the task is cancelled.
     func wait(timeout: Double) async -> ChallengeDisposition? {
         let timer = Task { [self] in
-            try? await Task.sleep(nanoseconds: UInt64(max(0, timeout) * 1e9))
+            // A timeout past what UInt64 nanoseconds hold (about 584 years; `.infinity` among
+            // them) would trap in the conversion: it sets no timer and waits for the answer,
+            // as the blocking wait's clamped DispatchTime does.
+            guard let nanoseconds = UInt64(exactly: (max(0, timeout) * 1e9).rounded(.up)) else { return }
+            try? await Task.sleep(nanoseconds: nanoseconds)
             expire()
         }
         defer { timer.cancel() }

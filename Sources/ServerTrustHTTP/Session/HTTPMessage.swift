@@ -427,8 +427,9 @@ public struct HTTPResponse: Sendable, CustomStringConvertible {
     public var trustDecision: TrustDecision? { trustDecisionBox?.decision }
     /// The decision on an `https://` proxy's own certificate, made by
     /// ``ProxyConfiguration/serverTrust`` against the proxy's host name when the connection
-    /// was opened (``/ServerTrust/TrustDecision/isFromEarlierHandshake`` for a reused connection or a
-    /// resumed TLS session to the proxy: the session's last accepted proxy decision); `nil`
+    /// was opened (``/ServerTrust/TrustDecision/isFromEarlierHandshake`` for a reused connection:
+    /// the session's last accepted proxy decision; TLS sessions to the proxy are never resumed,
+    /// so every new proxy connection is decided in a full handshake); `nil`
     /// without a proxy or through an `http://` one. The origin's decision stays in
     /// ``trustDecision``: neither judges the other's peer.
     public var proxyTrustDecision: TrustDecision? { proxyTrustDecisionBox?.decision }

@@ -16,7 +16,8 @@ public import ServerTrust
 /// ```
 ///
 /// Requests follow redirects themselves (the decision runs for every new host, and
-/// `Authorization` is dropped across origins), answer 401 and 407 challenges, and fail with
+/// `Authorization`, `Cookie` and, without a proxy, `Proxy-Authorization` are dropped across
+/// origins), answer 401 and 407 challenges, and fail with
 /// ``HTTPError``. Dropping the last reference (or ``invalidate()``) stops the threads;
 /// requests still running fail with ``HTTPError/sessionInvalidated``.
 ///

@@ -27,7 +27,13 @@ public enum TLSVersion: String, Sendable, Hashable, Comparable, CaseIterable {
 /// An HTTPS proxy's certificate is decided by ``serverTrust``, never by the session's own
 /// decider: the session's pins name the origin servers, and a proxy is not one of them. (The
 /// origin's chain, inside the tunnel, is still decided by the session as always, so a proxy
-/// that intercepts the tunnel is caught by pinning exactly as with an HTTP proxy.)
+/// that intercepts the tunnel is caught by pinning exactly as with an HTTP proxy.) Every new
+/// connection to an HTTPS proxy is decided in a full handshake: TLS sessions to the proxy are
+/// never resumed.
+///
+/// Proxy credentials go to the proxy only: ``credential``, and a request's own
+/// `Proxy-Authorization` field, which an `https://` request sends in its tunnel's `CONNECT`
+/// request, never to the origin inside the tunnel.
 public struct ProxyConfiguration: Sendable {
     /// `http://host:port` or `https://host:port`.
     public var url: String

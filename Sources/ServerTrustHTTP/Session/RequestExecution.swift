@@ -193,6 +193,11 @@ struct RequestExecution {
                     // curl's --location-trusted off); the decision runs for the new host.
                     headers.remove("Authorization")
                     headers.remove("Cookie")
+                    // Without a proxy, a caller's `Proxy-Authorization` went to the origin as
+                    // written, a credential like `Authorization`; the next origin does not get
+                    // it. Through a proxy it is the proxy's (EasyHandle: the CONNECT request,
+                    // or the proxied request itself), and the proxy is the same for every hop.
+                    if core.configuration.proxy == nil { headers.remove("Proxy-Authorization") }
                     httpCredential = nil
                 } else if !next.hasSameOrigin(as: credentialOrigin) {
                     httpCredential = nil

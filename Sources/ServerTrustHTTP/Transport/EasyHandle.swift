@@ -26,6 +26,8 @@ final class EasyHandle {
     @exclusivity(unchecked) private var parsedURL: CurlURL?
     /// The `CURLOPT_HTTPHEADER` list set on the handle (curl reads it during transfers).
     @exclusivity(unchecked) private var headerList: CurlSList?
+    /// The `CURLOPT_PROXYHEADER` list set on the handle: the fields of a tunnel's `CONNECT`.
+    @exclusivity(unchecked) private var proxyHeaderList: CurlSList?
     /// The field lines of the header block being received, as curl delivered them: a buffer
     /// owned (and freed) by this handle and reused for every transfer, so a header line
     /// costs a copy into it and nothing else; the block becomes an array once, at its end.
@@ -259,7 +261,21 @@ final class EasyHandle {
 
         let headers = HTTPHeaders(settings.headers.fields)
         if let refused = RequestValidation.checkFraming(headers, bodyLength: method == .head ? 0 : bodyLength) { throw refused }
-        var lines = settings.headers.fields.map { "\($0.name): \($0.value)" }
+        var lines: [String] = []
+        var proxyLines: [String] = []
+        // A caller's `Proxy-Authorization` is the proxy's credential (RFC 9110 §11.7.2). An
+        // https:// request through a proxy sends its fields inside the CONNECT tunnel, to the
+        // origin (CURLOPT_HEADEROPT's default, CURLHEADER_SEPARATE): there the field goes to
+        // the CONNECT request instead (CURLOPT_PROXYHEADER), never to the origin.
+        let tunnels = configuration.proxy != nil && settings.target.isHTTPS
+        for field in settings.headers.fields {
+            let line = "\(field.name): \(field.value)"
+            if tunnels && field.name.lowercased() == "proxy-authorization" {
+                proxyLines.append(line)
+            } else {
+                lines.append(line)
+            }
+        }
         if options.hasBody {
             // No `Expect: 100-continue` round trip; curl would otherwise add it for large
             // bodies (never without one, so a bodiless request needs no entry, and with no
@@ -274,6 +290,13 @@ final class EasyHandle {
             guard let list = CurlSList(lines) else { throw .invalidRequest("curl_slist_append failed") }
             headerList = list
             check(CURLOPT_HTTPHEADER, CServerTrustShims_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list.pointer))
+        }
+        if proxyLines.isEmpty {
+            proxyHeaderList = nil
+        } else {
+            guard let list = CurlSList(proxyLines) else { throw .invalidRequest("curl_slist_append failed") }
+            proxyHeaderList = list
+            check(CURLOPT_PROXYHEADER, CServerTrustShims_curl_easy_setopt_slist(handle, CURLOPT_PROXYHEADER, list.pointer))
         }
 
         if let credential = settings.credential {
@@ -474,9 +497,9 @@ final class EasyHandle {
             }
         }
         if core.hasHTTPSProxy {
-            // A full proxy handshake on this transfer's connection decided it; a reused
-            // connection or a resumed proxy session reports the session's last accepted
-            // proxy decision, as for origins.
+            // A full proxy handshake on this transfer's connection decided it (proxy TLS
+            // sessions are never resumed, TLSHooks); a reused connection reports the
+            // session's last accepted proxy decision, as for origins.
             transfer.response.proxyTrustDecisionBox = (transfer.proxyTrustDecision ?? core.lastProxyDecision()?.reused).map(DecisionBox.init)
         }
     }

@@ -22,6 +22,13 @@ enum TLSHooks {
     /// `context` is the ``EasyHandle`` that opens the connection.
     static func install(on context: OpaquePointer, context easy: UnsafeMutableRawPointer, role: Role) {
         if role == .proxy {
+            // No TLS session of the proxy's is kept, so none is resumed: a resumed handshake
+            // brings no certificate, and the verify callback, the proxy's only decision, would
+            // not run (an origin's resumed connection is decided at the pre-request callback
+            // instead, ConnectionTrust). libcurl enables the client cache before it calls us
+            // and stores sessions only from OpenSSL's new-session callback, which a context
+            // with caching off never calls (SSL_CTX_set_session_cache_mode(3)).
+            _ = CServerTrustShims_SSL_CTX_set_session_cache_mode(context, Int(SSL_SESS_CACHE_OFF))
             SSL_CTX_set_cert_verify_callback(
                 context,
                 { storeContext, arg in

@@ -135,6 +135,41 @@ struct AuthenticationTests {
         #expect(try await session.send(rejecting).statusCode == 401)
     }
 
+    /// `challengeTimeout` bounds the wait for a ``ChallengeOutcome/later`` answer; a timeout too
+    /// long for a timer (`.infinity`: wait for the answer) waits for the answer, for a
+    /// connection-level challenge as for a 401, and never traps.
+    @Test(
+        "a challenge answered later waits for its answer under any challengeTimeout, infinite included",
+        arguments: [Double.infinity, 1e12, 30], [ProtectionSpace.AuthenticationMethod.serverTrust, .httpBasic])
+    func laterAnswerUnderLongTimeouts(_ timeout: Double, _ method: ProtectionSpace.AuthenticationMethod) async throws {
+        let pki = try Lab.pki(host: host)
+        let server = try Self.basicServer(pki, seen: Recorder<String?>())
+        defer { server.stop() }
+        let session = try Lab.session(trusting: pki, resolving: [(host, server)]) { $0.challengeTimeout = timeout }
+        let asked = Recorder<ProtectionSpace.AuthenticationMethod>()
+        var request = HTTPRequest(.get, server.url(host: host, path: "/private"))
+        request.challengeHandler = { challenge, completion in
+            let kind = challenge.protectionSpace.authenticationMethod
+            asked.append(kind)
+            guard kind == method else {
+                if kind == .serverTrust { return .disposition(.performDefaultHandling) }
+                return .credential(.user("alice", password: "secret", persistence: .none))
+            }
+            Task {
+                try? await Task.sleep(nanoseconds: 50_000_000)
+                if kind == .serverTrust {
+                    completion(.performDefaultHandling)
+                } else {
+                    completion(.useCredential(.user("alice", password: "secret", persistence: .none)))
+                }
+            }
+            return .later
+        }
+        let response = try await session.send(request)
+        #expect(response.text == "welcome alice" && response.trustDecision?.isTrusted == true)
+        #expect(asked.all.contains(method))
+    }
+
     @Test("permanent credentials are written to a 0600 file and reloaded")
     func permanentCredentials() async throws {
         let pki = try Lab.pki(host: host)

@@ -24,11 +24,12 @@ struct HTTPSProxyTests {
 
         init(
             proxyCertificateHost: String = HTTPSProxyTests.proxyHost,
-            configure: (inout LabMITMRelay.Configuration) -> Void = { _ in }
+            configure: (inout LabMITMRelay.Configuration) -> Void = { _ in },
+            configureOrigin: (inout LabTLSServer.Configuration) -> Void = { _ in }
         ) throws {
             origin = try Lab.pki(host: HTTPSProxyTests.originHost)
             proxyPKI = try Lab.pki(host: proxyCertificateHost, keySlot: 46)
-            server = try Lab.server(.init(pki: origin), name: "origin")
+            server = try Lab.server(.init(pki: origin), name: "origin", configure: configureOrigin)
             let unusedInterception = try Lab.pki(host: "mitm.invalid", keySlot: 45)
             var configuration = LabMITMRelay.Configuration(mode: .httpProxy, interceptionCA: unusedInterception.rootIssuer, name: "lab https proxy")
             configuration.hostOverrides = [HTTPSProxyTests.originHost: "127.0.0.1"]
@@ -96,9 +97,9 @@ struct HTTPSProxyTests {
         fresh.usesFreshConnection = true
         let third = try await session.send(fresh)
         #expect(third.text == "hello from origin" && third.usedNewConnection && third.trustDecision?.host == Self.originHost)
-        // (Its proxy handshake may resume the first TLS session: no certificate, so the
-        // decision is again the remembered one.)
+        // Its proxy handshake is a full one (proxy TLS sessions are never resumed), decided anew.
         #expect(third.proxyTrustDecision?.host == Self.proxyHost && third.proxyTrustDecision?.isTrusted == true)
+        #expect(third.proxyTrustDecision?.isFromEarlierHandshake == false)
         let statistics = fixture.relay.statistics
         #expect(statistics.proxyHandshakesCompleted == 2 && statistics.tunnelsPassedThrough == 2)
         let target = "\(Self.originHost):\(fixture.server.port)"
@@ -177,6 +178,93 @@ struct HTTPSProxyTests {
             return
         }
         #expect(fixture.relay.statistics.proxyAuthenticationFailures >= 1)
+    }
+
+    /// How a proxy credential is given, and where the request goes.
+    enum ProxyCredentialCase: String, CaseIterable, CustomTestStringConvertible {
+        /// A request's `Proxy-Authorization` field, to a proxy that asks for credentials.
+        case fieldToAskingProxy
+        /// The same field, to a proxy that asks for none.
+        case fieldToOpenProxy
+        /// The same field, to an asking proxy, on a request redirected to another origin (the
+        /// same proxy tunnels to both).
+        case fieldAcrossRedirect
+        /// `ProxyConfiguration.credential`, to an asking proxy.
+        case configuredCredential
+
+        var testDescription: String { rawValue }
+    }
+
+    /// A proxy credential is the proxy's (RFC 9110 §11.7.2). libcurl sends a request's fields
+    /// inside the tunnel, to the origin (`CURLHEADER_SEPARATE`); a caller's
+    /// `Proxy-Authorization` field goes to the `CONNECT` request instead, as the configured
+    /// credential does, so the proxy that asks for it gets it and no origin ever sees it.
+    @Test("a proxy credential goes to the proxy's CONNECT, never to an origin inside the tunnel", arguments: ProxyCredentialCase.allCases)
+    func proxyCredentialStaysWithProxy(_ credentialCase: ProxyCredentialCase) async throws {
+        let seen = Recorder<(String, String?)>()
+        let second = try Lab.server(.init(pki: try Lab.pki(host: Self.originHost)), name: "second origin") {
+            $0.handler = { request in
+                seen.append((request.path, request.header("Proxy-Authorization")))
+                return .text("hello from the second origin")
+            }
+        }
+        defer { second.stop() }
+        let fixture = try Fixture {
+            if credentialCase != .fieldToOpenProxy { $0.proxyCredentials = .init(user: "proxy", password: "pw") }
+        } configureOrigin: {
+            $0.handler = { request in
+                seen.append((request.path, request.header("Proxy-Authorization")))
+                if request.path == "/start" { return LabHTTPResponse(status: 302, headers: [("Location", second.url(host: Self.originHost, path: "/moved"))]) }
+                return .text("hello from origin")
+            }
+        }
+        defer { fixture.stop() }
+        let proxyTrust = try Lab.decider(anchors: try Lab.anchors(fixture.proxyPKI))
+        let field = "Basic " + Data("proxy:pw".utf8).base64EncodedString()
+        let session: HTTPSession
+        var request = HTTPRequest(.get, fixture.url)
+        switch credentialCase {
+        case .configuredCredential:
+            session = try fixture.session(proxyTrust: proxyTrust, credential: .user("proxy", password: "pw", persistence: .none))
+        case .fieldToAskingProxy, .fieldToOpenProxy, .fieldAcrossRedirect:
+            session = try fixture.session(proxyTrust: proxyTrust)
+            request.headers["Proxy-Authorization"] = field
+        }
+        if credentialCase == .fieldAcrossRedirect {
+            // The same Lab PKI (same keys) serves the second origin: the session's pin holds.
+            request = HTTPRequest(.get, fixture.server.url(host: Self.originHost, path: "/start"), headers: request.headers)
+        }
+        let response = try await session.send(request)
+        #expect(response.statusCode == 200)
+        #expect(!seen.all.isEmpty && seen.all.allSatisfy { $0.1 == nil }, "an origin received the proxy's credential: \(seen.all)")
+        #expect(fixture.relay.statistics.proxyAuthenticationFailures == 0)
+        if credentialCase == .fieldAcrossRedirect {
+            #expect(seen.all.map(\.0) == ["/start", "/moved"] && fixture.relay.statistics.connectRequests.count == 2)
+        }
+    }
+
+    /// Every new connection to the proxy is decided by the proxy's decider, as every new origin
+    /// connection is (``ConnectionTrust``): a proxy whose certificate the decider refuses now
+    /// (a pin changed, the leaf expired or was revoked since) is not let in again by resuming
+    /// the TLS session of an earlier handshake, which brings no certificate to decide.
+    @Test("a new proxy connection is decided again: a proxy the decider now refuses is not let in by resuming its TLS session")
+    func proxyDecidedOnEveryNewConnection() async throws {
+        let fixture = try Fixture()
+        defer { fixture.stop() }
+        let refusing = Recorder<Bool>()
+        let proxyTrust = Lab.decider("proxy gate") { _ in refusing.all.isEmpty ? nil : "the proxy's certificate is no longer trusted" }
+        let session = try fixture.session(proxyTrust: proxyTrust)
+        let first = try await session.get(fixture.url)
+        #expect(first.text == "hello from origin" && first.proxyTrustDecision?.isTrusted == true)
+        refusing.append(true)
+        var fresh = HTTPRequest(.get, fixture.url)
+        fresh.usesFreshConnection = true
+        guard case .proxyTrustRejected(let decision)? = await failure({ try await session.send(fresh) }) else {
+            Issue.record("a new connection to the proxy was not decided by the proxy's decider")
+            return
+        }
+        #expect(decision.host == Self.proxyHost && decision.evaluator == "proxy gate")
+        #expect(fixture.server.statistics.requestsServed == 1)
     }
 
     @Test("a proxy URL that is neither http:// nor https:// is refused when the session is made")
