@@ -86,7 +86,7 @@ final class URLProtocolLoad: @unchecked Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.perform(prepared) }
             if let seconds = prepared.idleTimeout {
-                group.addTask { await self.watchIdle(.milliseconds(Int64((seconds * 1000).rounded(.up)))) }
+                group.addTask { await self.watchIdle(.wait(seconds: seconds)) }
             }
             // The first to end (the request, or the watchdog on an idle load) ends the other.
             _ = await group.next()

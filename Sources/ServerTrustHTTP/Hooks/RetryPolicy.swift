@@ -75,7 +75,7 @@ public struct RetryPolicy: RequestRetrier {
     public func backoff(_ attempt: Int) -> RetryDecision {
         let full = exponentialBackoffScale * pow(exponentialBackoffBase, Double(max(0, attempt - 1)))
         let seconds = full / 2 + full / 2 * min(max(jitter(), 0), 1)
-        return .retry(after: .milliseconds(Int64((seconds * 1000).rounded())))
+        return .retry(after: .wait(seconds: seconds))
     }
 
     /// `Retry-After` as a wait (RFC 9110 §10.2.3): delta-seconds, or an HTTP-date; `nil` when

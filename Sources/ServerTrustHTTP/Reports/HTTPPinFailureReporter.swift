@@ -155,7 +155,7 @@ public final class HTTPPinFailureReporter: PinFailureReporter {
     /// - Returns: Whether the reporter is idle.
     @discardableResult
     public func waitUntilIdle(timeout seconds: Double) async -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        let deadline = ContinuousClock.now + .wait(seconds: seconds)
         while pendingUploads > 0 && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }

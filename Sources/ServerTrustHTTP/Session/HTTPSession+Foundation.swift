@@ -59,7 +59,7 @@ extension HTTPRequest {
 
     /// ``timeout`` as a `Duration`.
     public var timeoutDuration: Duration? {
-        get { timeout.map { .milliseconds(Int64(($0 * 1000).rounded())) } }
+        get { timeout.map { .wait(seconds: $0) } }
         set { timeout = newValue.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 } }
     }
 }

@@ -70,6 +70,8 @@ public struct HTTPSessionConfiguration: Sendable {
     /// session can replace it later (``HTTPSession/replaceServerTrust(_:)``).
     public var serverTrust: ServerTrustDecider
     /// Seconds for a whole request (each redirect hop and authentication retry gets its own).
+    /// `.infinity`, or anything past about 24 days, is that long, in effect no limit; zero,
+    /// negative and NaN are the shortest limit (1 ms). This holds for every limit in seconds here.
     public var timeout: Double
     /// Seconds for TCP connect plus TLS handshake.
     public var connectTimeout: Double

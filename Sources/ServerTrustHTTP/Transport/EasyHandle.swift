@@ -169,7 +169,7 @@ final class EasyHandle {
         setLong(CURLOPT_SSLVERSION, Self.curlVersion(configuration.minimumTLSVersion(for: settings.target.host)))
         setLong(CURLOPT_SSL_SESSIONID_CACHE, configuration.tlsSessionResumption && settings.scope.usesSessionCache ? 1 : 0)
         setLong(CURLOPT_HTTP_VERSION, core.usesHTTP2 ? Int(CURL_HTTP_VERSION_2TLS) : Int(CURL_HTTP_VERSION_1_1))
-        if let age = configuration.maximumConnectionAge { setLong(CURLOPT_MAXLIFETIME_CONN, max(1, Int(age))) }
+        if let age = configuration.maximumConnectionAge { setLong(CURLOPT_MAXLIFETIME_CONN, Self.curlDuration(age, unit: 1)) }
 
         if configuration.acceptsCompressedResponses { setString(CURLOPT_ACCEPT_ENCODING, "") }
         // An empty cookie file turns libcurl's cookie engine on without reading anything:
@@ -215,8 +215,8 @@ final class EasyHandle {
         } else {
             setString(CURLOPT_PROXY, "")  // ignore http_proxy/https_proxy from the environment
         }
-        setLong(CURLOPT_TIMEOUT_MS, max(1, Int(settings.timeout * 1000)))
-        setLong(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(configuration.connectTimeout * 1000)))
+        setLong(CURLOPT_TIMEOUT_MS, Self.curlDuration(settings.timeout, unit: 1000))
+        setLong(CURLOPT_CONNECTTIMEOUT_MS, Self.curlDuration(configuration.connectTimeout, unit: 1000))
         if settings.scope.opensOwnConnection {
             setLong(CURLOPT_FRESH_CONNECT, 1)
             setLong(CURLOPT_FORBID_REUSE, 1)
@@ -310,6 +310,16 @@ final class EasyHandle {
         }
         configuredFor = reusable
         return reader
+    }
+
+    /// `seconds` as a whole count of `unit`ths of a second for a libcurl `long` option: at least 1
+    /// (zero and below, and NaN, are the shortest limit, never "none"), and at most `Int32.max`
+    /// (about 24.8 days in milliseconds), which also stands for `.infinity`: `Int(_:)` traps on a
+    /// value it cannot hold, and a caller's "no limit" must not crash the process.
+    static func curlDuration(_ seconds: Double, unit: Double) -> Int {
+        let value = (seconds * unit).rounded(.up)
+        guard value >= 1 else { return 1 }
+        return value < Double(Int32.max) ? Int(value) : Int(Int32.max)
     }
 
     static func curlVersion(_ version: TLSVersion) -> Int {

@@ -44,6 +44,15 @@ struct URLProtocolErrorTests {
         #expect(ContinuousClock.now - start > .seconds(2.4))
     }
 
+    @Test("a timeoutInterval too long to count in milliseconds is no limit, never a crash", arguments: [1e300, .greatestFiniteMagnitude])
+    func uncountableTimeout(seconds: TimeInterval) async throws {
+        let lab = try await URLProtocolLab.started()
+        defer { lab.stop() }
+        let urlSession = lab.urlSession(try lab.httpSession())
+        let (data, _) = try await urlSession.data(for: request(lab.extrasURL("/trickle"), timeout: seconds))
+        #expect(String(decoding: data, as: UTF8.self) == (1...6).map { "tick \($0)\n" }.joined())
+    }
+
     @Test("refused certificates: serverCertificateUntrusted with the decision, nothing sent")
     func untrusted() async throws {
         let lab = try await URLProtocolLab.started()
