@@ -188,14 +188,16 @@ final class EasyHandle {
         setString(CURLOPT_NOPROXY, "")
         if let proxy = configuration.proxy {
             setString(CURLOPT_PROXY, proxy.url)
-            if core.proxyTrust != nil {
+            if let proxyHost = core.proxyTrust?.host {
                 // An https:// proxy: its certificate is decided by our callback too (see
                 // handshakeRole), against no CA file curl would parse per connection.
                 setLong(CURLOPT_PROXY_SSL_VERIFYPEER, 1)
                 setLong(CURLOPT_PROXY_SSL_VERIFYHOST, 0)
                 setString(CURLOPT_PROXY_CAINFO, nil)
                 setString(CURLOPT_PROXY_CAPATH, nil)
-                setLong(CURLOPT_PROXY_SSLVERSION, Self.curlVersion(configuration.minimumTLSVersion))
+                // The proxy is a TLS server of its own: a per-host minimum that names it holds
+                // for it as for any host (ATS's NSExceptionMinimumTLSVersion is per domain).
+                setLong(CURLOPT_PROXY_SSLVERSION, Self.curlVersion(configuration.minimumTLSVersion(for: proxyHost)))
                 check(CURLOPT_SOCKOPTFUNCTION, CServerTrustShims_curl_easy_setopt_sockopt_function(handle, easySocketOptionCallback))
                 setPointer(CURLOPT_SOCKOPTDATA, opaqueSelf)
             }

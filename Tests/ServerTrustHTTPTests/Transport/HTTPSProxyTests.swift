@@ -50,7 +50,8 @@ struct HTTPSProxyTests {
         /// not carry) and whose proxy decider is `proxyTrust`.
         func session(
             proxyTrust: ServerTrustDecider?, originPin: SPKIPin? = nil,
-            credential: Credential? = nil
+            credential: Credential? = nil,
+            configure: (inout HTTPSessionConfiguration) -> Void = { _ in }
         ) throws -> HTTPSession {
             let pin = try originPin ?? SPKIPin(certificate: Lab.certificate(origin.leaf))
             var configuration = HTTPSessionConfiguration(serverTrust: try Lab.decider(anchors: try Lab.anchors(origin), pins: [pin]))
@@ -58,6 +59,7 @@ struct HTTPSProxyTests {
             configuration.resolve = ["\(HTTPSProxyTests.proxyHost):\(relay.port):127.0.0.1"]
             configuration.timeout = 20
             configuration.proxy = ProxyConfiguration(url: proxyURL, credential: credential, serverTrust: proxyTrust)
+            configure(&configuration)
             return try HTTPSession(configuration: configuration)
         }
 
@@ -264,6 +266,22 @@ struct HTTPSProxyTests {
             return
         }
         #expect(decision.host == Self.proxyHost && decision.evaluator == "proxy gate")
+        #expect(fixture.server.statistics.requestsServed == 1)
+    }
+
+    @Test("a per-host TLS minimum that names the proxy holds for the proxy's own handshake; one naming the origin does not")
+    func proxyHostMinimumVersion() async throws {
+        let fixture = try Fixture(configure: { $0.maximumTLSVersion = .tls1_2 })
+        defer { fixture.stop() }
+        let proxyTrust = try Lab.decider(anchors: try Lab.anchors(fixture.proxyPKI))
+        // The proxy speaks TLS 1.2 at most; a rule for the origin's name is not the proxy's.
+        let originRule = try fixture.session(proxyTrust: proxyTrust) { $0.minimumTLSVersionByHost = [Self.originHost: .tls1_2] }
+        #expect(try await originRule.get(fixture.url).text == "hello from origin")
+        for key in [Self.proxyHost, Self.proxyHost.uppercased()] {
+            let strict = try fixture.session(proxyTrust: proxyTrust) { $0.minimumTLSVersionByHost = [key: .tls1_3] }
+            let error = await failure { try await strict.get(fixture.url) }
+            #expect(error != nil && error?.rejection == nil, "\(key): \(String(describing: error))")
+        }
         #expect(fixture.server.statistics.requestsServed == 1)
     }
 
