@@ -86,6 +86,8 @@ public struct HTTPSessionConfiguration: Sendable {
     /// Per-host minimums overriding ``minimumTLSVersion``. Host names match
     /// case-insensitively (RFC 4343) and with or without a trailing dot, IP addresses in any
     /// spelling (RFC 5952); two keys for the same host are refused when the session is made.
+    /// An `https://` proxy's host is a host like any other here: a rule naming it holds for the
+    /// handshake with the proxy.
     public var minimumTLSVersionByHost: [String: TLSVersion]
     /// Offer HTTP/2 through ALPN when libcurl supports it.
     public var allowsHTTP2: Bool
