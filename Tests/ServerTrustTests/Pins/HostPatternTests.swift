@@ -60,6 +60,22 @@ struct HostPatternTests {
         Vector("bücher.example", "bücher.example", true),
         Vector("bu\u{308}cher.example", "xn--bcher-kva.example", true),  // NFD input: NFC before encoding
         Vector("σkhttp.com", "okhttp.com", false),
+        // U+3002, U+FF0E and U+FF61 separate labels as "." does (RFC 3490 §3.1, UTS #46), in a
+        // pattern and in a host, as OkHttp's IDN.toASCII and libidn2 read them: a pattern kept
+        // as one Unicode label would match nothing and leave the host unpinned.
+        Vector("api\u{3002}example\u{3002}test", "api.example.test", true),
+        Vector("api\u{FF0E}example\u{FF61}test", "api.example.test", true),
+        Vector("API\u{3002}Example\u{3002}test\u{3002}", "api.example.test", true),
+        Vector("*\u{3002}example.test", "a.example.test", true),
+        Vector("**.example\u{3002}test", "a.b.example.test", true),
+        Vector("example\u{FF0E}test", "deep.sub.example.test", true, includeSubdomains: true),
+        Vector("*.bücher\u{3002}example", "shop.xn--bcher-kva.example", true),
+        Vector("*.example\u{3002}test", "a.b.example.test", false),
+        Vector("api.example.test", "api\u{3002}example\u{3002}test", true),
+        Vector("api.example.test", "api\u{FF0E}example\u{FF61}test\u{3002}", true),
+        Vector("*.example.test", "a\u{3002}example\u{3002}test", true),
+        Vector("**.example.test", "evil\u{3002}example-test", false),
+        Vector("api.example.test", "api.example.test.evil\u{3002}test", false),
         // An IPv4-mapped IPv6 address is the IPv4 node's (RFC 4291 §2.5.5.2).
         Vector("192.168.1.1", "::ffff:192.168.1.1", true),
         Vector("192.168.1.1", "[::ffff:c0a8:101]", true),
@@ -107,6 +123,9 @@ struct HostPatternTests {
             ("exa mple.com", .invalidHostPattern),
             ("", .invalidHostPattern),
             ("*.192.0.2.10", .invalidHostPattern),
+            ("*\u{3002}com", .invalidHostPattern),
+            ("**\u{FF0E}co\u{FF61}uk", .invalidHostPattern),
+            ("**.co\u{3002}uk", .invalidHostPattern),
         ])
     func invalid(_ text: String, _ kind: PolicyConfigurationError.Kind) {
         let error = #expect(throws: PolicyConfigurationError.self) { try HostPattern(text) }
