@@ -20,8 +20,11 @@ import TrustEvaluation
 /// (`xn--khttp-fde.com`), as OkHttp's `CertificatePinner` reads it (`IDN.toASCII`): hosts
 /// reach a TLS client in that form (URLs, SNI, certificates' dNSNames are ASCII), so a Unicode
 /// pattern compared as written would never match and would leave the host unpinned. Letters
-/// are folded to lower case (final `ς` to `σ`, as IDNA2003's Nameprep does) and each label is
-/// put in NFC before encoding (RFC 5891 §5.3). ``description`` shows the A-label form.
+/// are folded to lower case (final `ς` to `σ`, as IDNA2003's Nameprep does), compatibility forms
+/// are the characters they stand for (fullwidth `ａｐｉ` is `api`: NFKC, as Nameprep and UTS #46
+/// map them, and so does libidn2 for the host libcurl connects to) and the result is put in NFC
+/// before encoding (RFC 5891 §5.3). The ideographic and fullwidth full stops separate labels as
+/// "." does (RFC 3490 §3.1). ``description`` shows the A-label form.
 ///
 /// An IPv4-mapped IPv6 address (`::ffff:192.168.1.1`) is the IPv4 address it maps, in a
 /// pattern and in the host matched (RFC 4291 §2.5.5.2), as the host check treats it; an IPv4
@@ -54,7 +57,7 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: ``PolicyConfigurationError`` (`invalidHostPattern`, or `conflictingOptions`
     ///   for a wildcard with `includeSubdomains`).
     public init(_ text: String, includeSubdomains: Bool = false) throws(PolicyConfigurationError) {
-        var name = Substring(text)
+        var name = Self.asciiLabelSeparators(Substring(text))
         var kind = Kind.exact
         if name.hasPrefix("**.") {
             kind = .anyDepthWildcard
@@ -109,15 +112,31 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
         self.ip = nil
     }
 
-    /// `name` with each label folded (lower case, final sigma as sigma), in NFC, and encoded
-    /// as its A-label.
+    /// RFC 3490 §3.1: "the following characters MUST be recognized as dots: U+002E (full
+    /// stop), U+3002 (ideographic full stop), U+FF0E (fullwidth full stop), U+FF61 (halfwidth
+    /// ideographic full stop)" (UTS #46 maps them to "." too; so do OkHttp's `IDN.toASCII` and
+    /// libidn2). `name` with each of them written as ".".
+    static func asciiLabelSeparators(_ name: Substring) -> Substring {
+        let dots: Set<Unicode.Scalar> = ["\u{3002}", "\u{FF0E}", "\u{FF61}"]
+        guard name.unicodeScalars.contains(where: { dots.contains($0) }) else { return name }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: name.unicodeScalars.map { dots.contains($0) ? "." : $0 })
+        return Substring(String(scalars))
+    }
+
+    /// `name` mapped as UTS #46 §4 processes a domain name (map, normalize, then break into
+    /// labels): compatibility forms to what they stand for (NFKC, as IDNA2003's Nameprep, RFC
+    /// 3491 §6, and UTS #46's mapping do: `ａｐｉ` is `api`, `ﬁ` is `fi`), letters folded to
+    /// lower case (final sigma as sigma), NFC; then split at any of the dots of
+    /// ``asciiLabelSeparators(_:)`` and each label encoded as its A-label.
     static func aLabels(_ name: Substring) -> String? {
+        var scalars = String.UnicodeScalarView()
+        scalars.append(
+            contentsOf: String(name).precomposedStringWithCompatibilityMapping.lowercased().unicodeScalars.map { $0 == "\u{3C2}" ? "\u{3C3}" : $0 })
+        let mapped = String(scalars).precomposedStringWithCanonicalMapping
         var labels: [String] = []
-        for label in name.split(separator: ".", omittingEmptySubsequences: false) {
-            var scalars = String.UnicodeScalarView()
-            scalars.append(contentsOf: label.lowercased().unicodeScalars.map { $0 == "\u{3C2}" ? "\u{3C3}" : $0 })
-            let folded = String(scalars).precomposedStringWithCanonicalMapping
-            guard let aLabel = InternationalHost.aLabel(Substring(folded)) else { return nil }
+        for label in asciiLabelSeparators(Substring(mapped)).split(separator: ".", omittingEmptySubsequences: false) {
+            guard let aLabel = InternationalHost.aLabel(label) else { return nil }
             labels.append(aLabel)
         }
         return labels.joined(separator: ".")

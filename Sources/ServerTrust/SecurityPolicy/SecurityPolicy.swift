@@ -252,11 +252,12 @@ public struct SecurityPolicy: Sendable {
             recorder.note("compat quirk: public-key mode with allowInvalidCertificates checks neither host name nor expiry")
         } else {
             // Strict fixes 1-3: anchor on the pinned keys and validate everything else. A served
-            // certificate carrying a pinned key may anchor the path (a re-issued CA certificate
-            // on the same key): as an anchor only its key counts, and the path below it must be
-            // signed by that key.
+            // certificate carrying a pinned key may anchor the path (a certificate re-issued on
+            // the same key) only when that key vouches for what it says (Self.isVouched).
             var anchored = trust
-            let servedWithPinnedKey = trust.certificates.filter { pinnedKeys.contains(Array($0.subjectPublicKeyInfo.derBytes)) }
+            let servedWithPinnedKey = trust.certificates.enumerated().filter { index, certificate in
+                pinnedKeys.contains(Array(certificate.subjectPublicKeyInfo.derBytes)) && Self.isVouched(certificate, isLeaf: index == 0)
+            }.map(\.element)
             anchored.setAnchors(servedWithPinnedKey.isEmpty ? pinned.anchors : TrustStore(pinnedCertificates + servedWithPinnedKey), only: true)
             recorder.step(.anchors(.pinnedKeys))
             var result = anchored.evaluate()
@@ -285,6 +286,21 @@ public struct SecurityPolicy: Sendable {
         }
         recorder.pinEvidence(chain: chain, configured: pinnedCertificates.map(\.spkiPinText))
         return recorder.reject(TrustEvaluationError(.publicKeyPinningFailed, host: domain, "no key along the chain is a pinned key"))
+    }
+
+    /// Whether a served certificate carrying a pinned key may stand in for the pinned
+    /// certificate as an anchor of strict public-key mode: its dates, names and constraints
+    /// become the anchor's (RFC 5280 §6.1.1 (d)), so the pinned key must vouch for them. It
+    /// does for the leaf, whose key the handshake proves, and for a certificate self-signed by
+    /// the key (a CA or self-signed server re-issued on it). Any other copy of a pinned CA's
+    /// key, which anyone can write under other dates and without the pinned certificate's
+    /// name or path-length constraints, does not; the pinned certificate anchors instead.
+    private static func isVouched(_ certificate: Certificate, isLeaf: Bool) -> Bool {
+        if isLeaf { return true }
+        guard certificate.isSelfIssued else { return false }
+        let verifier = OpenSSLSignatureVerifier()
+        guard let key = try? verifier.makeKey(certificate.subjectPublicKeyInfo) else { return false }
+        return verifier.check(certificate, signedBy: key).isValid
     }
 
     /// Strict only, when asked: re-evaluates an expired pinned chain at the instant its first

@@ -7,7 +7,10 @@ public import CertificateParsing
 /// does not match. DNS names are compared ASCII case-insensitively, one trailing dot on the
 /// reference name is ignored, wildcards only as the whole left-most label, IP literals only
 /// against iPAddress entries (RFC 6125 Appendix B.2) and never against dNSName; an
-/// IPv4-mapped IPv6 reference also matches the IPv4 address it maps (``IPAddress/mappedIPv4``).
+/// IPv4-mapped IPv6 reference also matches the IPv4 address it maps (``IPAddress/mappedIPv4``),
+/// an IPv4 address in libcurl's numeric spellings (`127.1`) is that address, and a reference
+/// whose top label is all digits (`127.0.0.1.`) is no host name (RFC 1123 §2.1) and matches
+/// nothing.
 public enum ServerIdentity {
     /// Whether `certificate` is valid for `name`.
     public static func matches(_ certificate: Certificate, name: PeerName) -> Bool {
@@ -37,14 +40,23 @@ public enum ServerIdentity {
         /// A name that is neither a valid host name nor an address: it matches nothing.
         case invalid
 
+        /// RFC 1123 §2.1: "a valid host name can never have the dotted-decimal form #.#.#.#,
+        /// since at least the highest-level component label will be alphabetic" (RFC 3696 §2:
+        /// top-level names are not all-numeric). Such a reference (`127.0.0.1.`, which libcurl
+        /// resolves as a name) is no host name, so no dNSName spelled as an address answers for it.
+        static func hasNumericTopLabel(_ name: DNSName) -> Bool {
+            name.value.utf8.reversed().prefix { $0 != UInt8(ascii: ".") }.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        }
+
         init(_ name: PeerName) {
             switch name {
             case .dns(let host):
                 // An IP literal given as a host name is treated as an IP (it must not match a
-                // dNSName "127.0.0.1").
-                if let ip = IPAddress(host) {
+                // dNSName "127.0.0.1"), and so is an IPv4 address spelled as libcurl's URL
+                // parser reads it (`127.1`, `0x7f.0.0.1`): the client connects to that address.
+                if let ip = IPAddress(host) ?? IPAddress(numericIPv4: Substring(host)) {
                     self = .ip(ip)
-                } else if let dns = DNSName(host, allowTrailingDot: true) {
+                } else if let dns = DNSName(host, allowTrailingDot: true), !Self.hasNumericTopLabel(dns) {
                     self = .dns(dns)
                 } else {
                     self = .invalid

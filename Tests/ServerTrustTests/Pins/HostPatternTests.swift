@@ -60,6 +60,32 @@ struct HostPatternTests {
         Vector("bücher.example", "bücher.example", true),
         Vector("bu\u{308}cher.example", "xn--bcher-kva.example", true),  // NFD input: NFC before encoding
         Vector("σkhttp.com", "okhttp.com", false),
+        // U+3002, U+FF0E and U+FF61 separate labels as "." does (RFC 3490 §3.1, UTS #46), in a
+        // pattern and in a host, as OkHttp's IDN.toASCII and libidn2 read them: a pattern kept
+        // as one Unicode label would match nothing and leave the host unpinned.
+        Vector("api\u{3002}example\u{3002}test", "api.example.test", true),
+        Vector("api\u{FF0E}example\u{FF61}test", "api.example.test", true),
+        Vector("API\u{3002}Example\u{3002}test\u{3002}", "api.example.test", true),
+        Vector("*\u{3002}example.test", "a.example.test", true),
+        Vector("**.example\u{3002}test", "a.b.example.test", true),
+        Vector("example\u{FF0E}test", "deep.sub.example.test", true, includeSubdomains: true),
+        Vector("*.bücher\u{3002}example", "shop.xn--bcher-kva.example", true),
+        Vector("*.example\u{3002}test", "a.b.example.test", false),
+        Vector("api.example.test", "api\u{3002}example\u{3002}test", true),
+        Vector("api.example.test", "api\u{FF0E}example\u{FF61}test\u{3002}", true),
+        Vector("*.example.test", "a\u{3002}example\u{3002}test", true),
+        Vector("**.example.test", "evil\u{3002}example-test", false),
+        Vector("api.example.test", "api.example.test.evil\u{3002}test", false),
+        // Compatibility forms (fullwidth letters, ligatures) are the characters they stand for
+        // (UTS #46 mapping, IDNA2003 Nameprep's NFKC), as libidn2 and OkHttp's IDN.toASCII map
+        // them before encoding.
+        Vector("\u{FF41}\u{FF50}\u{FF49}.example.test", "api.example.test", true),
+        Vector("\u{FF21}\u{FF30}\u{FF29}.\u{FF25}XAMPLE.test", "api.example.test", true),
+        Vector("**.\u{FF45}xample.test", "a.b.example.test", true),
+        Vector("\u{FB01}le.example.test", "file.example.test", true),
+        Vector("api.example.test", "\u{FF41}\u{FF50}\u{FF49}.example.test", true),
+        Vector("*.example.test", "\u{FF57}ww\u{FF0E}example.test", true),
+        Vector("api.example.test", "\u{FF41}\u{FF50}\u{FF49}.example.test.evil.test", false),
         // An IPv4-mapped IPv6 address is the IPv4 node's (RFC 4291 §2.5.5.2).
         Vector("192.168.1.1", "::ffff:192.168.1.1", true),
         Vector("192.168.1.1", "[::ffff:c0a8:101]", true),
@@ -107,6 +133,11 @@ struct HostPatternTests {
             ("exa mple.com", .invalidHostPattern),
             ("", .invalidHostPattern),
             ("*.192.0.2.10", .invalidHostPattern),
+            ("*\u{3002}com", .invalidHostPattern),
+            ("**\u{FF0E}co\u{FF61}uk", .invalidHostPattern),
+            ("**.co\u{3002}uk", .invalidHostPattern),
+            ("\u{FF0A}.com", .invalidHostPattern),
+            ("**.\u{FF43}om", .invalidHostPattern),
         ])
     func invalid(_ text: String, _ kind: PolicyConfigurationError.Kind) {
         let error = #expect(throws: PolicyConfigurationError.self) { try HostPattern(text) }

@@ -166,6 +166,98 @@ struct SecurityPolicyTests {
         #expect(compat.evaluate(f.trust([pinned]), forDomain: host).failure?.validationFailure?.kind == .unhandledCriticalExtension)
     }
 
+    /// What a pinned CA certificate restricts, which a served copy of its key under other
+    /// names, dates and extensions (anyone can write one: no private key is needed) must not
+    /// lift: strict public-key mode validates "everything else, anchored on the pinned keys"
+    /// (``PolicySemantics`` fix 1), and an anchor's validity and constraints come from the
+    /// pinned certificate (RFC 5280 §6.1.1 (d), §6.1.3 (a)(2), §6.1.4 (g), (m)).
+    enum PinnedCARestriction: String, CaseIterable, Sendable {
+        case nameConstraints = "name constraints"
+        case expiry = "expired CA certificate"
+        case pathLength = "pathLenConstraint 0"
+    }
+
+    /// A CA whose key is pinned, a chain below it that the CA certificate itself forbids (a
+    /// mis-issued leaf, or a sub-CA), and the same chain ending in a forged copy of the CA
+    /// certificate: the pinned key, no restriction, signed by the attacker.
+    func forgedAnchorChains(_ restriction: PinnedCARestriction) throws -> (pinned: Certificate, genuine: [Certificate], forged: [Certificate]) {
+        let caKey = try LabKey.shared(.p256, slot: 225)
+        var spec = LabCertificateSpec(
+            subject: LabName([("O", "Partner"), ("CN", "Partner CA")]), notBefore: PolicyFixtures.now - LabClock.year,
+            notAfter: PolicyFixtures.now + LabClock.year,
+            extensions: [.basicConstraints(ca: true), .keyUsage([.keyCertSign, .cRLSign]), .subjectKeyIdentifier(), .authorityKeyIdentifier()])
+        var leafNotBefore = PolicyFixtures.now - 30 * LabClock.day
+        switch restriction {
+        case .nameConstraints:
+            spec.extensions.append(.nameConstraints(permitted: [.dns("partner.test")], excluded: []))
+        case .expiry:
+            spec.notAfter = PolicyFixtures.now - LabClock.day
+            leafNotBefore = spec.notAfter - 30 * LabClock.day
+        case .pathLength:
+            spec.extensions[0] = .basicConstraints(ca: true, pathLength: 0)
+        }
+        let ca = try LabCertificate.issue(spec, subjectKey: caKey, issuer: f.pki.rootIssuer)
+        var below: [LabCertificate] = []
+        var issuer = LabIssuer(certificate: ca, key: caKey)
+        if restriction == .pathLength {
+            let subKey = try LabKey.shared(.p256, slot: 227)
+            let sub = try LabCertificate.issue(
+                LabCertificateSpec(
+                    subject: .cn("Partner Sub CA"), notBefore: PolicyFixtures.now - LabClock.year, notAfter: PolicyFixtures.now + LabClock.year,
+                    extensions: [.basicConstraints(ca: true), .keyUsage([.keyCertSign, .cRLSign]), .subjectKeyIdentifier(), .authorityKeyIdentifier()]),
+                subjectKey: subKey, issuer: issuer)
+            below.append(sub)
+            issuer = LabIssuer(certificate: sub, key: subKey)
+        }
+        let leaf = try LabCertificate.issue(
+            LabPKI.leafSpec(host: host, keyAlgorithm: .p256, notBefore: leafNotBefore), subjectKey: LabKey.shared(.p256, slot: 226), issuer: issuer)
+        var forgedSpec = spec
+        forgedSpec.notAfter = PolicyFixtures.now + LabClock.year
+        forgedSpec.extensions = [.basicConstraints(ca: true), .keyUsage([.keyCertSign, .cRLSign]), .subjectKeyIdentifier()]
+        let attacker = LabIssuer(certificate: try LabCertificate(der: f.attacker.derBytes), key: try LabKey.shared(.p256, slot: PolicySlot.attacker))
+        let forged = try LabCertificate.issue(forgedSpec, subjectKey: caKey, issuer: attacker)
+        func parse(_ certificates: [LabCertificate]) throws -> [Certificate] { try certificates.map { try Certificate(derEncoded: $0.der) } }
+        return (try Certificate(derEncoded: ca.der), try parse([leaf] + below + [ca]), try parse([leaf] + below + [forged]))
+    }
+
+    @Test(
+        "strict public-key mode: a served certificate with a pinned CA's key but not signed by it never anchors the path",
+        arguments: PinnedCARestriction.allCases, [true, false])
+    func forgedAnchorRefused(_ restriction: PinnedCARestriction, _ validatesDomainName: Bool) throws {
+        let (pinned, genuine, forged) = try forgedAnchorChains(restriction)
+        let policy = SecurityPolicy(
+            pinningMode: .publicKey, pinnedCertificates: [pinned], allowInvalidCertificates: true, validatesDomainName: validatesDomainName)
+        let refused = policy.evaluate(f.trust(genuine), forDomain: host)
+        #expect(!refused.isTrusted, "\(restriction): the pinned CA certificate forbids this chain")
+        let decision = policy.evaluate(f.trust(forged), forDomain: host)
+        #expect(!decision.isTrusted, "\(restriction): a forged copy of the pinned key lifted it: \(decision)")
+        #expect(decision.failure?.kind == refused.failure?.kind, "\(String(describing: decision.failure))")
+    }
+
+    @Test(
+        "strict public-key mode still accepts a certificate re-issued on a pinned key: the served leaf, or one self-signed by the key",
+        arguments: [true, false])
+    func reissuedOnPinnedKey(_ validatesDomainName: Bool) throws {
+        // The leaf re-issued by its CA on the same key (the handshake proves the key).
+        let reissuedLeaf = try Certificate(
+            derEncoded: try f.pki.issueLeaf(
+                host: host, key: LabKey.shared(.p256, slot: 3 * PolicySlot.webChain + 2), notBefore: PolicyFixtures.now - LabClock.day
+            ).der)
+        #expect(reissuedLeaf != f.validChain[0])
+        // The pinned self-signed certificate re-issued, self-signed, with new dates.
+        var spec = LabPKI.leafSpec(host: host, keyAlgorithm: .p256, notBefore: PolicyFixtures.now - LabClock.day)
+        spec.notAfter = PolicyFixtures.now + LabClock.year
+        let reissuedSelfSigned = try Certificate(derEncoded: try LabCertificate.issue(spec, subjectKey: LabKey.shared(.p256, slot: PolicySlot.selfSigned)).der)
+        #expect(reissuedSelfSigned != f.selfSigned)
+        let policy = SecurityPolicy(
+            pinningMode: .publicKey, pinnedCertificates: [f.validChain[0], f.selfSigned], allowInvalidCertificates: true,
+            validatesDomainName: validatesDomainName)
+        for chain in [[reissuedLeaf, f.intermediate], [reissuedLeaf], [reissuedSelfSigned]] {
+            let decision = policy.evaluate(f.trust(chain), forDomain: host)
+            #expect(decision.isTrusted, "\(decision)")
+        }
+    }
+
     @Test("SecurityPolicy is a ServerTrustEvaluating")
     func asEvaluator() {
         let policy: any ServerTrustEvaluating = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [f.root])

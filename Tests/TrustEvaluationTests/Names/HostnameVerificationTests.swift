@@ -139,6 +139,53 @@ struct HostnameVerificationTests {
         #expect(ServerIdentity.matches(ipSAN, name: .ip("127.0.0.1")))
     }
 
+    /// A reference name that looks like an IPv4 address is never compared with dNSName
+    /// entries. Spelled as libcurl's URL parser reads an address (`127.1`, `0x7f.0.0.1`,
+    /// `2130706433`), it is that address, as ``IPAddress/init(numericIPv4:)`` and the host
+    /// patterns read it, and only iPAddress entries answer for it; a name whose last label is
+    /// all digits (`127.0.0.1.`, which libcurl resolves as a name) is no host name at all
+    /// (RFC 1123 §2.1, RFC 3696 §2) and matches nothing. Otherwise a certificate's dNSName
+    /// spelled as an address (`127.0.0.1`, `*.0.0.1`, which private CAs issue) would
+    /// authenticate a host the client reached by DNS, or miss the address it connected to.
+    @Test(
+        "an IP-looking reference name matches iPAddress entries only, or nothing",
+        arguments: [
+            ("127.0.0.1.", [LabGeneralName.dns("127.0.0.1")], false),
+            ("127.0.0.1.", [.dns("*.0.0.1")], false),
+            ("127.0.0.1.", [.ipAddress("127.0.0.1")], false),
+            ("10.1.2.3.", [.dns("10.1.2.3")], false),
+            ("1.2.3.4.5", [.dns("1.2.3.4.5")], false),
+            ("1.2.3.4.5", [.dns("*.2.3.4.5")], false),
+            ("www.example.123", [.dns("www.example.123")], false),
+            ("127.1", [.dns("127.1")], false),
+            ("127.1", [.ipAddress("127.0.0.1")], true),
+            ("0x7f.0.0.1", [.dns("0x7f.0.0.1")], false),
+            ("0x7f.0.0.1", [.ipAddress("127.0.0.1")], true),
+            ("2130706433", [.dns("2130706433")], false),
+            ("2130706433", [.ipAddress("127.0.0.1")], true),
+            ("127.0.0.01", [.ipAddress("127.0.0.1")], true),
+            // Names with numeric labels below an alphabetic top label are host names.
+            ("1.example.com", [.dns("1.example.com")], true),
+            ("127.0.0.1.example.com", [.dns("*.0.0.1.example.com")], true),
+            ("127.0.0.1.example.com", [.ipAddress("127.0.0.1")], false),
+        ])
+    func ipLookingReference(_ reference: String, _ sans: [LabGeneralName], _ expected: Bool) throws {
+        let chain = try TrustChain.make()
+        let spec = LabCertificateSpec(
+            subject: .cn("hostname test leaf"), notBefore: TrustPKI.leafValidity.notBefore, notAfter: TrustPKI.leafValidity.notAfter,
+            extensions: TrustPKI.leafExtensions(sans: sans))
+        let leaf = try chain.intermediate.issue(spec, key: TrustPKI.key(TrustSlot.leaf))
+        let outcome = try TrustPKI.validate(
+            leaf, [chain.intermediate.certificate], anchors: [chain.root.certificate], policy: TrustPKI.serverPolicy(host: reference))
+        if expected {
+            try expectTrusted(outcome, chain: [leaf, chain.intermediate.certificate, chain.root.certificate])
+        } else {
+            expectRejected(outcome, .hostnameMismatch, at: 0)
+        }
+        #expect(ServerIdentity.matches(try TrustPKI.parse(leaf), name: PeerName.host(reference)) == expected)
+        #expect(ServerIdentity.matches(try TrustPKI.parse(leaf), name: .dns(reference)) == expected)
+    }
+
     /// An IPv4-mapped IPv6 reference names the IPv4 node (RFC 4291 §2.5.5.2): a certificate
     /// for that IPv4 address identifies it, as OkHttp and Go accept. The mapping applies to the
     /// reference only: a certificate's 16-octet mapped entry does not answer for an IPv4
