@@ -112,7 +112,10 @@ final class RevocationWireLab: Sendable {
     let issuingCA: LabIssuer
     /// The root (its CRL is `/crl/root.crl`).
     let rootIssuer: LabIssuer
-    let downPort: UInt16
+    /// Where the `serverDown` distribution point points: a port held closed for the lab's
+    /// life (a port merely found free can be taken by a server another test starts, which then
+    /// answers the fetch).
+    let downPort: LabClosedPort
     /// Serial numbers, for the tests' expectations.
     let revokedLeafSerial: [UInt8]
     /// A client identity any of the client-certificate servers accepts.
@@ -129,10 +132,10 @@ final class RevocationWireLab: Sendable {
         let crl = try CRLServer.start()
         self.crl = crl
         do {
-            let down = try LoopbackPorts.reserve(1)[0]
+            let down = try LabClosedPort()
             downPort = down
             func url(_ point: Point) -> String {
-                point == .serverDown ? "http://127.0.0.1:\(down)\(point.rawValue)" : crl.url(point.rawValue)
+                point == .serverDown ? "http://127.0.0.1:\(down.port)\(point.rawValue)" : crl.url(point.rawValue)
             }
             let key = { (n: Int) in try LabKey.shared(.p256, slot: 3 * 151 + n) }
             let rootKey = try key(0)
@@ -259,6 +262,7 @@ final class RevocationWireLab: Sendable {
     func stop() {
         nginx.stop()
         crl.stop()
+        downPort.close()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
