@@ -132,9 +132,10 @@ struct URLProtocolSessionSettingsTests {
     func requestTimeout() async throws {
         let outcomes = try await Self.agree("timeoutIntervalForRequest") { setup in
             let session = try setup.urlSession { $0.timeoutIntervalForRequest = 1 }
-            let start = ContinuousClock.now
+            // nginx answers /sleep after 10 s, under every other limit in play (the sessions'
+            // 30 s and 60 s), so a timeout (checked below) is the 1 s limit at work; a wall-clock
+            // bound here only measured the machine's load (8.9 s once on a loaded CI run).
             let timedOut = await Self.load(session, URLRequest(url: setup.base("/sleep")))
-            #expect(ContinuousClock.now - start < .seconds(8), "\(setup.loader): the 1 s limit was not applied")
             // The request's own interval, set with the setter, wins over the session's.
             let patient = try setup.urlSession { $0.timeoutIntervalForRequest = 60 }
             var request = URLRequest(url: setup.base("/sleep"))
