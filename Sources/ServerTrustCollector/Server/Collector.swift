@@ -279,7 +279,10 @@ package final class Collector: Sendable {
             if let parsed = ASN1Time(rfc3339: text) { return parsed.secondsSince1970 }
             throw CollectorError("\(name) is neither RFC 3339 nor seconds since 1970")
         }
-        return ReportFilter(host: value("host")?.lowercased(), app: value("app"), since: try time("since"), until: try time("until"))
+        // The host as reports are stored: lowercased, without one trailing dot (ReportReader).
+        var host = value("host")?.lowercased()
+        if let name = host, name.count > 1, name.hasSuffix(".") { host = String(name.dropLast()) }
+        return ReportFilter(host: host, app: value("app"), since: try time("since"), until: try time("until"))
     }
 
     private func authorized(_ request: ServerRequest) -> Bool {
