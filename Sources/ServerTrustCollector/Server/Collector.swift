@@ -225,9 +225,15 @@ package final class Collector: Sendable {
             JSONNode.writeString(error.description, to: &text)
             return Self.json(400, #"{"error":\#(text)}"#)
         }
-        let fingerprint = report.chainFingerprint
-        let verdict = classifier.classify(report.validatedChain, fingerprint: fingerprint)
-        switch writer.submit(IncomingReport(report: report, classification: verdict, receivedAt: now, source: source)) {
+        // The reporter chooses both the chain and the host: a chain whose leaf is not valid for
+        // that host is another failure than the same chain reported for a host it covers, with
+        // its own row, so neither report's verdict stands for the other.
+        let coversHost = ChainClassifier.leaf(report.validatedChain[0], isValidFor: report.hostname)
+        let fingerprint =
+            coversHost ? report.chainFingerprint : Hex.encode(SHA256.hash(Array((report.chainFingerprint + " not valid for the host").utf8)))
+        let verdict = classifier.classify(report.validatedChain, coversHost: coversHost, fingerprint: fingerprint)
+        let incoming = IncomingReport(report: report, fingerprint: fingerprint, classification: verdict, receivedAt: now, source: source)
+        switch writer.submit(incoming) {
         case .success:
             count(\.acknowledged)
             return Self.json(201, #"{"stored":true,"class":"\#(verdict.chainClass.rawValue)","chain":"\#(fingerprint)"}"#)
