@@ -53,8 +53,8 @@ struct DashboardChromiumTests {
             + (0..<2).map { try ReportBodies.trustKit(chain: [minted, charles], host: "cdn.collector.test", vendor: "i\($0)", version: "<b>2.0</b>") }
             + [
                 try ReportBodies.trustKit(
-                    chain: [try otherCA.issueLeaf(host: "cdn.collector.test"), otherCA.intermediate], host: "cdn.collector.test", vendor: "u0",
-                    version: "2.0")
+                    chain: [try Lab.identity(otherCA, host: "cdn.collector.test").chain[0], otherCA.intermediate], host: "cdn.collector.test",
+                    vendor: "u0", version: "2.0")
             ]
         let session = try CollectorClient.session()
         defer { session.invalidate() }
