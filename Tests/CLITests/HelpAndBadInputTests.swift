@@ -132,15 +132,32 @@ struct HelpAndBadInputTests {
         let fifo = directory + "/fifo"
         #expect(mkfifo(fifo, 0o600) == 0)
         let arguments = template.map { $0 == "FIFO" ? fifo : $0 }
+        let (hung, status, stderr) = try await Self.runBounded(arguments, in: directory)
+        #expect(!hung, "\(arguments) still waits on the FIFO after 10 s")
+        #expect(status == 2 && stderr.split(separator: "\n").count == 1, "\(arguments): \(status) \(stderr)")
+        #expect(stderr.hasPrefix("servertrust: \(template[0]): ") && stderr.contains(fifo), "\(arguments): \(stderr)")
+    }
+
+    /// Runs `servertrust` for at most 10 s (then stops it): whether it was still running, its
+    /// status and its stderr.
+    static func runBounded(_ arguments: [String], in directory: String) async throws -> (hung: Bool, status: Int32, stderr: String) {
         let child = try LabChildProcess(CLIRunner.binary, arguments, stdoutPath: directory + "/out", stderrPath: directory + "/err")
         let deadline = ContinuousClock.now + .seconds(10)
         while child.isRunning && ContinuousClock.now < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
         let hung = child.isRunning
         let status = child.stop(grace: .seconds(1))
-        let stderr = String(decoding: FileManager.default.contents(atPath: directory + "/err") ?? Data(), as: UTF8.self)
-        #expect(!hung, "\(arguments) still waits on the FIFO after 10 s")
-        #expect(status == 2 && stderr.split(separator: "\n").count == 1, "\(arguments): \(status) \(stderr)")
-        #expect(stderr.hasPrefix("servertrust: \(template[0]): ") && stderr.contains(fifo), "\(arguments): \(stderr)")
+        return (hung, status, String(decoding: FileManager.default.contents(atPath: directory + "/err") ?? Data(), as: UTF8.self))
+    }
+
+    @Test("collect --retain-days beyond what seconds since 1970 can hold: exit 2 at start, not a trap when retention first runs")
+    func retentionOverflow() async throws {
+        let directory = try CLIRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let days = String(Int64.max / 86_400 + 1)
+        let arguments = ["collect", "--db", "sqlite:" + directory + "/reports.db", "--listen", "127.0.0.1:0", "--retain-days", days]
+        let (hung, status, stderr) = try await Self.runBounded(arguments, in: directory)
+        #expect(!hung && status == 2 && stderr.split(separator: "\n").count == 1, "\(status) \(stderr)")
+        #expect(stderr.hasPrefix("servertrust: collect: ") && stderr.contains("--retain-days"), "\(stderr)")
     }
 
     /// The mistakes people make with pins: curl's two slashes written as one, bare base64,
