@@ -96,14 +96,16 @@ package final class ChainClassifier: Sendable {
             if let expected = cas.first(where: { expectedKeys.contains(Array($0.subjectPublicKeyInfo.derBytes)) }) {
                 return verdict(
                     .rotation,
-                    "The chain \(via), and it passes through “\(expected.subject.rfc4514)”, a CA you expect. None of the known pins "
-                        + "matches, so the server most likely has a new key: once confirmed, add \(leafPin) (or the CA's key) to the pin set.",
+                    "The chain \(via), and it passes through “\(expected.subject.rfc4514)”, a CA you expect. The report says none of "
+                        + "its known pins matched (a claim the collector does not check), so the server most likely has a new key: once "
+                        + "confirmed, add \(leafPin) (or the CA's key) to the pin set.",
                     root: root, validates: true)
             }
             if expectedCAs.isEmpty {
                 return verdict(
                     .rotation,
-                    "The chain \(via). None of the known pins matches, so this is most likely a new key from a public CA. No expected "
+                    "The chain \(via). The report says none of its known pins matched (a claim the collector does not check), so this "
+                        + "is most likely a new key from a public CA. No expected "
                         + "CA is configured (collect --expected-ca), so whether this CA is yours was not checked.",
                     root: root, validates: true)
             }
