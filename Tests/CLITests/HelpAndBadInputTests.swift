@@ -72,6 +72,10 @@ struct HelpAndBadInputTests {
         ("get", ["get", "https://example.test/", "--cert", "/etc/hostname", "--cert-type", "XYZ"]),
         ("get", ["get", "https://example.test/", "-u", "alice"]),
         ("get", ["get", "https://example.test/", "-kX"]),
+        // A HEAD request has no body: the data would be dropped unsent.
+        ("get", ["get", "https://example.test/", "-I", "-d", "x=1"]),
+        ("get", ["get", "https://example.test/", "--head", "-F", "a=b"]),
+        ("get", ["get", "https://example.test/", "-I", "-T", "/etc/hostname"]),
         ("evaluate", ["evaluate", "/etc/ssl/certs/ca-certificates.crt", "--host", "example.test", "--pinnedpubkey", "sha256//x;md5//y"]),
         ("demo", ["demo", "--bogus"]),
         ("demo", ["demo", "extra"]),
