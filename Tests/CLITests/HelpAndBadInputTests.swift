@@ -3,6 +3,10 @@ import Foundation
 import ServerTrustLab
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Every subcommand: `--help` (usage, options, exit codes), one-line errors on bad input with
 /// exit 2, and `limbo-serve`'s line protocol on stdin (key slots 291-293: keySlot 97).
 @Suite("servertrust --help and bad input, every subcommand")
@@ -68,6 +72,10 @@ struct HelpAndBadInputTests {
         ("get", ["get", "https://example.test/", "--cert", "/etc/hostname", "--cert-type", "XYZ"]),
         ("get", ["get", "https://example.test/", "-u", "alice"]),
         ("get", ["get", "https://example.test/", "-kX"]),
+        // A HEAD request has no body: the data would be dropped unsent.
+        ("get", ["get", "https://example.test/", "-I", "-d", "x=1"]),
+        ("get", ["get", "https://example.test/", "--head", "-F", "a=b"]),
+        ("get", ["get", "https://example.test/", "-I", "-T", "/etc/hostname"]),
         ("evaluate", ["evaluate", "/etc/ssl/certs/ca-certificates.crt", "--host", "example.test", "--pinnedpubkey", "sha256//x;md5//y"]),
         ("demo", ["demo", "--bogus"]),
         ("demo", ["demo", "extra"]),
@@ -106,6 +114,54 @@ struct HelpAndBadInputTests {
         #expect(result.stdout.isEmpty, "\(arguments): \(result.stdout)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
         #expect(result.stderr.hasPrefix("servertrust: \(command): "), "\(arguments): \(result.stderr)")
+    }
+
+    /// Every option that names a file, given a FIFO nobody writes to. Opening it for reading
+    /// waits for a writer (POSIX open()), so a reader that checks the file's type only after
+    /// opening it hangs instead of refusing it.
+    static let fifoCases: [[String]] = [
+        ["inspect", "FIFO"],
+        ["evaluate", "FIFO", "--host", "x.test"],
+        ["pins", "FIFO"],
+        ["pins", "lint", "FIFO"],
+        ["get", "https://example.test/", "--cacert", "FIFO"],
+        ["get", "https://example.test/", "--pinnedpubkey", "FIFO"],
+        ["pinset", "serve", "FIFO", "--cert", "FIFO", "--key", "FIFO"],
+    ]
+
+    @Test("a FIFO is refused at once (exit 2, one line naming it), never waited on", arguments: fifoCases)
+    func fifoRefused(_ template: [String]) async throws {
+        let directory = try CLIRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fifo = directory + "/fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let arguments = template.map { $0 == "FIFO" ? fifo : $0 }
+        let (hung, status, stderr) = try await Self.runBounded(arguments, in: directory)
+        #expect(!hung, "\(arguments) still waits on the FIFO after 10 s")
+        #expect(status == 2 && stderr.split(separator: "\n").count == 1, "\(arguments): \(status) \(stderr)")
+        #expect(stderr.hasPrefix("servertrust: \(template[0]): ") && stderr.contains(fifo), "\(arguments): \(stderr)")
+    }
+
+    /// Runs `servertrust` for at most 10 s (then stops it): whether it was still running, its
+    /// status and its stderr.
+    static func runBounded(_ arguments: [String], in directory: String) async throws -> (hung: Bool, status: Int32, stderr: String) {
+        let child = try LabChildProcess(CLIRunner.binary, arguments, stdoutPath: directory + "/out", stderrPath: directory + "/err")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while child.isRunning && ContinuousClock.now < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
+        let hung = child.isRunning
+        let status = child.stop(grace: .seconds(1))
+        return (hung, status, String(decoding: FileManager.default.contents(atPath: directory + "/err") ?? Data(), as: UTF8.self))
+    }
+
+    @Test("collect --retain-days beyond what seconds since 1970 can hold: exit 2 at start, not a trap when retention first runs")
+    func retentionOverflow() async throws {
+        let directory = try CLIRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let days = String(Int64.max / 86_400 + 1)
+        let arguments = ["collect", "--db", "sqlite:" + directory + "/reports.db", "--listen", "127.0.0.1:0", "--retain-days", days]
+        let (hung, status, stderr) = try await Self.runBounded(arguments, in: directory)
+        #expect(!hung && status == 2 && stderr.split(separator: "\n").count == 1, "\(status) \(stderr)")
+        #expect(stderr.hasPrefix("servertrust: collect: ") && stderr.contains("--retain-days"), "\(stderr)")
     }
 
     /// The mistakes people make with pins: curl's two slashes written as one, bare base64,

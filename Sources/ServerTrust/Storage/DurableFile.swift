@@ -81,7 +81,9 @@ package enum DurableFile {
 
     /// Reads a regular file of at most `maximumSize` bytes: `nil` when it does not exist.
     package static func read(_ file: String, maximumSize: Int) -> Result<[UInt8], Failure>? {
-        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: opening a FIFO otherwise waits for a writer before the check below can
+        // refuse it (POSIX open()); reads of a regular file are unaffected.
+        let descriptor = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
             return errno == ENOENT ? nil : .failure(Failure(reason: "\(file): \(String(cString: strerror(errno)))"))
         }

@@ -37,6 +37,7 @@ package struct ReportError: Error, Sendable, CustomStringConvertible {
 /// - `hostname` is a DNS name or IP literal and `noted-hostname` a pattern of one (the
 ///   characters a host pattern may hold, `*` included), both at most 253 characters: they
 ///   are what the dashboard groups by, so markup or line breaks there are refused, not stored;
+///   a hostname is lowercased and loses one trailing dot;
 /// - every certificate of `validated-certificate-chain` (1 to ``maximumChainLength``) and of
 ///   `served-certificate-chain` is exactly one PEM `CERTIFICATE` block that CertificateParsing
 ///   reads without error;
@@ -126,6 +127,9 @@ package struct ReportReader: Sendable {
                 throw ReportError(path, "not a host name: character \(Self.describe(byte)) is not allowed")
             }
         }
+        // One trailing dot names the same host (RFC 1034 §3.1, an absolute name): dropped from a
+        // hostname, so `a.test.` and `a.test` are one host on the dashboard and in filters.
+        if !allowingWildcards, text.count > 1, text.hasSuffix(".") { return String(text.dropLast()).lowercased() }
         return text.lowercased()
     }
 

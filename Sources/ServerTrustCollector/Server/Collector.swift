@@ -225,9 +225,15 @@ package final class Collector: Sendable {
             JSONNode.writeString(error.description, to: &text)
             return Self.json(400, #"{"error":\#(text)}"#)
         }
-        let fingerprint = report.chainFingerprint
-        let verdict = classifier.classify(report.validatedChain, fingerprint: fingerprint)
-        switch writer.submit(IncomingReport(report: report, classification: verdict, receivedAt: now, source: source)) {
+        // The reporter chooses both the chain and the host: a chain whose leaf is not valid for
+        // that host is another failure than the same chain reported for a host it covers, with
+        // its own row, so neither report's verdict stands for the other.
+        let coversHost = ChainClassifier.leaf(report.validatedChain[0], isValidFor: report.hostname)
+        let fingerprint =
+            coversHost ? report.chainFingerprint : Hex.encode(SHA256.hash(Array((report.chainFingerprint + " not valid for the host").utf8)))
+        let verdict = classifier.classify(report.validatedChain, coversHost: coversHost, fingerprint: fingerprint)
+        let incoming = IncomingReport(report: report, fingerprint: fingerprint, classification: verdict, receivedAt: now, source: source)
+        switch writer.submit(incoming) {
         case .success:
             count(\.acknowledged)
             return Self.json(201, #"{"stored":true,"class":"\#(verdict.chainClass.rawValue)","chain":"\#(fingerprint)"}"#)
@@ -279,7 +285,10 @@ package final class Collector: Sendable {
             if let parsed = ASN1Time(rfc3339: text) { return parsed.secondsSince1970 }
             throw CollectorError("\(name) is neither RFC 3339 nor seconds since 1970")
         }
-        return ReportFilter(host: value("host")?.lowercased(), app: value("app"), since: try time("since"), until: try time("until"))
+        // The host as reports are stored: lowercased, without one trailing dot (ReportReader).
+        var host = value("host")?.lowercased()
+        if let name = host, name.count > 1, name.hasSuffix(".") { host = String(name.dropLast()) }
+        return ReportFilter(host: host, app: value("app"), since: try time("since"), until: try time("until"))
     }
 
     private func authorized(_ request: ServerRequest) -> Bool {

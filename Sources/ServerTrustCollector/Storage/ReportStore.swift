@@ -11,9 +11,11 @@ package struct IncomingReport: Sendable {
     /// The client address it came from.
     package let source: String
 
-    package init(report: ReceivedReport, classification: ChainClassification, receivedAt: Int64, source: String) {
+    /// - Parameter fingerprint: The chain row's identity: the report's
+    ///   ``ReceivedReport/chainFingerprint`` unless the classification depended on more.
+    package init(report: ReceivedReport, fingerprint: String? = nil, classification: ChainClassification, receivedAt: Int64, source: String) {
         self.report = report
-        self.fingerprint = report.chainFingerprint
+        self.fingerprint = fingerprint ?? report.chainFingerprint
         self.classification = classification
         self.receivedAt = receivedAt
         self.source = source

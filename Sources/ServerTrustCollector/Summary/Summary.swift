@@ -66,7 +66,8 @@ package struct Summary: Sendable, Codable {
 
 /// One distinct failing chain, with its classification and who reported it.
 package struct ChainSummary: Sendable, Codable, Hashable {
-    /// The chain's fingerprint (``ReceivedReport/chainFingerprint``).
+    /// The chain's fingerprint (``ReceivedReport/chainFingerprint``; for reports of a host the
+    /// chain's leaf is not valid for, a digest of it, as ``Collector`` keeps those apart).
     package var fingerprint: String
     /// The verdict.
     package var classification: ChainClassification

@@ -61,7 +61,9 @@ final class StreamedBodyReader {
     /// - Returns: The descriptor, which the caller closes, and the size.
     /// - Throws: ``HTTPError/fileError(path:reason:)``.
     static func openRegularFile(_ path: String) throws(HTTPError) -> (descriptor: Int32, size: Int64) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: opening a FIFO otherwise waits for a writer before the check below can
+        // refuse it (POSIX open()); reads of a regular file are unaffected.
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { throw HTTPError.fileError(path: path, reason: String(cString: strerror(errno))) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {

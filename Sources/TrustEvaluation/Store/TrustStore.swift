@@ -171,7 +171,15 @@ public final class TrustStore: Sendable {
     /// directories are refused rather than read until memory runs out (FZ-2). Shared by every
     /// module that loads a file a user names (policy files, pinned certificates, report state).
     package static func readFile(_ path: String) throws(TrustStoreError) -> [UInt8] {
-        guard let file = fopen(path, "rb") else { throw TrustStoreError(path: path, reason: String(cString: strerror(errno))) }
+        // O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, forever, before
+        // the check below could refuse it (POSIX open(), O_NONBLOCK). It changes nothing for a
+        // regular file's reads.
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0, let file = fdopen(descriptor, "rb") else {
+            let reason = String(cString: strerror(errno))
+            if descriptor >= 0 { close(descriptor) }
+            throw TrustStoreError(path: path, reason: reason)
+        }
         defer { fclose(file) }
         var info = stat()
         guard fstat(fileno(file), &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {

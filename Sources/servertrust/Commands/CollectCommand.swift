@@ -103,6 +103,11 @@ enum CollectCommand {
             configuration.token = token
         }
         configuration.retainDays = try options.int("--retain-days", default: 90)
+        // Retention deletes what was received before now minus that many days, in seconds since
+        // 1970: days whose seconds do not fit in 64 bits would trap when it first runs.
+        guard configuration.retainDays <= Int(Int64.max / 86_400) else {
+            throw CLIError("--retain-days must be at most \(Int64.max / 86_400), got '\(configuration.retainDays)' (0 keeps everything)")
+        }
         configuration.rateLimitPerMinute = try options.int("--rate-limit", default: 120)
         configuration.deduplicationWindow = Int64(max(1, try options.int("--dedupe-window", default: 3600)))
         configuration.limits.bodyBytes = max(1024, try options.int("--max-report-bytes", default: 65_536))

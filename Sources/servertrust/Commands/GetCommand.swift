@@ -341,7 +341,14 @@ enum GetCommand {
             request.bodyFilePath = upload
             request.method = .put
         }
-        if parsed.flags.contains("--head") { request.method = .head }
+        if parsed.flags.contains("--head") {
+            // A HEAD request has no body (RFC 9110 §9.3.2): the data would be dropped unsent.
+            // curl refuses the pair too ("You can only select one HTTP request method!").
+            guard data.isEmpty, fields.isEmpty, parsed.value("--upload-file") == nil else {
+                throw CLIError("\(parsed.spelling("--head")) cannot be combined with -d, -F or -T (a HEAD request has no body)")
+            }
+            request.method = .head
+        }
         if let method = parsed.value("--request") {
             guard !method.isEmpty, method.allSatisfy({ $0.isLetter }) else { throw CLIError("-X '\(method)' is not a method") }
             request.method = HTTPMethod(rawValue: method.uppercased())

@@ -6,8 +6,14 @@
 enum InputFile {
     /// Reads a whole file; a missing or unreadable file is a one-line error naming it.
     static func read(_ path: String) throws -> [UInt8] {
-        guard let file = fopen(path, "rb") else {
-            throw CLIError("\(path): \(String(cString: strerror(errno)))")
+        // O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, forever, before
+        // the check below could refuse it (POSIX open(), O_NONBLOCK). It changes nothing for a
+        // regular file's reads.
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0, let file = fdopen(descriptor, "rb") else {
+            let reason = String(cString: strerror(errno))
+            if descriptor >= 0 { close(descriptor) }
+            throw CLIError("\(path): \(reason)")
         }
         defer { fclose(file) }
         // Refuse devices and huge files (`inspect /dev/zero` must not read forever).

@@ -61,6 +61,30 @@ struct ChainClassifierTests {
         #expect(unchecked.chainClass == .rotation && unchecked.reason.contains("--expected-ca"))
     }
 
+    @Test(
+        "a rotation's reason gives the pins' mismatch as the report's claim, which the collector does not check, never as a finding",
+        arguments: [true, false])
+    func rotationReasonSaysWhatWasChecked(_ withExpectedCA: Bool) throws {
+        let world = try World()
+        let chain = try Self.certificates(world.publicCA.serverChain)
+        let verdict = try world.classifier(expecting: withExpectedCA ? [world.publicCA.intermediate] : []).classify(chain)
+        #expect(verdict.chainClass == .rotation)
+        #expect(!verdict.reason.contains("None of the known pins matches"), "\(verdict.reason)")
+        #expect(verdict.reason.contains("The report says none of its known pins matched (a claim the collector does not check)"))
+        #expect(verdict.reason.contains("validates against the public roots"))
+    }
+
+    @Test("a publicly valid chain whose leaf is not valid for the reported host: invalid, naming the leaf's names, with no pin to add")
+    func anotherHostsLeaf() throws {
+        let world = try World()
+        let other = try world.publicCA.issueLeaf(host: "attacker.example", notBefore: Self.now - Self.day, notAfter: Self.now + 30 * Self.day)
+        let chain = try Self.certificates([other, world.publicCA.intermediate])
+        #expect(ChainClassifier.leaf(chain[0], isValidFor: "attacker.example") && !ChainClassifier.leaf(chain[0], isValidFor: "api.collector.test"))
+        let verdict = try world.classifier(expecting: [world.publicCA.intermediate]).classify(chain, coversHost: false)
+        #expect(verdict.chainClass == .invalid && !verdict.validatesAgainstPublicRoots, "\(verdict)")
+        #expect(verdict.reason.contains("valid for attacker.example, not for the host the report names") && !verdict.reason.contains("add sha256/"))
+    }
+
     @Test("a valid public chain through a CA the operator does not use: an unexpected CA")
     func unexpectedCA() throws {
         let world = try World()

@@ -173,6 +173,55 @@ struct CollectorHTTPTests {
         #expect(try running.collector.store.unknownFields(host: "api.collector.test") == [#"{"x-extra":"\u003csvg onload=alert(2)\u003e"}"#])
     }
 
+    /// A reported host and the names of the leaf in the reported chain (all from the operator's
+    /// expected public CA), with the class the report must get.
+    struct HostCase: Sendable, CustomTestStringConvertible {
+        let reported: String
+        let leafNames: [String]
+        let expected: ChainClass
+        var testDescription: String { "\(reported) with a leaf for \(leafNames.joined(separator: ", ")): \(expected.rawValue)" }
+    }
+
+    static let hostCases: [HostCase] = [
+        // Another server's publicly valid certificate from the same CA is no new key of this one.
+        HostCase(reported: "api.collector.test", leafNames: ["attacker.example"], expected: .invalid),
+        HostCase(reported: "api.collector.test.", leafNames: ["attacker.example"], expected: .invalid),
+        HostCase(reported: "a.b.collector.test", leafNames: ["*.collector.test"], expected: .invalid),
+        HostCase(reported: "api.collector.test", leafNames: ["api.collector.test.attacker.example"], expected: .invalid),
+        // Case and one trailing dot are the same host (RFC 6125 §6.4.1, RFC 1034 §3.1).
+        HostCase(reported: "API.Collector.Test.", leafNames: ["api.collector.test"], expected: .rotation),
+        HostCase(reported: "api.collector.test", leafNames: ["*.collector.test"], expected: .rotation),
+        HostCase(reported: "127.0.0.1", leafNames: ["127.0.0.1"], expected: .rotation),
+    ]
+
+    @Test(
+        "a publicly valid chain from the expected CA is a rotation only when its leaf is valid for the reported host; its verdict for another host is its own",
+        arguments: hostCases)
+    func chainOfAnotherHost(_ row: HostCase) async throws {
+        let pki = try Self.pki()
+        let running = try RunningCollector(.sqlite, publicRoots: [pki.root], expected: [pki.intermediate]) { $0.clock = .fixed(Lab.now) }
+        defer { running.stop() }
+        let session = try CollectorClient.session()
+        defer { session.invalidate() }
+        let leaf = try pki.issueLeaf(
+            host: row.leafNames[0], key: LabKey.shared(.p256, slot: 241), subjectAltNames: row.leafNames.map(LabGeneralName.forHost),
+            notBefore: Lab.now - LabClock.day, notAfter: Lab.now + 30 * LabClock.day)
+        let chain = [leaf, pki.intermediate]
+        // The attacker's own host first: for it the chain is a rotation, and that verdict must
+        // not stand for the victim's report of the same chain.
+        if let own = row.leafNames.first(where: { !$0.hasPrefix("*") }), row.expected != .rotation {
+            let first = try await CollectorClient.post(session, running.reportURL, try ReportBodies.trustKit(chain: chain, host: own, vendor: "own"))
+            #expect(first.statusCode == 201 && first.text.contains(#""class":"rotation""#), "\(first.text)")
+        }
+        let response = try await CollectorClient.post(session, running.reportURL, try ReportBodies.trustKit(chain: chain, host: row.reported))
+        #expect(response.statusCode == 201 && response.text.contains(#""class":"\#(row.expected.rawValue)""#), "\(response.text)")
+        let chains = try running.collector.store.chains(try Collector.filter(["host": row.reported]))
+        #expect(chains.map(\.classification.chainClass) == [row.expected])
+        if row.expected != .rotation {
+            #expect(!chains[0].classification.reason.contains("add sha256/") && chains[0].classification.reason.contains("not for the host"))
+        }
+    }
+
     @Test("HTTPS directly: a client that trusts the collector's CA posts over TLS (libmicrohttpd with GnuTLS)")
     func directTLS() async throws {
         let pki = try Self.pki()

@@ -51,7 +51,11 @@ struct DashboardChromiumTests {
         let posts: [[UInt8]] =
             try (0..<3).map { try ReportBodies.trustKit(chain: publicCA.serverChain, vendor: "r\($0)", version: "2.\($0)") }
             + (0..<2).map { try ReportBodies.trustKit(chain: [minted, charles], host: "cdn.collector.test", vendor: "i\($0)", version: "<b>2.0</b>") }
-            + [try ReportBodies.trustKit(chain: otherCA.serverChain, host: "cdn.collector.test", vendor: "u0", version: "2.0")]
+            + [
+                try ReportBodies.trustKit(
+                    chain: [try Lab.identity(otherCA, host: "cdn.collector.test").chain[0], otherCA.intermediate], host: "cdn.collector.test",
+                    vendor: "u0", version: "2.0")
+            ]
         let session = try CollectorClient.session()
         defer { session.invalidate() }
         for body in posts { #expect(try await CollectorClient.post(session, running.reportURL, body).statusCode == 201) }

@@ -161,6 +161,19 @@ struct ReportReaderTests {
         }
     }
 
+    @Test(
+        "one host however it is spelt (case, one trailing dot): the same stored name and the same deduplication key",
+        arguments: ["api.collector.test", "API.Collector.Test", "api.collector.test.", "API.COLLECTOR.TEST."])
+    func hostSpellings(_ spelling: String) throws {
+        let pki = try Self.chain()
+        let body = try ReportBodies.trustKit(chain: [pki.leaf, pki.intermediate], host: spelling)
+        let report = try ReportReader().read(body)
+        let canonical = try ReportReader().read(try ReportBodies.trustKit(chain: [pki.leaf, pki.intermediate], host: "api.collector.test"))
+        #expect(report.hostname == "api.collector.test")
+        #expect(report.deduplicationKey == canonical.deduplicationKey)
+        #expect(try Collector.filter(["host": spelling]).host == "api.collector.test")
+    }
+
     @Test("the deduplication key ignores the date and follows the app, device, host, chain and pins")
     func deduplicationKey() throws {
         let pki = try Self.chain()

@@ -5,6 +5,10 @@ import ServerTrustHTTP
 import ServerTrustLab
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Bodies streamed from a file (`HTTPRequest.bodyFilePath`): read as they are sent, sent whole
 /// again on each attempt, a missing file a typed error before any byte leaves.
 @Suite("file uploads: bodies streamed from a file")
@@ -217,6 +221,22 @@ struct FileUploadTests {
             Issue.record("expected a file error for a directory")
             return
         }
+        // A FIFO nobody writes to: refused at once, not waited on for a writer (POSIX open()).
+        // Were the open to wait, a writer after 10 s lets it go on, and the test fails on time.
+        let fifo = directory + "/fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10) {
+            let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+        }
+        request.bodyFilePath = fifo
+        let start = ContinuousClock.now
+        guard case .fileError(_, "not a regular file")? = await failure({ try await session.send(request) }) else {
+            Issue.record("expected a file error for a FIFO")
+            return
+        }
+        #expect(ContinuousClock.now - start < .seconds(5))
+        request.bodyFilePath = directory
         request.body = [1, 2, 3]
         guard case .invalidRequest? = await failure({ try await session.send(request) }) else {
             Issue.record("expected an invalid request for a body and a body file")

@@ -4,6 +4,10 @@ import ServerTrust
 import Testing
 import TrustEvaluation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The pin-set store on disk: crash-safe saves, and a store that was torn, truncated or
 /// tampered with detected at start by verifying every signature again.
 @Suite("signed pin sets: the store")
@@ -19,6 +23,24 @@ struct PinSetStoreTests {
     static func restore(_ store: PinSetStore) throws -> (serial: Int64, problems: [PinSetError]) {
         let restored = store.restore(rules: try F.rules())
         return (restored.chain.serial, restored.problems)
+    }
+
+    @Test("a store path that is a FIFO nobody writes to is a problem at once, not a start that waits for a writer")
+    func fifoStore() throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/pinset.json"
+        #expect(mkfifo(path, 0o600) == 0)
+        // Were the open to wait, a writer after 10 s lets it go on (and the test fail on time).
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10) {
+            let writer = open(path, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+        }
+        let start = ContinuousClock.now
+        let loaded = PinSetStore(path: path).load()
+        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(loaded.generations.isEmpty && loaded.problems.count == 1)
+        #expect(loaded.problems.first?.description.contains("not a regular file") == true, "\(loaded.problems)")
     }
 
     @Test("a save writes the store (mode 0600) and keeps the previous generation; the etag comes back")

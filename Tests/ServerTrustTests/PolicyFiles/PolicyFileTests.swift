@@ -2,6 +2,11 @@ import CertificateParsing
 import Foundation
 import ServerTrust
 import Testing
+import TrustEvaluation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite("JSON policy files")
 struct PolicyFileTests {
@@ -238,6 +243,26 @@ struct PolicyFileTests {
         let error = #expect(throws: PolicyFileError.self) { try PolicyFile.load(contentsOf: Self.directory + "/absent.json") }
         #expect(error?.problems.first?.kind == .unreadable)
         #expect(error?.problems.first?.path == Self.directory + "/absent.json")
+    }
+
+    @Test("a FIFO nobody writes to is refused at once, not waited on for a writer (policy files, anchors, identities)")
+    func fifoIsUnreadable() throws {
+        let fifo = Self.directory + "/fifo-" + UUID().uuidString
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        // Were an open to wait, a writer every 10 s lets it go on (and the test fail on time).
+        for seconds in [10.0, 20.0, 30.0] {
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+                let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+                if writer >= 0 { close(writer) }
+            }
+        }
+        let start = ContinuousClock.now
+        let error = #expect(throws: PolicyFileError.self) { try PolicyFile.load(contentsOf: fifo) }
+        #expect(error?.description.contains("not a regular file") == true, "\(error.map(String.init(describing:)) ?? "")")
+        #expect(throws: TrustStoreError.self) { try TrustStore(contentsOf: [fifo]) }
+        #expect(throws: KeyError.self) { try Identity(contentsOf: fifo) }
+        #expect(ContinuousClock.now - start < .seconds(5))
     }
 
     @Test("a device is refused at once, not read until memory runs out (FZ-2)", arguments: ["/dev/zero", "/dev/urandom", "/tmp"])
