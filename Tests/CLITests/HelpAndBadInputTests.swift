@@ -76,6 +76,10 @@ struct HelpAndBadInputTests {
         ("get", ["get", "https://example.test/", "-I", "-d", "x=1"]),
         ("get", ["get", "https://example.test/", "--head", "-F", "a=b"]),
         ("get", ["get", "https://example.test/", "-I", "-T", "/etc/hostname"]),
+        // One URL, one file: a second -o would win silently, a second -T be dropped.
+        ("get", ["get", "https://example.test/", "-o", "/tmp/servertrust-never-a", "-o", "/tmp/servertrust-never-b"]),
+        ("get", ["get", "https://example.test/", "--output=/tmp/servertrust-never-a", "-o", "/tmp/servertrust-never-b"]),
+        ("get", ["get", "https://example.test/", "-T", "/etc/hostname", "--upload-file", "/etc/hostname"]),
         ("evaluate", ["evaluate", "/etc/ssl/certs/ca-certificates.crt", "--host", "example.test", "--pinnedpubkey", "sha256//x;md5//y"]),
         ("demo", ["demo", "--bogus"]),
         ("demo", ["demo", "extra"]),

@@ -25,12 +25,26 @@ struct PublicSuffixList: Sendable {
         return PublicSuffixList(path: path)
     }()
 
+    /// `path` opened for reading when it is a regular file; `nil` otherwise.
+    private static func openRegularFile(_ path: String) -> UnsafeMutablePointer<FILE>? {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, let file = fdopen(descriptor, "r") else {
+            close(descriptor)
+            return nil
+        }
+        return file
+    }
+
     init(path: String) {
         var exact = Set<String>()
         var wildcards = Set<String>()
         var exceptions = Set<String>()
         var loaded = false
-        if let file = fopen(path, "r") {
+        // O_NONBLOCK and a regular-file check: a FIFO named by SERVERTRUST_PUBLIC_SUFFIX_LIST would
+        // otherwise wait for a writer, forever, the first time a name is checked (POSIX open()).
+        if let file = Self.openRegularFile(path) {
             defer { fclose(file) }
             var line: UnsafeMutablePointer<CChar>?
             var capacity = 0

@@ -189,6 +189,13 @@ enum GetCommand {
             }
             index += 1
         }
+        // curl pairs each -o and -T with a URL of its own ("Got more output options than URLs"
+        // is a warning there, and the extra file goes unused); `get` takes one URL, so a second
+        // file would silently win or be dropped: it is bad input.
+        for name in ["--output", "--upload-file"] where parsed.all(name).count > 1 {
+            throw CLIError(
+                "\(parsed.spelling(name)) is given \(parsed.all(name).count) times; get takes one URL and one \(name == "--output" ? "output" : "upload") file")
+        }
         return parsed
     }
 

@@ -149,6 +149,19 @@ struct PunycodeTests {
         #expect(try !isSuffix("www.xn--rhqv96g"))
     }
 
+    @Test("a list path that is a FIFO, a directory or missing loads no list at once (never waits for a writer)")
+    func unreadableList() throws {
+        let fifo = NSTemporaryDirectory() + "servertrust-psl-\(UUID().uuidString).fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { try? FileManager.default.removeItem(atPath: fifo) }
+        for path in [fifo, NSTemporaryDirectory(), "/nonexistent/public_suffix_list.dat"] {
+            // With no list every single-label name is a public suffix (the implicit "*" rule).
+            let list = PublicSuffixList(path: path)
+            #expect(list.isPublicSuffix(try #require(DNSName("com"))), "\(path)")
+            #expect(!list.isPublicSuffix(try #require(DNSName("example.com"))), "\(path)")
+        }
+    }
+
     /// The system list (Debian's `publicsuffix`) has `公司.cn` and `公司.hk`.
     @Test(
         "wildcards over an internationalised public suffix are not patterns",
