@@ -128,6 +128,14 @@ final class EasyHandle {
         func setPointer(_ option: CURLoption, _ value: UnsafeMutableRawPointer?) {
             check(option, CServerTrustShims_curl_easy_setopt_pointer(handle, option, value))
         }
+        /// `lines` as the list option `option`; curl reads the list during transfers, so the
+        /// caller keeps what this returns (`nil`, and no option set, for no lines).
+        func setList(_ option: CURLoption, _ lines: [String]) throws(HTTPError) -> CurlSList? {
+            guard !lines.isEmpty else { return nil }
+            guard let list = CurlSList(lines) else { throw .invalidRequest("curl_slist_append failed") }
+            check(option, CServerTrustShims_curl_easy_setopt_slist(handle, option, list.pointer))
+            return list
+        }
 
         // curl_easy_reset above dropped the previous CURLU, so it may go now.
         parsedURL = CurlURL(settings.target.url)
@@ -286,20 +294,8 @@ final class EasyHandle {
             // Without a Content-Type curl would label every body as a form.
             if headers["Content-Type"] == nil { lines.append("Content-Type:") }
         }
-        if lines.isEmpty {
-            headerList = nil
-        } else {
-            guard let list = CurlSList(lines) else { throw .invalidRequest("curl_slist_append failed") }
-            headerList = list
-            check(CURLOPT_HTTPHEADER, CServerTrustShims_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list.pointer))
-        }
-        if proxyLines.isEmpty {
-            proxyHeaderList = nil
-        } else {
-            guard let list = CurlSList(proxyLines) else { throw .invalidRequest("curl_slist_append failed") }
-            proxyHeaderList = list
-            check(CURLOPT_PROXYHEADER, CServerTrustShims_curl_easy_setopt_slist(handle, CURLOPT_PROXYHEADER, list.pointer))
-        }
+        headerList = try setList(CURLOPT_HTTPHEADER, lines)
+        proxyHeaderList = try setList(CURLOPT_PROXYHEADER, proxyLines)
 
         if let credential = settings.credential {
             setString(CURLOPT_USERNAME, credential.user)
