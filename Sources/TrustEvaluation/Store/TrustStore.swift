@@ -193,7 +193,12 @@ public final class TrustStore: Sendable {
         while true {
             let n = fread(&buffer, 1, buffer.count, file)
             if n > 0 { bytes.append(contentsOf: buffer[0..<n]) }
-            if n < buffer.count { break }
+            if n < buffer.count {
+                // A short read is the end or an error; an error must not pass as a shorter file
+                // (`/proc/self/mem` is a regular file whose first read fails with EIO).
+                if ferror(file) != 0 { throw TrustStoreError(path: path, reason: "read error") }
+                break
+            }
         }
         return bytes
     }

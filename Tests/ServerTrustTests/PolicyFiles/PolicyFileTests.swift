@@ -265,6 +265,15 @@ struct PolicyFileTests {
         #expect(ContinuousClock.now - start < .seconds(5))
     }
 
+    @Test("a read error is unreadable, never a shorter file: /proc/self/mem is regular and its first read fails (EIO)")
+    func readErrorIsUnreadable() {
+        let error = #expect(throws: PolicyFileError.self) { try PolicyFile.load(contentsOf: "/proc/self/mem") }
+        #expect(error?.problems.first?.kind == .unreadable, "\(error.map(String.init(describing:)) ?? "")")
+        #expect(error?.description.contains("read error") == true, "\(error.map(String.init(describing:)) ?? "")")
+        let anchors = #expect(throws: TrustStoreError.self) { try TrustStore(contentsOf: ["/proc/self/mem"]) }
+        #expect(anchors?.reason == "read error")
+    }
+
     @Test("a device is refused at once, not read until memory runs out (FZ-2)", arguments: ["/dev/zero", "/dev/urandom", "/tmp"])
     func deviceIsUnreadable(path: String) {
         let error = #expect(throws: PolicyFileError.self) { try PolicyFile.load(contentsOf: path) }
