@@ -281,11 +281,9 @@ final class ChallengeReply: Sendable {
     /// Suspends until answered, `timeout` seconds pass, or the task is cancelled.
     func wait(timeout: Double) async -> ChallengeDisposition? {
         let timer = Task { [self] in
-            // A timeout past what UInt64 nanoseconds hold (about 584 years; `.infinity` among
-            // them) would trap in the conversion: it sets no timer and waits for the answer,
-            // as the blocking wait's clamped DispatchTime does.
-            guard let nanoseconds = UInt64(exactly: (max(0, timeout) * 1e9).rounded(.up)) else { return }
-            try? await Task.sleep(nanoseconds: nanoseconds)
+            // Duration.wait: `.infinity` or a huge timeout is the longest wait, in effect none,
+            // as the blocking wait's clamped DispatchTime is; never a trap in a conversion.
+            try? await Task.sleep(for: .wait(seconds: timeout))
             expire()
         }
         defer { timer.cancel() }
